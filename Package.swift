@@ -1,0 +1,92 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+/// Modules follow DESIGN.md, one direction of dependency:
+/// AFProxyModel ← AFProxyCurl ← AFProxyManager ← AFProxyListener / AFProxyControl ← AFProxyDaemon ← executables.
+let package = Package(
+    name: "afproxy",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "afproxy", targets: ["afproxy"]),
+        .executable(name: "afproxyctl", targets: ["afproxyctl"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+    ],
+    targets: [
+        /// libcurl, and typed wrappers for its variadic calls (Swift cannot call C varargs).
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        .target(name: "AFProxyModel"),
+        .target(
+            name: "AFProxyCurl",
+            dependencies: [
+"CCurl", "AFProxyModel"]
+        ),
+        .target(
+            name: "AFProxyManager",
+            dependencies: [
+                "AFProxyModel", "AFProxyCurl",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "AFProxyListener",
+            dependencies: [
+                "AFProxyModel", "AFProxyManager",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(
+            name: "AFProxyControl",
+            dependencies: [
+                "AFProxyModel", "AFProxyManager",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(
+            name: "AFProxyDaemon",
+            dependencies: [
+                "AFProxyModel", "AFProxyCurl", "AFProxyManager", "AFProxyListener", "AFProxyControl",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(name: "afproxy", dependencies: ["AFProxyDaemon"]),
+        .executableTarget(
+            name: "afproxyctl",
+            dependencies: [
+                "AFProxyModel",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "AFProxyModelTests", dependencies: ["AFProxyModel"]),
+        .testTarget(
+            name: "AFProxyListenerTests",
+            dependencies: [
+                "AFProxyListener", "AFProxyDaemon",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+    ]
+)

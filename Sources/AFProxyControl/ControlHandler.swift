@@ -1,0 +1,121 @@
+import AFProxyManager
+import AFProxyModel
+import FoundationEssentials
+import NIOCore
+import NIOHTTP1
+
+/// One control connection: HTTP/1.1 requests in, JSON out; `GET /v1/events` turns the connection
+/// into a stream of events, one JSON object a line, until the client hangs up.
+final class ControlHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let manager: SessionManager
+    private let peer: PeerCredentials?
+    private let extraStats: @Sendable (inout SessionStats) -> Void
+    private let encoder: JSONEncoder
+    private var request: HTTPRequestHead?
+    private var stream: EventStream?
+
+    init(manager: SessionManager, peer: PeerCredentials?, extraStats: @escaping @Sendable (inout SessionStats) -> Void) {
+        self.manager = manager
+        self.peer = peer
+        self.extraStats = extraStats
+        self.encoder = JSONEncoder()
+        self.encoder.dateEncodingStrategy = .iso8601
+        self.encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch self.unwrapInboundIn(data) {
+        case .head(let head):
+            self.request = head
+        case .body:
+            break  // no endpoint takes a body
+        case .end:
+            guard let head = self.request, self.stream == nil else { return }
+            self.request = nil
+            self.respond(to: head, context: context)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        self.stream?.stop()
+        self.stream = nil
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        context.close(promise: nil)
+    }
+
+    private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {
+        guard let peer = self.peer, peer.isAllowed() else {
+            let who = self.peer.map { "uid \($0.uid)" } ?? "an unidentified peer"
+            self.send(status: .forbidden, ControlErrorBody(error: "\(who) may not use this control socket"), head, context)
+            return
+        }
+        switch ControlRoute.parse(method: head.method.rawValue, target: head.uri) {
+        case .failure(let refusal):
+            self.send(status: HTTPResponseStatus(statusCode: refusal.status), ControlErrorBody(error: refusal.message), head, context)
+        case .success(.listTasks(let includeHistory)):
+            self.send(status: .ok, TaskList(tasks: self.manager.tasks(includeHistory: includeHistory)), head, context)
+        case .success(.task(let id)):
+            if let record = self.manager.task(id: id) {
+                self.send(status: .ok, record, head, context)
+            } else {
+                self.send(status: .notFound, ControlErrorBody(error: "no task with id \(id)"), head, context)
+            }
+        case .success(.verb(let verb, let id)):
+            do throws(ControlError) {
+                let record: TaskRecord
+                switch verb {
+                case .suspend: record = try self.manager.suspend(id: id)
+                case .resume: record = try self.manager.resume(id: id)
+                case .cancel: record = try self.manager.cancel(id: id)
+                }
+                self.send(status: .ok, record, head, context)
+            } catch {
+                switch error {
+                case .unknownTask:
+                    self.send(status: .notFound, ControlErrorBody(error: "no task with id \(id)"), head, context)
+                case .illegal(let transition):
+                    self.send(status: .conflict, ControlErrorBody(error: "task \(id): \(transition)"), head, context)
+                }
+            }
+        case .success(.verbAll(let verb)):
+            let changed = verb == .suspend ? self.manager.suspendAll() : self.manager.resumeAll()
+            self.send(status: .ok, TaskList(tasks: changed), head, context)
+        case .success(.stats):
+            var stats = self.manager.stats()
+            self.extraStats(&stats)
+            self.send(status: .ok, stats, head, context)
+        case .success(.events):
+            var headers = HTTPHeaders()
+            headers.add(name: "Content-Type", value: "application/x-ndjson")
+            headers.add(name: "Cache-Control", value: "no-store")
+            context.writeAndFlush(self.wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))), promise: nil)
+            self.stream = EventStream(manager: self.manager, context: context)
+        }
+    }
+
+    private func send(status: HTTPResponseStatus, _ value: some Encodable, _ request: HTTPRequestHead, _ context: ChannelHandlerContext) {
+        var body = ByteBuffer()
+        do {
+            body.writeBytes(try self.encoder.encode(value))
+        } catch {
+            body.writeString(#"{"error":"cannot encode the response"}"#)
+        }
+        body.writeString("\n")
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "application/json")
+        headers.add(name: "Content-Length", value: String(body.readableBytes))
+        if !request.isKeepAlive { headers.add(name: "Connection", value: "close") }
+        context.write(self.wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: status, headers: headers))), promise: nil)
+        context.write(self.wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        let done = context.writeAndFlush(self.wrapOutboundOut(.end(nil)))
+        if !request.isKeepAlive {
+            done.whenComplete { [channel = context.channel] _ in channel.close(promise: nil) }
+        }
+    }
+}

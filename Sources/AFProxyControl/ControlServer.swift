@@ -1,0 +1,129 @@
+import AFProxyManager
+import AFProxyModel
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import ServiceLifecycle
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The control socket: a Unix domain socket speaking HTTP/1.1 with JSON, so that `afproxyctl` and
+/// `curl --unix-socket` both work. Not world-writable (0600, or 0660 under systemd so the
+/// daemon's group may steer it); a stale socket from a crashed daemon is replaced, a live one is
+/// not; the file is removed at exit.
+public final class ControlServer: Service, Sendable {
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    private let manager: SessionManager
+    private let group: any EventLoopGroup
+    private let logger: Logger
+    private let extraStats: @Sendable (inout SessionStats) -> Void
+    private let state = Mutex<(channel: (any Channel)?, path: String?)>((nil, nil))
+
+    public init(
+        manager: SessionManager, group: any EventLoopGroup, logger: Logger,
+        extraStats: @escaping @Sendable (inout SessionStats) -> Void = { _ in }
+    ) {
+        self.manager = manager
+        self.group = group
+        self.logger = logger
+        self.extraStats = extraStats
+    }
+
+    /// Creates the socket at `path` with `mode`, creating a missing parent directory (0700).
+    public func bind(path: String, mode: mode_t) async throws {
+        try Self.prepare(path)
+        let channel = try await self.bootstrap().bind(unixDomainSocketPath: path).get()
+        guard chmod(path, mode) == 0 else {
+            try? await channel.close()
+            throw Failure(description: "cannot set mode \(String(mode, radix: 8)) on \(path): \(String(cString: strerror(errno)))")
+        }
+        self.state.withLock { $0 = (channel, path) }
+    }
+
+    /// Adopts a control socket handed over by systemd (afproxy.socket sets its mode).
+    public func adopt(descriptor: CInt) async throws {
+        let channel = try await self.bootstrap().withBoundSocket(descriptor).get()
+        self.state.withLock { $0 = (channel, nil) }
+    }
+
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await self.stop()
+    }
+
+    public func stop() async {
+        let (channel, path) = self.state.withLock { state in
+            defer { state = (nil, nil) }
+            return state
+        }
+        try? await channel?.close()
+        if let path { unlink(path) }
+    }
+
+    private func bootstrap() -> ServerBootstrap {
+        let manager = self.manager
+        let extraStats = self.extraStats
+        return ServerBootstrap(group: self.group)
+            .serverChannelOption(.backlog, value: 64)
+            .childChannelInitializer { channel in
+                PeerCredentials.of(channel)
+                    .map { Optional($0) }
+                    .recover { _ in nil }
+                    .flatMapThrowing { peer in
+                        let sync = channel.pipeline.syncOperations
+                        try sync.configureHTTPServerPipeline(withErrorHandling: true)
+                        try sync.addHandler(ControlHandler(manager: manager, peer: peer, extraStats: extraStats))
+                    }
+            }
+    }
+
+    /// Makes room for the socket: refuses a live one, removes a stale one.
+    private static func prepare(_ path: String) throws {
+        let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        if !directory.isEmpty {
+            var info = stat()
+            if stat(directory, &info) != 0 {
+                guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
+                    throw Failure(description: "cannot create \(directory): \(String(cString: strerror(errno)))")
+                }
+            }
+        }
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }
+        guard (info.st_mode & S_IFMT) == S_IFSOCK else {
+            throw Failure(description: "\(path) exists and is not a socket; not touching it")
+        }
+        if Self.isLive(path) {
+            throw Failure(description: "another afproxy is already serving the control socket \(path)")
+        }
+        unlink(path)
+    }
+
+    /// A socket file with a listener behind it accepts a connection; a stale one refuses.
+    private static func isLive(_ path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard path.utf8.count < capacity else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: path.utf8)
+            raw[path.utf8.count] = 0
+        }
+        let result = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        return result == 0
+    }
+}

@@ -1,0 +1,37 @@
+import NIOCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Who is on the other end of a Unix socket (SO_PEERCRED), and whether they may steer the daemon:
+/// root, the daemon's own user, and members of the daemon's group.
+struct PeerCredentials: Sendable, Equatable {
+    // Laid out as Linux's `struct ucred`, which Glibc's module does not export.
+    var pid: Int32 = 0
+    var uid: UInt32 = 0
+    var gid: UInt32 = 0
+
+    /// SO_PEERCRED on Linux.
+    private static let option: Int32 = 17
+
+    static func of(_ channel: any Channel) -> EventLoopFuture<PeerCredentials> {
+        guard let provider = channel as? any SocketOptionProvider else {
+            return channel.eventLoop.makeFailedFuture(ChannelError.operationUnsupported)
+        }
+        return provider.unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(Self.option))
+    }
+
+    func isAllowed(daemonUID: uid_t = geteuid(), daemonGID: gid_t = getegid()) -> Bool {
+        if self.uid == 0 || self.uid == daemonUID || self.gid == daemonGID { return true }
+        return Self.user(self.uid, isMemberOf: daemonGID)
+    }
+
+    private static func user(_ uid: uid_t, isMemberOf gid: gid_t) -> Bool {
+        guard let password = getpwuid(uid), let name = password.pointee.pw_name else { return false }
+        var groups = [gid_t](repeating: 0, count: 256)
+        var count = Int32(groups.count)
+        guard getgrouplist(name, password.pointee.pw_gid, &groups, &count) >= 0 else { return false }
+        return groups.prefix(Int(count)).contains(gid)
+    }
+}

@@ -1,0 +1,90 @@
+import AFProxyModel
+import CCurl
+
+/// A curl easy handle with its error buffer. Handles are pooled by the session and reset between
+/// transfers: creating one costs more than resetting it, and the connection cache lives in the
+/// multi handle anyway.
+final class EasyHandle {
+    let raw: UnsafeMutableRawPointer
+    let errorBuffer: UnsafeMutablePointer<CChar>
+
+    init?() {
+        guard let raw = curl_easy_init() else { return nil }
+        self.raw = raw
+        self.errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+        self.errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+    }
+
+    deinit {
+        curl_easy_cleanup(self.raw)
+        self.errorBuffer.deallocate()
+    }
+
+    func reset() {
+        curl_easy_reset(self.raw)
+        self.errorBuffer[0] = 0
+    }
+
+    var errorText: String { String(cString: self.errorBuffer) }
+
+    func set(_ option: CURLoption, _ value: Int) {
+        _ = afc_easy_setopt_long(self.raw, option, value)
+    }
+
+    func set(_ option: CURLoption, offset value: Int64) {
+        _ = afc_easy_setopt_off_t(self.raw, option, curl_off_t(value))
+    }
+
+    /// curl copies string options (since 7.17), so the Swift string may go away afterwards.
+    @discardableResult
+    func set(_ option: CURLoption, _ value: String) -> CURLcode {
+        value.withCString { afc_easy_setopt_string(self.raw, option, $0) }
+    }
+
+    func set(_ option: CURLoption, pointer value: UnsafeMutableRawPointer?) {
+        _ = afc_easy_setopt_pointer(self.raw, option, value)
+    }
+
+    func set(_ option: CURLoption, callback: afc_data_callback) {
+        _ = afc_easy_setopt_data_callback(self.raw, option, callback)
+    }
+
+    func set(_ option: CURLoption, list: UnsafeMutablePointer<curl_slist>?) {
+        _ = afc_easy_setopt_slist(self.raw, option, list)
+    }
+
+    /// The phase timings and connection facts of the transfer so far.
+    func metrics() -> TaskMetrics {
+        func milliseconds(_ info: CURLINFO) -> Double? {
+            var value: curl_off_t = 0
+            guard afc_easy_getinfo_off_t(self.raw, info, &value) == CURLE_OK, value > 0 else { return nil }
+            return Double(value) / 1000
+        }
+        func long(_ info: CURLINFO) -> Int? {
+            var value = 0
+            guard afc_easy_getinfo_long(self.raw, info, &value) == CURLE_OK else { return nil }
+            return value
+        }
+        var metrics = TaskMetrics()
+        metrics.dnsMs = milliseconds(CURLINFO_NAMELOOKUP_TIME_T)
+        metrics.connectMs = milliseconds(CURLINFO_CONNECT_TIME_T)
+        metrics.tlsMs = milliseconds(CURLINFO_APPCONNECT_TIME_T)
+        metrics.ttfbMs = milliseconds(CURLINFO_STARTTRANSFER_TIME_T)
+        metrics.totalMs = milliseconds(CURLINFO_TOTAL_TIME_T)
+        var ip: UnsafeMutablePointer<CChar>? = nil
+        if afc_easy_getinfo_string(self.raw, CURLINFO_PRIMARY_IP, &ip) == CURLE_OK, let ip, ip[0] != 0 {
+            let port = long(CURLINFO_PRIMARY_PORT) ?? 0
+            let address = String(cString: ip)
+            metrics.remoteAddress = address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)"
+            metrics.reusedConnection = long(CURLINFO_NUM_CONNECTS).map { $0 == 0 }
+        }
+        switch long(CURLINFO_HTTP_VERSION) ?? 0 {
+        case Int(CURL_HTTP_VERSION_1_0): metrics.httpVersion = "1.0"
+        case Int(CURL_HTTP_VERSION_1_1): metrics.httpVersion = "1.1"
+        case Int(CURL_HTTP_VERSION_2_0): metrics.httpVersion = "2"
+        case Int(CURL_HTTP_VERSION_3): metrics.httpVersion = "3"
+        default: break
+        }
+        return metrics
+    }
+}

@@ -1,0 +1,206 @@
+import AFProxyModel
+import CCurl
+
+/// The state of the session thread: the multi handle, the transfers it drives and the pool of
+/// easy handles. Only the session thread touches it, hence `@unchecked Sendable`; the one call
+/// allowed from other threads is `wakeup()`, which curl documents as thread-safe.
+final class SessionLoop: @unchecked Sendable {
+    private let multi: UnsafeMutableRawPointer
+    private let configuration: UpstreamConfiguration
+    private var active: [ObjectIdentifier: UpstreamTransfer] = [:]
+    private var pool: [EasyHandle] = []
+    private var lastHousekeeping = ContinuousClock.now
+
+    init(configuration: UpstreamConfiguration) {
+        guard let multi = curl_multi_init() else { fatalError("curl_multi_init failed") }
+        self.multi = multi
+        self.configuration = configuration
+    }
+
+    deinit {
+        curl_multi_cleanup(self.multi)
+    }
+
+    func wakeup() {
+        curl_multi_wakeup(self.multi)
+    }
+
+    /// One turn: let curl move bytes, reap what finished, flush, time out the silent, sleep.
+    func iterate() {
+        var running: Int32 = 0
+        curl_multi_perform(self.multi, &running)
+        self.reapFinished()
+        for transfer in self.active.values where transfer.needsFlush {
+            transfer.needsFlush = false
+            transfer.delegate?.transferDidFlush(transfer)
+        }
+        let now = ContinuousClock.now
+        if now - self.lastHousekeeping >= .seconds(1) {
+            self.lastHousekeeping = now
+            self.expireIdle(now: now)
+        }
+        curl_multi_poll(self.multi, nil, 0, 1000, nil)
+    }
+
+    func handle(_ command: UpstreamSession.Command) {
+        switch command {
+        case .start(let transfer):
+            self.start(transfer)
+        case .suspend(let transfer):
+            transfer.suspended = true
+            self.applyPause(transfer)
+        case .resume(let transfer):
+            transfer.suspended = false
+            transfer.lastActivity = .now
+            self.applyPause(transfer)
+        case .continueReceiving(let transfer):
+            transfer.receiveWaiting = false
+            self.applyPause(transfer)
+        case .continueSending(let transfer):
+            transfer.sendWaiting = false
+            self.applyPause(transfer)
+        case .cancel(let transfer, let reason):
+            switch transfer.phase {
+            case .waiting, .active: self.finish(transfer, .failure(reason))
+            case .done: break
+            }
+        }
+    }
+
+    func cancelAll() {
+        for transfer in Array(self.active.values) {
+            self.finish(transfer, .failure(UpstreamFailure(.canceled, "the daemon is stopping")))
+        }
+    }
+
+    // MARK: -
+
+    private func start(_ transfer: UpstreamTransfer) {
+        guard transfer.phase == .waiting else { return }
+        guard let handle = self.pool.popLast() ?? EasyHandle() else {
+            self.finish(transfer, .failure(UpstreamFailure(.upstreamBroken, "curl_easy_init failed")))
+            return
+        }
+        transfer.handle = handle
+        transfer.phase = .active
+        transfer.lastActivity = .now
+        self.active[ObjectIdentifier(transfer)] = transfer
+        self.configure(handle, for: transfer)
+        let code = curl_multi_add_handle(self.multi, handle.raw)
+        guard code == CURLM_OK else {
+            self.finish(transfer, .failure(UpstreamFailure(.upstreamBroken, String(cString: curl_multi_strerror(code)))))
+            return
+        }
+        self.applyPause(transfer)
+    }
+
+    private func configure(_ handle: EasyHandle, for transfer: UpstreamTransfer) {
+        let request = transfer.request
+        let userdata = Unmanaged.passUnretained(transfer).toOpaque()
+        handle.set(CURLOPT_NOSIGNAL, 1)
+        handle.set(CURLOPT_PRIVATE, pointer: userdata)
+        handle.set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(handle.errorBuffer))
+        handle.set(CURLOPT_URL, request.url)
+        // Never inherit http_proxy from the daemon's environment: that would loop through ourselves.
+        handle.set(CURLOPT_PROXY, "")
+        handle.set(CURLOPT_PROTOCOLS_STR, "http")
+        handle.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1))
+        handle.set(CURLOPT_PATH_AS_IS, 1)
+        // Transparent: bodies pass as the origin encoded them. Transfer decoding stays on because
+        // Transfer-Encoding is hop-by-hop (RFC 9112 §6.1): the listener re-frames the body for its
+        // client, who may speak HTTP/1.0.
+        handle.set(CURLOPT_HTTP_CONTENT_DECODING, 0)
+        handle.set(CURLOPT_CONNECTTIMEOUT_MS, Int(self.configuration.connectTimeout.milliseconds))
+        handle.set(CURLOPT_HEADERFUNCTION, callback: TransferCallbacks.header)
+        handle.set(CURLOPT_HEADERDATA, pointer: userdata)
+        handle.set(CURLOPT_WRITEFUNCTION, callback: TransferCallbacks.write)
+        handle.set(CURLOPT_WRITEDATA, pointer: userdata)
+
+        var list: UnsafeMutablePointer<curl_slist>? = nil
+        for field in request.headers {
+            let line = field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)"
+            list = curl_slist_append(list, line)
+        }
+        // curl adds these unless told not to; a transparent proxy sends only what the client sent.
+        if request.headers.first("accept") == nil { list = curl_slist_append(list, "Accept:") }
+        list = curl_slist_append(list, "Expect:")
+        transfer.headers = list
+        handle.set(CURLOPT_HTTPHEADER, list: list)
+
+        switch request.body {
+        case .none:
+            if request.isHead {
+                handle.set(CURLOPT_NOBODY, 1)
+            } else if request.method != "GET" {
+                handle.set(CURLOPT_CUSTOMREQUEST, request.method)
+            }
+        case .length, .streamed:
+            handle.set(CURLOPT_UPLOAD, 1)
+            handle.set(CURLOPT_READFUNCTION, callback: TransferCallbacks.read)
+            handle.set(CURLOPT_READDATA, pointer: userdata)
+            handle.set(CURLOPT_UPLOAD_BUFFERSIZE, self.configuration.uploadBufferSize)
+            if case .length(let length) = request.body {
+                handle.set(CURLOPT_INFILESIZE_LARGE, offset: length)
+            }
+            if request.method != "PUT" { handle.set(CURLOPT_CUSTOMREQUEST, request.method) }
+        }
+    }
+
+    private func applyPause(_ transfer: UpstreamTransfer) {
+        guard transfer.phase == .active, let handle = transfer.handle else { return }
+        let desired = transfer.desiredPause
+        guard desired != transfer.appliedPause else { return }
+        // Set first: unpausing may call the write callback before curl_easy_pause returns, and
+        // that callback may pause again.
+        transfer.appliedPause = desired
+        curl_easy_pause(handle.raw, desired)
+    }
+
+    private func reapFinished() {
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(self.multi, &remaining) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            let code = afc_msg_result(message)
+            var userdata: UnsafeMutableRawPointer? = nil
+            _ = afc_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &userdata)
+            guard let userdata else { continue }
+            let transfer = Unmanaged<UpstreamTransfer>.fromOpaque(userdata).takeUnretainedValue()
+            let detail = transfer.handle?.errorText ?? ""
+            self.finish(transfer, code == CURLE_OK ? .success : .failure(.fromCurl(code, detail: detail)))
+        }
+    }
+
+    private func expireIdle(now: ContinuousClock.Instant) {
+        let limit = self.configuration.idleTimeout
+        let expired = self.active.values.filter { $0.isWaitingOnUpstream && now - $0.lastActivity > limit }
+        for transfer in expired {
+            let seconds = limit.components.seconds
+            self.finish(transfer, .failure(UpstreamFailure(.timeout, "upstream sent nothing for \(seconds) s")))
+        }
+    }
+
+    private func finish(_ transfer: UpstreamTransfer, _ result: UpstreamResult) {
+        var metrics = TaskMetrics()
+        if let handle = transfer.handle {
+            metrics = handle.metrics()
+            curl_multi_remove_handle(self.multi, handle.raw)
+            handle.reset()
+            if self.pool.count < self.configuration.pooledHandles { self.pool.append(handle) }
+        }
+        if let headers = transfer.headers { curl_slist_free_all(headers) }
+        transfer.headers = nil
+        transfer.handle = nil
+        transfer.phase = .done
+        self.active.removeValue(forKey: ObjectIdentifier(transfer))
+        let delegate = transfer.delegate
+        transfer.delegate = nil
+        delegate?.transfer(transfer, didCompleteWith: result, metrics: metrics)
+    }
+}
+
+extension Duration {
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = self.components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}

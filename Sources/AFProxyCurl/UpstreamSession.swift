@@ -1,0 +1,118 @@
+import AFProxyModel
+import CCurl
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The upstream session: one curl multi handle driven by one dedicated thread, as one
+/// NSURLSession drives its tasks on one serial delegate queue. Every curl call happens on that
+/// thread; other threads only enqueue commands and wake it with `curl_multi_wakeup`.
+///
+/// The loop (see `SessionLoop`) drains the inbox, runs `curl_multi_perform`, reaps finished
+/// transfers, lets each delegate flush what it gathered in one hop, and sleeps in
+/// `curl_multi_poll`. A poll loop rather than `curl_multi_socket_action` on epoll: the number of
+/// concurrent upstream transfers is bounded by client connections in flight (hundreds), where
+/// poll's O(n) costs less than the extra timer and socket bookkeeping, and it keeps the loop short.
+public final class UpstreamSession: Sendable {
+    enum Command {
+        case start(UpstreamTransfer)
+        case suspend(UpstreamTransfer)
+        case resume(UpstreamTransfer)
+        case continueReceiving(UpstreamTransfer)
+        case continueSending(UpstreamTransfer)
+        case cancel(UpstreamTransfer, UpstreamFailure)
+    }
+
+    struct Inbox {
+        var commands: [Command] = []
+        var stopping = false
+    }
+
+    private let loop: SessionLoop
+    private let inbox = Mutex(Inbox())
+    private let thread = Mutex<pthread_t?>(nil)
+    /// Loop iterations so far; the systemd watchdog pings only while this moves.
+    private let heartbeat = Atomic<UInt64>(0)
+
+    public init(configuration: UpstreamConfiguration = .init()) {
+        CurlGlobal.initializeOnce()
+        self.loop = SessionLoop(configuration: configuration)
+    }
+
+    /// Starts the session thread.
+    public func run() {
+        let box = Unmanaged.passRetained(ThreadBody { [self] in self.threadMain() }).toOpaque()
+        var thread = pthread_t()
+        let rc = pthread_create(&thread, nil, { argument in
+            let body = Unmanaged<ThreadBody>.fromOpaque(argument!).takeRetainedValue()
+            body.run()
+            return nil
+        }, box)
+        precondition(rc == 0, "cannot start the session thread: \(rc)")
+        self.thread.withLock { $0 = thread }
+    }
+
+    /// Cancels what is still running and stops the thread.
+    public func shutdown() {
+        self.inbox.withLock { $0.stopping = true }
+        self.loop.wakeup()
+        if let thread = self.thread.withLock({ value in defer { value = nil }; return value }) {
+            pthread_join(thread, nil)
+        }
+    }
+
+    public var iterations: UInt64 { self.heartbeat.load(ordering: .relaxed) }
+
+    public func start(_ transfer: UpstreamTransfer) { self.enqueue(.start(transfer)) }
+    public func suspend(_ transfer: UpstreamTransfer) { self.enqueue(.suspend(transfer)) }
+    public func resume(_ transfer: UpstreamTransfer) { self.enqueue(.resume(transfer)) }
+    /// The delegate can take response bytes again.
+    public func continueReceiving(_ transfer: UpstreamTransfer) { self.enqueue(.continueReceiving(transfer)) }
+    /// The delegate has request bytes again.
+    public func continueSending(_ transfer: UpstreamTransfer) { self.enqueue(.continueSending(transfer)) }
+    public func cancel(_ transfer: UpstreamTransfer, reason: UpstreamFailure) {
+        self.enqueue(.cancel(transfer, reason))
+    }
+
+    private func enqueue(_ command: Command) {
+        // Wake the thread only when the inbox turns non-empty: the loop drains all of it per
+        // iteration, and a wakeup stays pending until the next poll, so none is lost.
+        let wasEmpty = self.inbox.withLock { inbox in
+            inbox.commands.append(command)
+            return inbox.commands.count == 1
+        }
+        if wasEmpty { self.loop.wakeup() }
+    }
+
+    private func threadMain() {
+        var commands: [Command] = []
+        while true {
+            let stopping = self.inbox.withLock { inbox in
+                swap(&inbox.commands, &commands)
+                return inbox.stopping
+            }
+            for command in commands { self.loop.handle(command) }
+            commands.removeAll(keepingCapacity: true)
+            if stopping { break }
+            self.loop.iterate()
+            self.heartbeat.add(1, ordering: .relaxed)
+        }
+        self.loop.cancelAll()
+    }
+}
+
+private final class ThreadBody {
+    let run: () -> Void
+    init(_ run: @escaping () -> Void) { self.run = run }
+}
+
+/// `curl_global_init` must run once, before any other thread uses curl.
+enum CurlGlobal {
+    private static let once: Void = {
+        curl_global_init(Int(CURL_GLOBAL_DEFAULT))
+    }()
+
+    static func initializeOnce() { _ = Self.once }
+}

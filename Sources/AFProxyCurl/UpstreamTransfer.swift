@@ -1,0 +1,108 @@
+import AFProxyModel
+import CCurl
+
+/// One upstream HTTP exchange on a curl easy handle. Created on any thread, then owned by the
+/// session thread: every stored property below the request is read and written there only,
+/// which is why the type is `@unchecked Sendable`.
+public final class UpstreamTransfer: @unchecked Sendable {
+    public let request: ProxyRequest
+
+    /// Strong until completion, then cleared: that breaks the cycle delegate → transfer → delegate,
+    /// as AFNetworking breaks manager → dictionary → delegate → block.
+    var delegate: (any UpstreamTransferDelegate)?
+
+    // MARK: session-thread state
+
+    var handle: EasyHandle?
+    var headers: UnsafeMutablePointer<curl_slist>?
+    var headParser = ResponseHeadParser()
+    var phase: Phase = .waiting
+    /// Paused by a person (suspend): both directions.
+    var suspended = false
+    /// The delegate refused response bytes (the client is slow).
+    var receiveWaiting = false
+    /// The delegate had no request bytes (the client is slow to send).
+    var sendWaiting = false
+    /// The pause mask curl has now.
+    var appliedPause: Int32 = 0
+    /// Something reached the delegate in this loop iteration.
+    var needsFlush = false
+    /// Monotonic time of the last byte moved, for the idle timeout.
+    var lastActivity: ContinuousClock.Instant = .now
+
+    enum Phase {
+        case waiting
+        case active
+        case done
+    }
+
+    public init(request: ProxyRequest, delegate: any UpstreamTransferDelegate) {
+        self.request = request
+        self.delegate = delegate
+    }
+
+    /// The pause mask the flags call for.
+    var desiredPause: Int32 {
+        var mask: Int32 = 0
+        if self.suspended || self.receiveWaiting { mask |= CURLPAUSE_RECV }
+        if self.suspended || self.sendWaiting { mask |= CURLPAUSE_SEND }
+        return mask
+    }
+
+    /// Idle for the purpose of our timeout: running, and not waiting on a person or the client.
+    var isWaitingOnUpstream: Bool {
+        !self.suspended && !self.receiveWaiting && !self.sendWaiting
+    }
+}
+
+// MARK: curl callbacks
+
+/// curl's callbacks, as C function pointers without captures: the transfer arrives through the
+/// userdata pointer (`Unmanaged`), which the session keeps alive while curl holds the handle.
+enum TransferCallbacks {
+    static let header: afc_data_callback = { buffer, size, count, userdata in
+        let length = size * count
+        guard let buffer, let userdata else { return length }
+        let transfer = Unmanaged<UpstreamTransfer>.fromOpaque(userdata).takeUnretainedValue()
+        if let head = transfer.headParser.feed(UnsafeRawBufferPointer(start: buffer, count: length)) {
+            transfer.lastActivity = .now
+            transfer.needsFlush = true
+            transfer.delegate?.transfer(transfer, didReceive: head)
+        }
+        return length
+    }
+
+    static let write: afc_data_callback = { buffer, size, count, userdata in
+        let length = size * count
+        guard let buffer, let userdata else { return length }
+        let transfer = Unmanaged<UpstreamTransfer>.fromOpaque(userdata).takeUnretainedValue()
+        guard let delegate = transfer.delegate else { return length }
+        transfer.needsFlush = true
+        if delegate.transfer(transfer, didReceiveBodyBytes: UnsafeRawBufferPointer(start: buffer, count: length)) {
+            transfer.lastActivity = .now
+            return length
+        }
+        transfer.receiveWaiting = true
+        transfer.appliedPause |= CURLPAUSE_RECV
+        return Int(CURL_WRITEFUNC_PAUSE)
+    }
+
+    static let read: afc_data_callback = { buffer, size, count, userdata in
+        let length = size * count
+        guard let buffer, let userdata else { return Int(CURL_READFUNC_ABORT) }
+        let transfer = Unmanaged<UpstreamTransfer>.fromOpaque(userdata).takeUnretainedValue()
+        guard let delegate = transfer.delegate else { return Int(CURL_READFUNC_ABORT) }
+        switch delegate.transfer(transfer, fillRequestBody: UnsafeMutableRawBufferPointer(start: buffer, count: length)) {
+        case .bytes(let count):
+            transfer.lastActivity = .now
+            transfer.needsFlush = true
+            return count
+        case .pause:
+            transfer.sendWaiting = true
+            transfer.appliedPause |= CURLPAUSE_SEND
+            return Int(CURL_READFUNC_PAUSE)
+        case .end:
+            return 0
+        }
+    }
+}

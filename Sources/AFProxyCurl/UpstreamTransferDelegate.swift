@@ -1,0 +1,35 @@
+import AFProxyModel
+
+/// The contract between the upstream session and the one delegate each transfer has (the
+/// manager's task delegate), in the manner of `AFURLSessionManagerTaskDelegate` and
+/// async-http-client's `HTTPClientResponseDelegate`.
+///
+/// Every method is called on the session thread, so an implementation needs no lock for what only
+/// these methods touch, and must never block: a blocked delegate stalls every transfer. Order:
+///
+/// 1. `transfer(_:didReceive:)` once, when the final response head is complete (1xx heads are
+///    skipped). Not called when the transfer fails before a head arrived.
+/// 2. `transfer(_:didReceiveBodyBytes:)` zero or more times, and `transfer(_:fillRequestBody:)` as curl
+///    wants request bytes; either may answer "not now" (`false` / `.pause`). That pauses that
+///    direction until the delegate calls `UpstreamSession.continueReceiving(_:)` or
+///    `continueSending(_:)`; refused response bytes are offered again then, so nothing is lost.
+/// 3. `transferDidFlush(_:)` at the end of each loop iteration in which 1 or 2 happened: the
+///    moment to hand what was gathered to the client in one hop rather than one per callback.
+/// 4. `transfer(_:didCompleteWith:metrics:)` exactly once, last; nothing follows it.
+public protocol UpstreamTransferDelegate: AnyObject, Sendable {
+    func transfer(_ transfer: UpstreamTransfer, didReceive head: ProxyResponseHead)
+    /// Answer `true` when the bytes were taken, `false` to pause receiving.
+    func transfer(_ transfer: UpstreamTransfer, didReceiveBodyBytes bytes: UnsafeRawBufferPointer) -> Bool
+    func transfer(_ transfer: UpstreamTransfer, fillRequestBody buffer: UnsafeMutableRawBufferPointer) -> RequestBodyRead
+    func transferDidFlush(_ transfer: UpstreamTransfer)
+    func transfer(_ transfer: UpstreamTransfer, didCompleteWith result: UpstreamResult, metrics: TaskMetrics)
+}
+
+/// The answer to curl's request for upload bytes.
+public enum RequestBodyRead: Sendable, Equatable {
+    case bytes(Int)
+    /// Nothing buffered yet: pause sending until more arrives from the client.
+    case pause
+    /// The request body is complete.
+    case end
+}

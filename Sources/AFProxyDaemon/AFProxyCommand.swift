@@ -1,0 +1,150 @@
+import AFProxyModel
+import ArgumentParser
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `afproxy`: the daemon's command line. Flags override `AFPROXY_*` environment variables, which
+/// override the config file, which overrides the built-in defaults.
+public struct AFProxyCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "afproxy",
+        abstract: "A local HTTP proxy daemon whose every request is a task you can watch and steer.",
+        discussion: """
+            Point applications at it with http_proxy=http://127.0.0.1:3128 and steer their requests \
+            with afproxyctl. Runs in the foreground; under systemd it is a Type=notify service.
+            """,
+        version: AFProxyVersion.current
+    )
+
+    @Option(name: .long, help: ArgumentHelp("Address to listen on, HOST:PORT (repeatable; default 127.0.0.1:3128).", valueName: "host:port"))
+    var listen: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Path of the control socket.", valueName: "path"))
+    var controlSocket: String?
+
+    @Option(name: .long, help: ArgumentHelp("Config file (key = value lines; see config/afproxy.conf).", valueName: "path"))
+    var config: String?
+
+    @Option(name: .long, help: ArgumentHelp("Validate a config file, print the result and exit (0 valid, 1 not).", valueName: "path"))
+    var checkConfig: String?
+
+    @Option(name: .long, help: "Client connections at most; over it, 503 (default 4096).")
+    var maxConnections: String?
+
+    @Option(name: .long, help: "Largest request header section in bytes, up to 81920; over it, 431 (default 65536).")
+    var maxHeaderBytes: String?
+
+    @Option(name: .long, help: "Seconds an idle keep-alive client connection stays open (default 120).")
+    var idleTimeout: String?
+
+    @Option(name: .long, help: "Seconds a client has to send a whole request head; then 408 (default 30).")
+    var headerTimeout: String?
+
+    @Option(name: .long, help: "Seconds to connect to an upstream server; then 504 (default 30).")
+    var connectTimeout: String?
+
+    @Option(name: .long, help: "Seconds an upstream may stay silent while we wait on it; then 504 (default 120).")
+    var upstreamTimeout: String?
+
+    @Option(name: .long, help: "Completed tasks kept for list --all (default 1000).")
+    var historySize: String?
+
+    @Option(name: .long, help: "Event loop threads for client connections; 0 = one per core (default 0).")
+    var threads: String?
+
+    @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical (default info).")
+    var logLevel: String?
+
+    public init() {}
+
+    public func run() async throws {
+        let environment = Self.environment()
+        if let path = self.checkConfig {
+            var configuration = DaemonConfiguration()
+            do {
+                try ConfigurationFile.apply(try Self.read(path), path: path, to: &configuration)
+                print("\(path): valid")
+                return
+            } catch {
+                Self.fail("\(error)")
+            }
+        }
+        let configuration: DaemonConfiguration
+        do {
+            configuration = try self.resolve(environment: environment)
+        } catch {
+            Self.fail("\(error)")
+        }
+        do {
+            try await Daemon(configuration: configuration, environment: environment).run()
+        } catch {
+            Self.fail("\(error)")
+        }
+    }
+
+    func resolve(environment: [String: String]) throws(ConfigurationError) -> DaemonConfiguration {
+        var configuration = DaemonConfiguration()
+        if let path = self.config ?? environment["AFPROXY_CONFIG"] {
+            try ConfigurationFile.apply(try Self.read(path), path: path, to: &configuration)
+        }
+        try ConfigurationFile.applyEnvironment(environment, to: &configuration)
+        let flags: [(String, String?)] = [
+            ("control-socket", self.controlSocket), ("max-connections", self.maxConnections),
+            ("max-header-bytes", self.maxHeaderBytes), ("idle-timeout", self.idleTimeout),
+            ("header-timeout", self.headerTimeout), ("connect-timeout", self.connectTimeout),
+            ("upstream-timeout", self.upstreamTimeout), ("history-size", self.historySize),
+            ("threads", self.threads), ("log-level", self.logLevel),
+        ]
+        for (name, value) in flags {
+            guard let value else { continue }
+            do {
+                try DaemonConfiguration.key(named: name)!.apply(&configuration, value)
+            } catch {
+                throw ConfigurationError(error.message, place: "--\(name)")
+            }
+        }
+        if !self.listen.isEmpty {
+            for address in self.listen {
+                do { _ = try ListenAddress.parse(address) } catch { throw ConfigurationError(error.message, place: "--listen") }
+            }
+            configuration.listen = self.listen
+        }
+        return configuration
+    }
+
+    static func read(_ path: String) throws(ConfigurationError) -> String {
+        guard let file = fopen(path, "r") else {
+            throw ConfigurationError("cannot read config file: \(String(cString: strerror(errno)))", place: path)
+        }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = fread(&chunk, 1, chunk.count, file)
+            if count <= 0 { break }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    static func environment() -> [String: String] {
+        var result: [String: String] = [:]
+        var pointer = environ
+        while let entry = pointer.pointee {
+            let text = String(cString: entry)
+            if let equals = text.firstIndex(of: "=") {
+                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            pointer += 1
+        }
+        return result
+    }
+
+    static func fail(_ message: String) -> Never {
+        let line = "afproxy: \(message)\n"
+        _ = line.withCString { write(2, $0, strlen($0)) }
+        Glibc.exit(1)
+    }
+}

@@ -1,0 +1,114 @@
+/// Everything the daemon can be told, with its built-in defaults. Sources apply in this order,
+/// each overriding the one before: defaults, the config file, `AFPROXY_*` environment variables,
+/// command-line flags. `config/afproxy.conf` documents every key.
+public struct DaemonConfiguration: Sendable, Equatable {
+    /// `HOST:PORT` addresses to listen on; loopback only unless told otherwise (no open proxy).
+    public var listen = ["127.0.0.1:3128"]
+    /// Nil: the default path of `ControlSocketPath`.
+    public var controlSocket: String?
+    public var maxConnections = 4096
+    public var maxHeaderBytes = 64 * 1024
+    /// Seconds.
+    public var idleTimeout = 120.0
+    public var headerTimeout = 30.0
+    public var connectTimeout = 30.0
+    public var upstreamTimeout = 120.0
+    public var historySize = 1000
+    /// Event loop threads for client connections; 0 means one per core.
+    public var threads = 0
+    public var logLevel = "info"
+
+    public init() {}
+
+    /// One settable key: its name in the config file and as a flag (`--max-connections`), its
+    /// environment variable, and how to apply a text value.
+    struct Key: Sendable {
+        var name: String
+        var environment: String
+        var apply: @Sendable (inout DaemonConfiguration, String) throws(ConfigurationError) -> Void
+    }
+
+    static let keys: [Key] = [
+        Key(name: "listen", environment: "AFPROXY_LISTEN") { config, value throws(ConfigurationError) in
+            let addresses = value.split(separator: ",").map { String($0).trimmed }
+            for address in addresses { _ = try ListenAddress.parse(address) }
+            config.listen = addresses
+        },
+        Key(name: "control-socket", environment: "AFPROXY_CONTROL_SOCKET") { config, value in
+            config.controlSocket = value
+        },
+        Key(name: "max-connections", environment: "AFPROXY_MAX_CONNECTIONS") { config, value throws(ConfigurationError) in
+            config.maxConnections = try integer(value, 1...1_000_000)
+        },
+        Key(name: "max-header-bytes", environment: "AFPROXY_MAX_HEADER_BYTES") { config, value throws(ConfigurationError) in
+            config.maxHeaderBytes = try integer(value, 1024...(80 * 1024))
+        },
+        Key(name: "idle-timeout", environment: "AFPROXY_IDLE_TIMEOUT") { config, value throws(ConfigurationError) in
+            config.idleTimeout = try seconds(value)
+        },
+        Key(name: "header-timeout", environment: "AFPROXY_HEADER_TIMEOUT") { config, value throws(ConfigurationError) in
+            config.headerTimeout = try seconds(value)
+        },
+        Key(name: "connect-timeout", environment: "AFPROXY_CONNECT_TIMEOUT") { config, value throws(ConfigurationError) in
+            config.connectTimeout = try seconds(value)
+        },
+        Key(name: "upstream-timeout", environment: "AFPROXY_UPSTREAM_TIMEOUT") { config, value throws(ConfigurationError) in
+            config.upstreamTimeout = try seconds(value)
+        },
+        Key(name: "history-size", environment: "AFPROXY_HISTORY_SIZE") { config, value throws(ConfigurationError) in
+            config.historySize = try integer(value, 0...1_000_000)
+        },
+        Key(name: "threads", environment: "AFPROXY_THREADS") { config, value throws(ConfigurationError) in
+            config.threads = try integer(value, 0...256)
+        },
+        Key(name: "log-level", environment: "AFPROXY_LOG_LEVEL") { config, value throws(ConfigurationError) in
+            let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+            guard levels.contains(value) else {
+                throw ConfigurationError("must be one of \(levels.joined(separator: ", ")), not \(value)")
+            }
+            config.logLevel = value
+        },
+    ]
+
+    static func key(named name: String) -> Key? {
+        self.keys.first { $0.name == name }
+    }
+
+    private static func integer(_ text: String, _ range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
+        guard let value = Int(text), range.contains(value) else {
+            throw ConfigurationError("expected an integer in \(range.lowerBound)...\(range.upperBound), got \(text)")
+        }
+        return value
+    }
+
+    private static func seconds(_ text: String) throws(ConfigurationError) -> Double {
+        guard let value = Double(text), value > 0, value <= 86400 * 365 else {
+            throw ConfigurationError("expected a number of seconds greater than 0, got \(text)")
+        }
+        return value
+    }
+}
+
+/// A value that does not fit its key, or a line that is no key at all; `place` says where.
+public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var message: String
+    public var place: String?
+
+    public init(_ message: String, place: String? = nil) {
+        self.message = message
+        self.place = place
+    }
+
+    public var description: String {
+        self.place.map { "\($0): \(self.message)" } ?? self.message
+    }
+}
+
+extension String {
+    var trimmed: String {
+        var view = Substring(self)
+        while let first = view.first, first.isWhitespace { view = view.dropFirst() }
+        while let last = view.last, last.isWhitespace { view = view.dropLast() }
+        return String(view)
+    }
+}

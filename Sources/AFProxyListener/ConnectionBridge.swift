@@ -1,0 +1,32 @@
+import AFProxyManager
+import NIOCore
+
+/// The task delegate's view of a client connection: it takes calls on the session thread and
+/// replays them on the connection's event loop, where the handler lives.
+final class ConnectionBridge: TaskClient {
+    private let eventLoop: any EventLoop
+    private let handler: NIOLoopBound<ProxyConnectionHandler>
+
+    init(handler: ProxyConnectionHandler, eventLoop: any EventLoop) {
+        self.eventLoop = eventLoop
+        self.handler = NIOLoopBound(handler, eventLoop: eventLoop)
+    }
+
+    func task(_ task: TaskDelegate, deliver delivery: ResponseDelivery) {
+        self.eventLoop.execute { self.handler.value.deliver(delivery, of: task) }
+    }
+
+    func taskWantsRequestBody(_ task: TaskDelegate) {
+        self.eventLoop.execute { self.handler.value.resumeReading(for: task, reason: .backpressure) }
+    }
+
+    func task(_ task: TaskDelegate, didChangeSuspension suspended: Bool) {
+        self.eventLoop.execute {
+            if suspended {
+                self.handler.value.pauseReading(for: task, reason: .suspended)
+            } else {
+                self.handler.value.resumeReading(for: task, reason: .suspended)
+            }
+        }
+    }
+}

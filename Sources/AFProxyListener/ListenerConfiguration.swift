@@ -1,0 +1,27 @@
+/// The client-side limits of the proxy listener.
+public struct ListenerConfiguration: Sendable, Equatable {
+    /// Open client connections at most; the next one gets 503 and is closed.
+    public var maxConnections: Int
+    /// Largest request header section (all field names and values); over it, 431. At most 80 KiB,
+    /// the ceiling of NIO's parser.
+    public var maxHeaderBytes: Int
+    /// A keep-alive connection with no request started is closed after this long.
+    public var idleTimeout: Duration
+    /// A request head must arrive in full within this long of its first byte (slow clients): 408.
+    public var headerTimeout: Duration
+    /// Added to `Via` on both directions, and recognised in incoming `Via` as a loop.
+    public var viaName: String
+
+    public init(
+        maxConnections: Int = 4096, maxHeaderBytes: Int = 64 * 1024, idleTimeout: Duration = .seconds(120),
+        headerTimeout: Duration = .seconds(30), viaName: String = "afproxy"
+    ) {
+        self.maxConnections = maxConnections
+        self.maxHeaderBytes = maxHeaderBytes
+        self.idleTimeout = idleTimeout
+        self.headerTimeout = headerTimeout
+        self.viaName = viaName
+    }
+
+    public static let headerBytesCeiling = 80 * 1024
+}

@@ -1,0 +1,258 @@
+import AFProxyManager
+import AFProxyModel
+import NIOCore
+import NIOHTTP1
+
+/// One client connection: turns each request into a task, streams the request body to it and its
+/// response back, one exchange at a time (NIO's pipelining handler queues the next request until
+/// this response ended, so pipelined requests are answered in order).
+///
+/// Backpressure: the response side is the task delegate's (it pauses curl while too many bytes
+/// are on their way to this socket); the request side is here: `read()` is held back while the
+/// task's upload buffer is full or a person suspended the task.
+final class ProxyConnectionHandler: ChannelDuplexHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    enum ReadHold {
+        case backpressure
+        case suspended
+    }
+
+    private struct Exchange {
+        var task: TaskDelegate
+        var version: HTTPVersion
+        var keepAlive: Bool
+        var requestEnded = false
+        var responseStarted = false
+    }
+
+    private enum State {
+        case idle
+        case forwarding(Exchange)
+        /// A refused request's body is being dropped until its end; then the refusal is written.
+        case refusing(ProxyRefusal, HTTPVersion)
+        case closed
+    }
+
+    private let manager: SessionManager
+    private let validator: RequestValidator
+    private let clientAddress: String
+    private var state = State.idle
+    private var context: ChannelHandlerContext?
+    private var bridge: ConnectionBridge?
+    private var holds: Set<ReadHold> = []
+    private var readPending = false
+
+    init(manager: SessionManager, validator: RequestValidator, clientAddress: String) {
+        self.manager = manager
+        self.validator = validator
+        self.clientAddress = clientAddress
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        self.bridge = ConnectionBridge(handler: self, eventLoop: context.eventLoop)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+        self.bridge = nil
+    }
+
+    // MARK: inbound
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch self.unwrapInboundIn(data) {
+        case .head(let head):
+            self.receiveHead(head, context: context)
+        case .body(let buffer):
+            guard case .forwarding(let exchange) = self.state, !exchange.requestEnded else { return }
+            if !exchange.task.appendRequestBody(buffer) {
+                self.holds.insert(.backpressure)
+            }
+        case .end:
+            switch self.state {
+            case .forwarding(var exchange):
+                exchange.requestEnded = true
+                self.state = .forwarding(exchange)
+                exchange.task.finishRequestBody()
+            case .refusing(let refusal, let version):
+                self.writeRefusal(refusal, version: version, context: context)
+            case .idle, .closed:
+                break
+            }
+        }
+    }
+
+    private func receiveHead(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        guard case .idle = self.state else { return }
+        context.triggerUserOutboundEvent(ConnectionPhase.requestStarted, promise: nil)
+        switch self.validator.validate(head, client: self.clientAddress) {
+        case .failure(let refusal):
+            // Framing we cannot trust: answer at once and close. Otherwise drop the body first.
+            if refusal.closeConnection {
+                self.writeRefusal(refusal, version: head.version, context: context)
+            } else {
+                self.state = .refusing(refusal, head.version)
+            }
+        case .success(let request):
+            if head.headers["expect"].first?.lowercased() == "100-continue" {
+                context.writeAndFlush(
+                    self.wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))),
+                    promise: nil)
+            }
+            let task = self.manager.startTask(request, client: self.bridge!)
+            self.state = .forwarding(Exchange(task: task, version: head.version, keepAlive: head.isKeepAlive))
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if case .forwarding(let exchange) = self.state {
+            exchange.task.clientClosed()
+        }
+        self.state = .closed
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        // I/O errors (a reset) and parser errors, which ProxyErrorHandler already answered.
+        context.close(promise: nil)
+    }
+
+    // MARK: outbound
+
+    func read(context: ChannelHandlerContext) {
+        if self.holds.isEmpty {
+            context.read()
+        } else {
+            self.readPending = true
+        }
+    }
+
+    func pauseReading(for task: TaskDelegate, reason: ReadHold) {
+        guard case .forwarding(let exchange) = self.state, exchange.task === task else { return }
+        self.holds.insert(reason)
+    }
+
+    func resumeReading(for task: TaskDelegate, reason: ReadHold) {
+        guard case .forwarding(let exchange) = self.state, exchange.task === task else { return }
+        self.holds.remove(reason)
+        self.releaseReadIfPossible()
+    }
+
+    private func releaseReadIfPossible() {
+        guard self.holds.isEmpty, self.readPending, let context = self.context else { return }
+        self.readPending = false
+        context.read()
+    }
+
+    // MARK: deliveries from the task (on this event loop)
+
+    func deliver(_ delivery: ResponseDelivery, of task: TaskDelegate) {
+        guard let context = self.context, case .forwarding(var exchange) = self.state, exchange.task === task else {
+            // A late delivery for an exchange that ended: acknowledge its bytes all the same.
+            if let body = delivery.body { task.clientDidWrite(bytes: body.readableBytes) }
+            return
+        }
+        if let head = delivery.head {
+            exchange.responseStarted = true
+            let (responseHead, closeAfter) = self.responseHead(head, exchange: exchange)
+            if closeAfter { exchange.keepAlive = false }
+            context.write(self.wrapOutboundOut(.head(responseHead)), promise: nil)
+        }
+        if let body = delivery.body {
+            let count = body.readableBytes
+            let promise = context.eventLoop.makePromise(of: Void.self)
+            promise.futureResult.whenComplete { _ in task.clientDidWrite(bytes: count) }
+            context.write(self.wrapOutboundOut(.body(.byteBuffer(body))), promise: promise)
+        }
+        self.state = .forwarding(exchange)
+        guard let end = delivery.end else {
+            context.flush()
+            return
+        }
+        switch end {
+        case .complete where exchange.responseStarted:
+            self.finishExchange(exchange, context: context)
+        case .complete:
+            let refusal = ProxyRefusal(.badGateway, "upstream ended without a response")
+            self.writeRefusal(refusal, version: exchange.version, context: context)
+        case .failed(let failure) where !exchange.responseStarted:
+            let refusal = ProxyRefusal(
+                HTTPResponseStatus(statusCode: failure.httpStatus), failure.message,
+                closeConnection: !exchange.requestEnded || !exchange.keepAlive)
+            self.writeRefusal(refusal, version: exchange.version, context: context)
+        case .failed:
+            // The response started and cannot be completed: close before its end so the client
+            // sees a truncated message, never a short body passed off as complete.
+            context.flush()
+            self.state = .closed
+            context.close(promise: nil)
+        }
+    }
+
+    private func finishExchange(_ exchange: Exchange, context: ChannelHandlerContext) {
+        let keepOpen = exchange.keepAlive && exchange.requestEnded
+        self.state = keepOpen ? .idle : .closed
+        self.holds.removeAll()
+        let ended = context.writeAndFlush(self.wrapOutboundOut(.end(nil)))
+        if keepOpen {
+            context.triggerUserOutboundEvent(ConnectionPhase.responseEnded, promise: nil)
+            self.releaseReadIfPossible()
+        } else {
+            ended.whenComplete { [channel = context.channel] _ in channel.close(promise: nil) }
+        }
+    }
+
+    private func writeRefusal(_ refusal: ProxyRefusal, version: HTTPVersion, context: ChannelHandlerContext) {
+        let (head, body) = refusal.response(version: version, via: self.validator.via)
+        context.write(self.wrapOutboundOut(.head(head)), promise: nil)
+        context.write(self.wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
+        let ended = context.writeAndFlush(self.wrapOutboundOut(.end(nil)))
+        self.holds.removeAll()
+        if refusal.closeConnection {
+            self.state = .closed
+            ended.whenComplete { [channel = context.channel] _ in channel.close(promise: nil) }
+        } else {
+            self.state = .idle
+            context.triggerUserOutboundEvent(ConnectionPhase.responseEnded, promise: nil)
+            self.releaseReadIfPossible()
+        }
+    }
+
+    /// The origin's head as this client gets it: its HTTP version, hop-by-hop fields removed, our
+    /// `Via` added, and framing chosen for this hop. Answers whether the connection must close
+    /// after the body (an HTTP/1.0 client and a body of unknown length).
+    private func responseHead(_ head: ProxyResponseHead, exchange: Exchange) -> (HTTPResponseHead, Bool) {
+        var headers = HTTPHeaders()
+        var via: [String] = []
+        for field in HopByHopHeaders.removing(from: head.headers) {
+            if field.name.lowercased() == "via" { via.append(field.value); continue }
+            headers.add(name: field.name, value: field.value)
+        }
+        via.append("\(head.version) \(self.validator.via)")
+        headers.add(name: "Via", value: via.joined(separator: ", "))
+
+        let status = HTTPResponseStatus(statusCode: head.status, reasonPhrase: head.reason)
+        let bodiless = exchange.task.request.isHead || head.status == 204 || head.status == 304
+            || (100..<200).contains(head.status)
+        var closeAfter = !exchange.keepAlive
+        if !bodiless && head.contentLength == nil && exchange.version < .http1_1 {
+            closeAfter = true  // close-delimited: the only framing an HTTP/1.0 client understands
+        }
+        if exchange.version < .http1_1 {
+            if !closeAfter { headers.add(name: "Connection", value: "keep-alive") }
+        } else if closeAfter {
+            headers.add(name: "Connection", value: "close")
+        }
+        return (HTTPResponseHead(version: exchange.version, status: status, headers: headers), closeAfter)
+    }
+}
+
+extension HTTPVersion: @retroactive Comparable {
+    public static func < (lhs: HTTPVersion, rhs: HTTPVersion) -> Bool {
+        (lhs.major, lhs.minor) < (rhs.major, rhs.minor)
+    }
+}

@@ -1,0 +1,114 @@
+import AFProxyManager
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import ServiceLifecycle
+import Synchronization
+
+/// The proxy's listening sockets (bound here, or adopted from systemd) and the pipeline of each
+/// client connection. As a `Service` it runs until graceful shutdown, then stops accepting.
+public final class ProxyListener: Service, Sendable {
+    private let manager: SessionManager
+    private let configuration: ListenerConfiguration
+    private let group: any EventLoopGroup
+    private let logger: Logger
+    private let limiter: ConnectionLimiter
+    private let channels = Mutex<[any Channel]>([])
+
+    public init(manager: SessionManager, configuration: ListenerConfiguration, group: any EventLoopGroup, logger: Logger) {
+        self.manager = manager
+        self.configuration = configuration
+        self.group = group
+        self.logger = logger
+        self.limiter = ConnectionLimiter(limit: configuration.maxConnections)
+    }
+
+    /// Binds `host:port`; answers the bound address (the port is known when 0 was asked for).
+    @discardableResult
+    public func bind(host: String, port: Int) async throws -> SocketAddress {
+        let channel = try await self.bootstrap().bind(host: host, port: port).get()
+        self.channels.withLock { $0.append(channel) }
+        return channel.localAddress!
+    }
+
+    /// Adopts a listening socket handed over by systemd.
+    @discardableResult
+    public func adopt(descriptor: CInt) async throws -> SocketAddress {
+        let channel = try await self.bootstrap().withBoundSocket(descriptor).get()
+        self.channels.withLock { $0.append(channel) }
+        return channel.localAddress!
+    }
+
+    public var openConnections: Int { self.limiter.count }
+
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await self.stopAccepting()
+    }
+
+    public func stopAccepting() async {
+        let channels = self.channels.withLock { channels in
+            defer { channels = [] }
+            return channels
+        }
+        for channel in channels {
+            try? await channel.close()
+        }
+    }
+
+    private func bootstrap() -> ServerBootstrap {
+        let manager = self.manager
+        let configuration = self.configuration
+        let limiter = self.limiter
+        let validator = RequestValidator(via: configuration.viaName, maxHeaderBytes: configuration.maxHeaderBytes)
+        let limits = Self.decoderLimits(configuration)
+        return ServerBootstrap(group: self.group)
+            .serverChannelOption(.backlog, value: 1024)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.maxMessagesPerRead, value: 16)
+            .childChannelInitializer { channel in
+                guard limiter.acquire() else {
+                    return Self.refuseOverLimit(channel, limit: limiter.limit)
+                }
+                channel.closeFuture.whenComplete { _ in limiter.release() }
+                let client = channel.remoteAddress.map(Self.describe) ?? "unknown"
+                return channel.eventLoop.makeCompletedFuture {
+                    let sync = channel.pipeline.syncOperations
+                    try sync.addHandler(RequestTimeoutHandler(
+                        idleTimeout: configuration.idleTimeout, headerTimeout: configuration.headerTimeout))
+                    try sync.configureHTTPServerPipeline(
+                        withPipeliningAssistance: true, withErrorHandling: false,
+                        withEncoderConfiguration: .init(), withDecoderLimitConfiguration: limits)
+                    try sync.addHandler(ProxyErrorHandler(via: configuration.viaName))
+                    try sync.addHandler(ProxyConnectionHandler(manager: manager, validator: validator, clientAddress: client))
+                }
+            }
+    }
+
+    private static func decoderLimits(_ configuration: ListenerConfiguration) -> NIOHTTPDecoderLimitConfiguration {
+        var limits = NIOHTTPDecoderLimitConfiguration()
+        limits.maxHeaderListSize = min(configuration.maxHeaderBytes, ListenerConfiguration.headerBytesCeiling)
+        limits.maxHeaderFieldSize = limits.maxHeaderListSize
+        return limits
+    }
+
+    private static func refuseOverLimit(_ channel: any Channel, limit: Int) -> EventLoopFuture<Void> {
+        let body = "503 Service Unavailable: the proxy is at its limit of \(limit) client connections\n"
+        let response = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\nRetry-After: 1\r\n\r\n\(body)"
+        channel.writeAndFlush(ByteBuffer(string: response)).whenComplete { _ in
+            channel.close(promise: nil)
+        }
+        return channel.eventLoop.makeSucceededVoidFuture()
+    }
+
+    static func describe(_ address: SocketAddress) -> String {
+        switch address {
+        case .v4: "\(address.ipAddress ?? "?"):\(address.port ?? 0)"
+        case .v6: "[\(address.ipAddress ?? "?")]:\(address.port ?? 0)"
+        case .unixDomainSocket: "unix"
+        }
+    }
+}

@@ -1,0 +1,98 @@
+import AFProxyModel
+import NIOHTTP1
+
+/// Turns a parsed request head into the request sent upstream, or a refusal: absolute-form
+/// `http://` URLs only, unambiguous framing (no request smuggling), hop-by-hop fields removed,
+/// `Host` taken from the URL (RFC 9112 §3.2.2), `Via` added, and loops through ourselves refused.
+public struct RequestValidator: Sendable {
+    public var via: String
+    public var maxHeaderBytes: Int
+
+    public init(via: String, maxHeaderBytes: Int) {
+        self.via = via
+        self.maxHeaderBytes = maxHeaderBytes
+    }
+
+    public func validate(_ head: HTTPRequestHead, client: String) -> Result<ProxyRequest, ProxyRefusal> {
+        guard head.version.major == 1 else {
+            return .failure(ProxyRefusal(.httpVersionNotSupported, "only HTTP/1.0 and HTTP/1.1 are spoken here"))
+        }
+        var headerBytes = head.uri.utf8.count
+        for (name, value) in head.headers { headerBytes += name.utf8.count + value.utf8.count + 4 }
+        guard headerBytes <= self.maxHeaderBytes else {
+            return .failure(ProxyRefusal(.requestHeaderFieldsTooLarge, "the request header section exceeds \(self.maxHeaderBytes) bytes"))
+        }
+        if head.method == .CONNECT {
+            return .failure(ProxyRefusal(.notImplemented, "CONNECT tunnels are not supported by this version"))
+        }
+        let url: AbsoluteURL
+        switch AbsoluteURL.parse(head.uri) {
+        case .success(let parsed): url = parsed
+        case .failure(let refusal): return .failure(refusal)
+        }
+
+        let body: ProxyRequest.Body
+        switch Self.framing(of: head.headers) {
+        case .success(let framing): body = framing
+        case .failure(let refusal): return .failure(refusal)
+        }
+
+        let expectations = head.headers["expect"]
+        if let expect = expectations.first, expectations.count > 1 || expect.lowercased() != "100-continue" {
+            return .failure(ProxyRefusal(.expectationFailed, "unsupported Expect: \(expect)"))
+        }
+
+        let received = head.headers.map { HTTPHeaderField($0.name, $0.value) }
+        let via = received.values("via").joined(separator: ", ")
+        if via.contains(self.via) {
+            return .failure(ProxyRefusal(.loopDetected, "the request already passed through this proxy (Via: \(via))"))
+        }
+        var forwarded = HopByHopHeaders.removing(from: received).filter { field in
+            switch field.name.lowercased() {
+            case "content-length", "expect", "host", "via": false
+            default: true
+            }
+        }
+        forwarded.insert(HTTPHeaderField("Host", url.authority), at: 0)
+        let ownVia = "\(head.version.major).\(head.version.minor) \(self.via)"
+        forwarded.append(HTTPHeaderField("Via", via.isEmpty ? ownVia : "\(via), \(ownVia)"))
+
+        let method = head.method.rawValue
+        return .success(ProxyRequest(method: method, url: url.text, headers: forwarded, body: body, client: client))
+    }
+
+    /// RFC 9112 §6.3: Transfer-Encoding with Content-Length, a Transfer-Encoding that does not end in
+    /// chunked, an invalid Content-Length or differing ones are refused and the connection closed.
+    static func framing(of headers: HTTPHeaders) -> Result<ProxyRequest.Body, ProxyRefusal> {
+        let lengths = headers["content-length"].flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
+            .map { $0.trimmingCharacters() }
+        let codings = headers["transfer-encoding"].flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters().lowercased() }
+        if !codings.isEmpty {
+            guard lengths.isEmpty else {
+                return .failure(ProxyRefusal(.badRequest, "Content-Length together with Transfer-Encoding is refused"))
+            }
+            guard codings.last == "chunked" else {
+                return .failure(ProxyRefusal(.badRequest, "Transfer-Encoding must end with chunked"))
+            }
+            return .success(.streamed)
+        }
+        guard let first = lengths.first else { return .success(.none) }
+        guard lengths.allSatisfy({ $0 == first }) else {
+            return .failure(ProxyRefusal(.badRequest, "differing Content-Length values"))
+        }
+        guard !first.isEmpty, first.utf8.allSatisfy({ (48...57).contains($0) }), let length = Int64(first) else {
+            return .failure(ProxyRefusal(.badRequest, "invalid Content-Length: \(first)"))
+        }
+        return .success(.length(length))
+    }
+}
+
+extension Substring {
+    fileprivate func trimmingCharacters() -> String {
+        var view = self
+        while let first = view.first, first == " " || first == "\t" { view = view.dropFirst() }
+        while let last = view.last, last == " " || last == "\t" { view = view.dropLast() }
+        return String(view)
+    }
+}

@@ -1,0 +1,145 @@
+import AFProxyCurl
+import AFProxyModel
+import Synchronization
+
+/// The session manager, as AFURLSessionManager is to NSURLSession: it creates each task and its
+/// delegate, keeps the registry of live tasks keyed by id (behind a lock, as
+/// `mutableTaskDelegatesKeyedByTaskIdentifier` is), applies the verbs, publishes events, and
+/// moves a task to the bounded history the moment it completes.
+public final class SessionManager: Sendable {
+    public let session: UpstreamSession
+    public let events = EventBus()
+    private let registry: Mutex<Registry>
+    private let startedAt = ContinuousClock.now
+
+    struct Registry {
+        var live: [Int: TaskDelegate] = [:]
+        var history: TaskHistory
+        var nextID = 1
+        var served = 0
+        var failed = 0
+        var bytesUp: Int64 = 0
+        var bytesDown: Int64 = 0
+    }
+
+    public init(session: UpstreamSession, historyCapacity: Int) {
+        self.session = session
+        self.registry = Mutex(Registry(history: TaskHistory(capacity: historyCapacity)))
+    }
+
+    /// Registers a task for `request`, publishes `created` and starts its transfer.
+    public func startTask(_ request: ProxyRequest, client: any TaskClient) -> TaskDelegate {
+        let task = self.registry.withLock { registry in
+            let task = TaskDelegate(id: registry.nextID, request: request, client: client, manager: self)
+            registry.nextID += 1
+            registry.live[task.id] = task
+            return task
+        }
+        self.events.publish(.created, task.record())
+        self.session.start(task.transfer)
+        return task
+    }
+
+    /// Called by the delegate on the session thread once its transfer ended.
+    func taskDidComplete(_ task: TaskDelegate) {
+        let record = task.record()
+        self.registry.withLock { registry in
+            registry.live.removeValue(forKey: task.id)
+            registry.history.append(record)
+            registry.served += 1
+            if record.error != nil { registry.failed += 1 }
+            registry.bytesUp += record.upload.completed
+            registry.bytesDown += record.download.completed
+        }
+        self.events.publish(.completed, record)
+    }
+
+    // MARK: queries
+
+    public func task(id: Int) -> TaskRecord? {
+        let (live, recorded) = self.registry.withLock { ($0.live[id], $0.history.record(id: id)) }
+        return live?.record() ?? recorded
+    }
+
+    /// Live tasks by id; with `includeHistory`, the completed records first, oldest first.
+    public func tasks(includeHistory: Bool) -> [TaskRecord] {
+        let (live, history) = self.registry.withLock { registry in
+            (Array(registry.live.values), includeHistory ? registry.history.records : [])
+        }
+        return history + live.sorted { $0.id < $1.id }.map { $0.record() }
+    }
+
+    public var liveCount: Int { self.registry.withLock { $0.live.count } }
+
+    public func stats() -> SessionStats {
+        let (live, registry) = self.registry.withLock { (Array($0.live.values), $0) }
+        var stats = SessionStats()
+        for task in live {
+            stats.byState[task.state.rawValue, default: 0] += 1
+            stats.byKind[task.kind.rawValue, default: 0] += 1
+            stats.bytesUp += task.bytesUp
+            stats.bytesDown += task.bytesDown
+        }
+        stats.live = live.count
+        stats.served = registry.served
+        stats.failed = registry.failed
+        stats.bytesUp += registry.bytesUp
+        stats.bytesDown += registry.bytesDown
+        stats.history = registry.history.count
+        stats.uptimeSeconds = Double((ContinuousClock.now - self.startedAt).components.seconds)
+        return stats
+    }
+
+    // MARK: verbs
+
+    public func suspend(id: Int) throws(ControlError) -> TaskRecord {
+        try self.apply(id, "suspend") { task throws(IllegalTransition) in try task.suspend() }
+    }
+
+    public func resume(id: Int) throws(ControlError) -> TaskRecord {
+        try self.apply(id, "resume") { task throws(IllegalTransition) in try task.resume() }
+    }
+
+    public func cancel(id: Int) throws(ControlError) -> TaskRecord {
+        try self.apply(id, "cancel") { task throws(IllegalTransition) in try task.cancel() }
+    }
+
+    /// Every live task that is running (suspend) or suspended (resume); answers the changed ones.
+    public func suspendAll() -> [TaskRecord] { self.applyAll("suspend") { task throws(IllegalTransition) in try task.suspend() } }
+    public func resumeAll() -> [TaskRecord] { self.applyAll("resume") { task throws(IllegalTransition) in try task.resume() } }
+
+    private func apply(_ id: Int, _ name: String, _ verb: (TaskDelegate) throws(IllegalTransition) -> Void) throws(ControlError) -> TaskRecord {
+        let (live, recorded) = self.registry.withLock { ($0.live[id], $0.history.record(id: id)) }
+        guard let task = live else {
+            if let recorded {
+                throw ControlError.illegal(IllegalTransition(verb: name, state: recorded.state))
+            }
+            throw ControlError.unknownTask(id)
+        }
+        do {
+            try verb(task)
+        } catch {
+            throw ControlError.illegal(error)
+        }
+        let record = task.record()
+        switch record.state {
+        case .suspended: self.events.publish(.suspended, record)
+        case .running: self.events.publish(.resumed, record)
+        default: break
+        }
+        return record
+    }
+
+    private func applyAll(_ name: String, _ verb: (TaskDelegate) throws(IllegalTransition) -> Void) -> [TaskRecord] {
+        let live = self.registry.withLock { Array($0.live.values) }.sorted { $0.id < $1.id }
+        return live.compactMap { task in
+            (try? self.apply(task.id, name, verb)) ?? nil
+        }
+    }
+}
+
+/// Why a verb was refused: the control API answers 404 or 409.
+public enum ControlError: Error, Sendable, Equatable {
+    case unknownTask(Int)
+    case illegal(IllegalTransition)
+}

@@ -1,0 +1,211 @@
+import AFProxyCurl
+import AFProxyModel
+import FoundationEssentials
+import NIOCore
+import Synchronization
+
+/// One per task, as `AFURLSessionManagerTaskDelegate` is one per NSURLSessionTask: it records the
+/// response head, byte counts, progress, metrics and error, and it is where the task's bytes are
+/// handed between the client connection and curl, with backpressure both ways.
+///
+/// Three threads touch it: the session thread (the `UpstreamTransferDelegate` methods), the
+/// client's event loop (the request-body and write-acknowledgement methods) and the control
+/// server (snapshots, verbs). What more than one of them reads is behind `shared` or atomic; the
+/// `pending*` properties are the session thread's alone.
+public final class TaskDelegate: @unchecked Sendable {
+    public let id: Int
+    public let request: ProxyRequest
+    public let createdAt: Date
+    public let client: any TaskClient
+    /// Set once in `init` (it needs `self` as its delegate), never cleared: other threads read it.
+    public private(set) var transfer: UpstreamTransfer!
+    private unowned let manager: SessionManager
+
+    struct Shared {
+        var machine = TaskStateMachine()
+        var responseHead: ProxyResponseHead?
+        var error: String?
+        var metrics = TaskMetrics()
+    }
+
+    private let shared = Mutex(Shared())
+    private let uploaded = Atomic<Int64>(0)
+    private let downloaded = Atomic<Int64>(0)
+    private let upload = Mutex(UploadQueue())
+    /// Response bytes handed to the client's event loop and not yet written to its socket.
+    private let inFlight = Atomic<Int>(0)
+
+    static let clientHighWatermark = 1 << 20
+    static let clientLowWatermark = 256 << 10
+
+    // Session thread only.
+    private var pendingHead: ProxyResponseHead?
+    private var pendingBody: ByteBuffer?
+    private let allocator = ByteBufferAllocator()
+
+    init(id: Int, request: ProxyRequest, client: any TaskClient, manager: SessionManager) {
+        self.id = id
+        self.request = request
+        self.client = client
+        self.manager = manager
+        self.createdAt = Date()
+        self.transfer = UpstreamTransfer(request: request, delegate: self)
+    }
+
+    public var kind: TaskKind { self.request.kind }
+
+    public var state: TaskState { self.shared.withLock { $0.machine.state } }
+
+    /// The task as the control API shows it, now.
+    public func record() -> TaskRecord {
+        let shared = self.shared.withLock { $0 }
+        var upload = TransferProgress(completed: self.uploaded.load(ordering: .relaxed))
+        if case .length(let length) = self.request.body { upload.total = length }
+        if self.request.body == .none { upload.total = 0 }
+        let download = TransferProgress(
+            completed: self.downloaded.load(ordering: .relaxed),
+            total: self.request.isHead ? 0 : shared.responseHead?.contentLength
+        )
+        return TaskRecord(
+            id: self.id, kind: self.kind, state: shared.machine.state, method: self.request.method,
+            url: self.request.url, client: self.request.client, createdAt: self.createdAt,
+            status: shared.responseHead?.status, error: shared.error, upload: upload, download: download,
+            metrics: shared.metrics, requestHeaders: self.request.headers,
+            responseHeaders: shared.responseHead?.headers
+        )
+    }
+
+    public var bytesUp: Int64 { self.uploaded.load(ordering: .relaxed) }
+    public var bytesDown: Int64 { self.downloaded.load(ordering: .relaxed) }
+
+    // MARK: verbs (any thread)
+
+    func suspend() throws(IllegalTransition) {
+        _ = try self.shared.withLock { shared throws(IllegalTransition) in try shared.machine.suspend() }
+        self.manager.session.suspend(self.transfer)
+        self.client.task(self, didChangeSuspension: true)
+    }
+
+    func resume() throws(IllegalTransition) {
+        _ = try self.shared.withLock { shared throws(IllegalTransition) in try shared.machine.resume() }
+        self.manager.session.resume(self.transfer)
+        self.client.task(self, didChangeSuspension: false)
+    }
+
+    /// `reason` becomes the task's error: "canceled" when a person asked for it.
+    func cancel(reason: String = "canceled") throws(IllegalTransition) {
+        _ = try self.shared.withLock { shared throws(IllegalTransition) in try shared.machine.cancel() }
+        self.manager.session.cancel(self.transfer, reason: UpstreamFailure(.canceled, reason))
+    }
+
+    // MARK: client side (the client's event loop)
+
+    /// Answers whether the client may be read further; when not, `TaskClient.taskWantsRequestBody`
+    /// says when it may.
+    public func appendRequestBody(_ buffer: ByteBuffer) -> Bool {
+        let (wake, keepReading) = self.upload.withLock { queue in
+            let keepReading = queue.append(buffer)
+            let wake = queue.curlWaiting
+            queue.curlWaiting = false
+            return (wake, keepReading)
+        }
+        if wake { self.manager.session.continueSending(self.transfer) }
+        return keepReading
+    }
+
+    public func finishRequestBody() {
+        let wake = self.upload.withLock { queue in
+            queue.ended = true
+            defer { queue.curlWaiting = false }
+            return queue.curlWaiting
+        }
+        if wake { self.manager.session.continueSending(self.transfer) }
+    }
+
+    /// `bytes` of a delivered body reached the client's socket.
+    public func clientDidWrite(bytes: Int) {
+        let remaining = self.inFlight.subtract(bytes, ordering: .relaxed).newValue
+        if remaining < Self.clientLowWatermark && remaining + bytes >= Self.clientLowWatermark {
+            self.manager.session.continueReceiving(self.transfer)
+        }
+    }
+
+    /// The client went away: the task ends and frees its upstream transfer.
+    public func clientClosed() {
+        try? self.cancel(reason: "canceled: client closed the connection")
+    }
+}
+
+// MARK: - UpstreamTransferDelegate (the session thread)
+
+extension TaskDelegate: UpstreamTransferDelegate {
+    public func transfer(_ transfer: UpstreamTransfer, didReceive head: ProxyResponseHead) {
+        self.shared.withLock { $0.responseHead = head }
+        self.pendingHead = head
+    }
+
+    public func transfer(_ transfer: UpstreamTransfer, didReceiveBodyBytes bytes: UnsafeRawBufferPointer) -> Bool {
+        let pending = self.pendingBody?.readableBytes ?? 0
+        if pending > 0 && self.inFlight.load(ordering: .relaxed) + pending >= Self.clientHighWatermark {
+            return false
+        }
+        if self.pendingBody == nil {
+            self.pendingBody = self.allocator.buffer(capacity: max(bytes.count, 64 << 10))
+        }
+        self.pendingBody!.writeBytes(bytes)
+        self.downloaded.add(Int64(bytes.count), ordering: .relaxed)
+        return true
+    }
+
+    public func transfer(_ transfer: UpstreamTransfer, fillRequestBody buffer: UnsafeMutableRawBufferPointer) -> RequestBodyRead {
+        var wantsMore = false
+        let read: RequestBodyRead = self.upload.withLock { queue in
+            if queue.bytes == 0 {
+                if queue.ended { return .end }
+                queue.curlWaiting = true
+                return .pause
+            }
+            let count = queue.drain(into: buffer)
+            if queue.readerStopped && queue.bytes < UploadQueue.lowWatermark {
+                queue.readerStopped = false
+                wantsMore = true
+            }
+            return .bytes(count)
+        }
+        if case .bytes(let count) = read { self.uploaded.add(Int64(count), ordering: .relaxed) }
+        if wantsMore { self.client.taskWantsRequestBody(self) }
+        return read
+    }
+
+    public func transferDidFlush(_ transfer: UpstreamTransfer) {
+        guard let delivery = self.takePending(end: nil) else { return }
+        self.client.task(self, deliver: delivery)
+    }
+
+    public func transfer(_ transfer: UpstreamTransfer, didCompleteWith result: UpstreamResult, metrics: TaskMetrics) {
+        let end: ResponseEnd
+        switch result {
+        case .success: end = .complete
+        case .failure(let failure): end = .failed(failure)
+        }
+        self.shared.withLock { shared in
+            _ = shared.machine.complete()
+            shared.metrics = metrics
+            if case .failed(let failure) = end {
+                shared.error = failure.message
+            }
+        }
+        self.client.task(self, deliver: self.takePending(end: end)!)
+        self.manager.taskDidComplete(self)
+    }
+
+    private func takePending(end: ResponseEnd?) -> ResponseDelivery? {
+        let body = self.pendingBody
+        guard self.pendingHead != nil || body != nil || end != nil else { return nil }
+        if let body { self.inFlight.add(body.readableBytes, ordering: .relaxed) }
+        let delivery = ResponseDelivery(head: self.pendingHead, body: body, end: end)
+        self.pendingHead = nil
+        self.pendingBody = nil
+        return delivery
+    }
+}

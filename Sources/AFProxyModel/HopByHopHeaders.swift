@@ -1,0 +1,33 @@
+/// The hop-by-hop fields of RFC 9110 §7.6.1, which a proxy consumes rather than forwards: the
+/// fixed list plus every field the message's `Connection` header names.
+public enum HopByHopHeaders {
+    /// Lower-case names. Proxy-Authorization and Proxy-Authenticate belong to this hop as well:
+    /// credentials meant for the proxy must not leak to the origin.
+    public static let fixed: Set<String> = [
+        "connection", "proxy-connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade",
+        "proxy-authorization", "proxy-authenticate",
+    ]
+
+    /// `headers` without the hop-by-hop fields.
+    public static func removing(from headers: HTTPHeaderList) -> HTTPHeaderList {
+        var named = Set<String>()
+        for field in headers where field.name.lowercased() == "connection" || field.name.lowercased() == "proxy-connection" {
+            for token in field.value.split(separator: ",") {
+                named.insert(token.trimmingSpaces().lowercased())
+            }
+        }
+        return headers.filter { field in
+            let name = field.name.lowercased()
+            return !Self.fixed.contains(name) && !named.contains(name)
+        }
+    }
+}
+
+extension Substring {
+    func trimmingSpaces() -> Substring {
+        var view = self
+        while let first = view.first, first == " " || first == "\t" { view = view.dropFirst() }
+        while let last = view.last, last == " " || last == "\t" { view = view.dropLast() }
+        return view
+    }
+}

@@ -1,0 +1,23 @@
+/// The final (non-1xx) response head received from upstream, as the origin sent it.
+public struct ProxyResponseHead: Sendable, Codable, Equatable {
+    public var status: Int
+    public var reason: String
+    /// "1.1", "1.0", "2"
+    public var version: String
+    public var headers: HTTPHeaderList
+
+    public init(status: Int, reason: String, version: String, headers: HTTPHeaderList) {
+        self.status = status
+        self.reason = reason
+        self.version = version
+        self.headers = headers
+    }
+
+    /// The body length the head announces, or nil when the body ends with the connection or the
+    /// last chunk.
+    public var contentLength: Int64? {
+        guard self.headers.first("transfer-encoding") == nil, let value = self.headers.first("content-length")
+        else { return nil }
+        return Int64(value)
+    }
+}

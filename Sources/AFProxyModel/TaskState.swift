@@ -1,0 +1,7 @@
+/// The four states of a task, as NSURLSessionTask has them.
+public enum TaskState: String, Sendable, Codable, CaseIterable {
+    case running
+    case suspended
+    case canceling
+    case completed
+}

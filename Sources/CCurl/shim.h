@@ -1,0 +1,71 @@
+/*
+ * Typed wrappers over libcurl's variadic calls.
+ *
+ * Why this file exists: Swift cannot call C variadic functions, so curl_easy_setopt,
+ * curl_easy_getinfo and curl_multi_setopt are unavailable to it. One static inline wrapper
+ * per argument kind keeps the shim as thin as the C API itself; only AFProxyCurl imports it.
+ */
+#ifndef AFPROXY_CCURL_SHIM_H
+#define AFPROXY_CCURL_SHIM_H
+
+#include <curl/curl.h>
+
+typedef size_t (*afc_data_callback)(char *buffer, size_t size, size_t count, void *userdata);
+typedef int (*afc_sockopt_callback)(void *userdata, curl_socket_t fd, curlsocktype purpose);
+
+static inline CURLcode afc_easy_setopt_long(CURL *handle, CURLoption option, long value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode afc_easy_setopt_off_t(CURL *handle, CURLoption option, curl_off_t value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode afc_easy_setopt_string(CURL *handle, CURLoption option, const char *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode afc_easy_setopt_pointer(CURL *handle, CURLoption option, void *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode afc_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+/* Header, write and read callbacks share one signature. */
+static inline CURLcode afc_easy_setopt_data_callback(CURL *handle, CURLoption option, afc_data_callback value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode afc_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
+static inline CURLcode afc_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
+static inline CURLcode afc_easy_getinfo_string(CURL *handle, CURLINFO info, char **value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
+static inline CURLcode afc_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
+static inline CURLMcode afc_multi_setopt_long(CURLM *handle, CURLMoption option, long value) {
+    return curl_multi_setopt(handle, option, value);
+}
+
+/* CURLVERSION_NOW is a macro Swift does not import. */
+static inline curl_version_info_data *afc_version_info(void) {
+    return curl_version_info(CURLVERSION_NOW);
+}
+
+/* CURLMSG_DONE's result lives in a union Swift sees awkwardly. */
+static inline CURLcode afc_msg_result(CURLMsg *message) {
+    return message->data.result;
+}
+
+#endif
