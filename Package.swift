@@ -82,11 +82,14 @@ let package = Package(
         .testTarget(
             name: "AFProxyListenerTests",
             dependencies: [
-                "AFProxyListener", "AFProxyDaemon",
+                "AFProxyListener", "AFProxyModel",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
+        .testTarget(name: "AFProxyCurlTests", dependencies: ["AFProxyCurl", "AFProxyModel"]),
+        .testTarget(name: "AFProxyControlTests", dependencies: ["AFProxyControl"]),
+        .testTarget(name: "AFProxyDaemonTests", dependencies: ["AFProxyDaemon"]),
     ]
 )

@@ -1,0 +1,54 @@
+@testable import AFProxyDaemon
+import Testing
+
+@Suite struct ConfigurationTests {
+    @Test func fileEnvironmentAndFlagsOverrideInThatOrder() throws {
+        var configuration = DaemonConfiguration()
+        let file = """
+            # comment
+            listen = 127.0.0.1:8080
+            listen = [::1]:8080   # trailing comment
+            max-connections = 10
+            idle-timeout = 5
+            """
+        try ConfigurationFile.apply(file, path: "test.conf", to: &configuration)
+        #expect(configuration.listen == ["127.0.0.1:8080", "[::1]:8080"])
+        #expect(configuration.maxConnections == 10)
+        #expect(configuration.idleTimeout == 5)
+
+        try ConfigurationFile.applyEnvironment(["AFPROXY_MAX_CONNECTIONS": "20"], to: &configuration)
+        #expect(configuration.maxConnections == 20)
+
+        let command = try AFProxyCommand.parse(["--max-connections", "30", "--listen", "127.0.0.1:0"])
+        let resolved = try command.resolve(environment: ["AFPROXY_MAX_CONNECTIONS": "20", "AFPROXY_HISTORY_SIZE": "7"])
+        #expect(resolved.maxConnections == 30)
+        #expect(resolved.historySize == 7)
+        #expect(resolved.listen == ["127.0.0.1:0"])
+    }
+
+    @Test func errorsNameTheirPlace() {
+        var configuration = DaemonConfiguration()
+        #expect(throws: ConfigurationError("unknown key colour", place: "c.conf:2")) {
+            try ConfigurationFile.apply("\ncolour = blue", path: "c.conf", to: &configuration)
+        }
+        #expect(throws: ConfigurationError.self) {
+            try ConfigurationFile.apply("max-connections = lots", path: "c.conf", to: &configuration)
+        }
+        #expect(throws: ConfigurationError.self) {
+            try ConfigurationFile.apply("listen = nowhere", path: "c.conf", to: &configuration)
+        }
+        #expect(throws: ConfigurationError.self) {
+            try ConfigurationFile.apply("just words", path: "c.conf", to: &configuration)
+        }
+        #expect(throws: ConfigurationError.self) {
+            try ConfigurationFile.apply("max-header-bytes = 100000", path: "c.conf", to: &configuration)
+        }
+    }
+
+    @Test func listenAddresses() throws {
+        #expect(try ListenAddress.parse("127.0.0.1:3128") == ListenAddress(host: "127.0.0.1", port: 3128))
+        #expect(try ListenAddress.parse("[::1]:0") == ListenAddress(host: "::1", port: 0))
+        #expect(throws: ConfigurationError.self) { try ListenAddress.parse("host:70000") }
+        #expect(throws: ConfigurationError.self) { try ListenAddress.parse(":80") }
+    }
+}
