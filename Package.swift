@@ -71,13 +71,15 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "afproxy", dependencies: ["AFProxyDaemon"]),
-        .executableTarget(
-            name: "afproxyctl",
+        /// afproxyctl's client, views and commands; it talks to the daemon only through the socket.
+        .target(
+            name: "AFProxyCLI",
             dependencies: [
                 "AFProxyModel",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .executableTarget(name: "afproxyctl", dependencies: ["AFProxyCLI"]),
         .testTarget(name: "AFProxyModelTests", dependencies: ["AFProxyModel"]),
         .testTarget(
             name: "AFProxyListenerTests",

@@ -67,7 +67,8 @@ enum TransferCallbacks {
         if let head = transfer.headParser.feed(UnsafeRawBufferPointer(start: buffer, count: length)) {
             transfer.lastActivity = .now
             transfer.needsFlush = true
-            transfer.delegate?.transfer(transfer, didReceive: head)
+            let metrics = transfer.handle?.metrics() ?? TaskMetrics()
+            transfer.delegate?.transfer(transfer, didReceive: head, metrics: metrics)
         }
         return length
     }

@@ -7,7 +7,7 @@ import AFProxyModel
 /// Every method is called on the session thread, so an implementation needs no lock for what only
 /// these methods touch, and must never block: a blocked delegate stalls every transfer. Order:
 ///
-/// 1. `transfer(_:didReceive:)` once, when the final response head is complete (1xx heads are
+/// 1. `transfer(_:didReceive:metrics:)` once, when the final response head is complete (1xx heads are
 ///    skipped). Not called when the transfer fails before a head arrived.
 /// 2. `transfer(_:didReceiveBodyBytes:)` zero or more times, and `transfer(_:fillRequestBody:)` as curl
 ///    wants request bytes; either may answer "not now" (`false` / `.pause`). That pauses that
@@ -17,7 +17,8 @@ import AFProxyModel
 ///    moment to hand what was gathered to the client in one hop rather than one per callback.
 /// 4. `transfer(_:didCompleteWith:metrics:)` exactly once, last; nothing follows it.
 public protocol UpstreamTransferDelegate: AnyObject, Sendable {
-    func transfer(_ transfer: UpstreamTransfer, didReceive head: ProxyResponseHead)
+    /// `metrics` holds the phases up to the first byte (DNS, connect, TLS, TTFB) for live views.
+    func transfer(_ transfer: UpstreamTransfer, didReceive head: ProxyResponseHead, metrics: TaskMetrics)
     /// Answer `true` when the bytes were taken, `false` to pause receiving.
     func transfer(_ transfer: UpstreamTransfer, didReceiveBodyBytes bytes: UnsafeRawBufferPointer) -> Bool
     func transfer(_ transfer: UpstreamTransfer, fillRequestBody buffer: UnsafeMutableRawBufferPointer) -> RequestBodyRead

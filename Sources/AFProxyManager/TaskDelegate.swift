@@ -139,8 +139,11 @@ public final class TaskDelegate: @unchecked Sendable {
 // MARK: - UpstreamTransferDelegate (the session thread)
 
 extension TaskDelegate: UpstreamTransferDelegate {
-    public func transfer(_ transfer: UpstreamTransfer, didReceive head: ProxyResponseHead) {
-        self.shared.withLock { $0.responseHead = head }
+    public func transfer(_ transfer: UpstreamTransfer, didReceive head: ProxyResponseHead, metrics: TaskMetrics) {
+        self.shared.withLock { shared in
+            shared.responseHead = head
+            shared.metrics = metrics
+        }
         self.pendingHead = head
     }
 

@@ -1,0 +1,117 @@
+import AFProxyModel
+import ArgumentParser
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `afproxyctl`: lists, shows and steers the daemon's tasks over its control socket.
+///
+/// Exit codes: 0 done; 1 the daemon refused (unknown id, illegal transition); 2 usage error;
+/// 69 (EX_UNAVAILABLE) the daemon is not reachable.
+public struct AFProxyCtl: ParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "afproxyctl",
+        abstract: "Watch and steer the requests going through afproxy.",
+        discussion: "Exit codes: 0 done, 1 the daemon refused, 2 usage error, 69 the daemon is not reachable.",
+        version: AFProxyVersion.current,
+        subcommands: [List.self, Show.self, Suspend.self, Resume.self, Cancel.self, Watch.self, Stats.self]
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    public init() {}
+
+    /// Runs the command line, mapping usage errors to exit code 2 (ArgumentParser's default is 64).
+    public static func runMain() -> Never {
+        do {
+            var command = try Self.parseAsRoot()
+            try command.run()
+            Glibc.exit(0)
+        } catch {
+            if Self.exitCode(for: error) == .validationFailure {
+                Console.error(Self.fullMessage(for: error))
+                Glibc.exit(2)
+            }
+            Self.exit(withError: error)
+        }
+    }
+}
+
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp(
+        "The daemon's control socket (default: $AFPROXY_CONTROL_SOCKET, $RUNTIME_DIRECTORY/control.sock, "
+            + "$XDG_RUNTIME_DIR/afproxy/control.sock, /tmp/afproxy-$UID/control.sock).",
+        valueName: "path"))
+    var socket: String?
+
+    var client: ControlClient {
+        ControlClient(socketPath: ControlSocketPath.resolve(
+            flag: self.socket, environment: Console.environment(), uid: getuid()))
+    }
+
+    /// One request; refusals and an absent daemon become the documented exit codes.
+    func call(_ method: String, _ target: String) throws -> [UInt8] {
+        let client = self.client
+        let response: ControlClient.Response
+        do {
+            response = try client.request(method, target)
+        } catch {
+            throw Self.unavailable(client, error)
+        }
+        guard (200..<300).contains(response.status) else {
+            let message = (try? JSONDecoder().decode(ControlErrorBody.self, from: Data(response.body)).error)
+                ?? String(decoding: response.body, as: UTF8.self)
+            Console.error("afproxyctl: \(message)")
+            throw ExitCode(1)
+        }
+        return response.body
+    }
+
+    static func unavailable(_ client: ControlClient, _ error: ControlClient.Failure) -> ExitCode {
+        switch error {
+        case .unreachable(let reason):
+            Console.error("""
+                afproxyctl: afproxy is not reachable at \(client.socketPath) (\(reason)).
+                Start it with `afproxy` (or `systemctl start afproxy`), or point --socket at its control socket.
+                """)
+        case .protocolError(let reason):
+            Console.error("afproxyctl: the control socket at \(client.socketPath) answered badly: \(reason)")
+        }
+        return ExitCode(69)
+    }
+}
+
+enum Console {
+    static var isTerminal: Bool { isatty(1) == 1 }
+
+    static func error(_ message: String) {
+        let line = message.hasSuffix("\n") ? message : message + "\n"
+        _ = line.withCString { write(2, $0, strlen($0)) }
+    }
+
+    static func output(_ text: String) {
+        let line = text.hasSuffix("\n") ? text : text + "\n"
+        _ = line.withCString { write(1, $0, strlen($0)) }
+    }
+
+    static func environment() -> [String: String] {
+        var result: [String: String] = [:]
+        var pointer = environ
+        while let entry = pointer.pointee {
+            let text = String(cString: entry)
+            if let equals = text.firstIndex(of: "=") {
+                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            pointer += 1
+        }
+        return result
+    }
+
+    static func decoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }
+}

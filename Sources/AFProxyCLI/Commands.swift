@@ -1,0 +1,177 @@
+import AFProxyModel
+import ArgumentParser
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct List: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List live tasks: ID KIND STATE METHOD URL STATUS PROGRESS RATE ETA AGE.")
+
+    @ParentCommand var root: AFProxyCtl
+    var global: GlobalOptions { self.root.global }
+    @Flag(name: .long, help: "Include completed tasks from the history.") var all = false
+    @Flag(name: .long, help: "Print the API's JSON.") var json = false
+
+    func run() throws {
+        let body = try self.global.call("GET", self.all ? "/v1/tasks?all=1" : "/v1/tasks")
+        if self.json { return Console.output(String(decoding: body, as: UTF8.self)) }
+        let list = try Console.decoder().decode(TaskList.self, from: Data(body))
+        Console.output(TaskTable(tasks: list.tasks, terminal: Console.isTerminal, now: Date()).render())
+    }
+}
+
+struct Show: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show every field of one task, its metrics as a timeline.")
+
+    @ParentCommand var root: AFProxyCtl
+    var global: GlobalOptions { self.root.global }
+    @Argument(help: "The task's id.") var id: Int
+    @Flag(name: .long, help: "Print the API's JSON.") var json = false
+
+    func run() throws {
+        let body = try self.global.call("GET", "/v1/tasks/\(self.id)")
+        if self.json { return Console.output(String(decoding: body, as: UTF8.self)) }
+        let task = try Console.decoder().decode(TaskRecord.self, from: Data(body))
+        Console.output(TaskDetail(task: task, terminal: Console.isTerminal).render())
+    }
+}
+
+/// suspend, resume and cancel: the same shape, one verb each.
+struct VerbOptions: ParsableArguments {
+    @Argument(help: "Task ids.") var ids: [Int] = []
+    @Flag(name: .long, help: "Every live task.") var all = false
+    @Flag(name: .long, help: "Print the API's JSON.") var json = false
+}
+
+func apply(_ verb: String, _ options: VerbOptions, _ global: GlobalOptions, allowAll: Bool) throws {
+    if options.all {
+        guard allowAll else { throw ValidationError("\(verb) takes task ids; --all is not offered for it") }
+        guard options.ids.isEmpty else { throw ValidationError("give task ids or --all, not both") }
+        let body = try global.call("POST", "/v1/tasks/\(verb)?all=1")
+        if options.json { return Console.output(String(decoding: body, as: UTF8.self)) }
+        let list = try Console.decoder().decode(TaskList.self, from: Data(body))
+        let ids = list.tasks.map { String($0.id) }.joined(separator: " ")
+        Console.output("\(verb): \(list.tasks.count) task(s)\(ids.isEmpty ? "" : ": " + ids)")
+        return
+    }
+    guard !options.ids.isEmpty else { throw ValidationError("give at least one task id (or --all)") }
+    var refused = false
+    for id in options.ids {
+        do {
+            let body = try global.call("POST", "/v1/tasks/\(id)/\(verb)")
+            if options.json {
+                Console.output(String(decoding: body, as: UTF8.self))
+            } else {
+                let task = try Console.decoder().decode(TaskRecord.self, from: Data(body))
+                Console.output("task \(task.id): \(task.state.rawValue)")
+            }
+        } catch let code as ExitCode where code == ExitCode(1) {
+            refused = true
+        }
+    }
+    if refused { throw ExitCode(1) }
+}
+
+struct Suspend: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Pause tasks in both directions, mid-transfer; nothing is lost.")
+    @ParentCommand var root: AFProxyCtl
+    var global: GlobalOptions { self.root.global }
+    @OptionGroup var options: VerbOptions
+    func run() throws { try apply("suspend", self.options, self.global, allowAll: true) }
+}
+
+struct Resume: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Continue suspended tasks exactly where they stopped.")
+    @ParentCommand var root: AFProxyCtl
+    var global: GlobalOptions { self.root.global }
+    @OptionGroup var options: VerbOptions
+    func run() throws { try apply("resume", self.options, self.global, allowAll: true) }
+}
+
+struct Cancel: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Abort tasks: the upstream transfer stops and the client's connection closes.")
+    @ParentCommand var root: AFProxyCtl
+    var global: GlobalOptions { self.root.global }
+    @OptionGroup var options: VerbOptions
+    func run() throws { try apply("cancel", self.options, self.global, allowAll: false) }
+}
+
+struct Stats: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Tasks by state and kind, totals served, bytes up and down, uptime, version.")
+
+    @ParentCommand var root: AFProxyCtl
+    var global: GlobalOptions { self.root.global }
+    @Flag(name: .long, help: "Print the API's JSON.") var json = false
+
+    func run() throws {
+        let body = try self.global.call("GET", "/v1/stats")
+        if self.json { return Console.output(String(decoding: body, as: UTF8.self)) }
+        let stats = try Console.decoder().decode(SessionStats.self, from: Data(body))
+        func counts(_ values: [String: Int]) -> String {
+            values.isEmpty ? "none" : values.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        }
+        Console.output("""
+            afproxy \(stats.version), up \(Formatting.duration(stats.uptimeSeconds))
+            live tasks     \(stats.live) (\(counts(stats.byState)); \(counts(stats.byKind)))
+            served         \(stats.served) (\(stats.failed) with an error), \(stats.history) in history
+            bytes          up \(Formatting.bytes(stats.bytesUp)), down \(Formatting.bytes(stats.bytesDown))
+            connections    \(stats.openConnections) open
+            """)
+    }
+}
+
+struct Watch: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Follow tasks live: a refreshing table on a terminal, one event a line otherwise.")
+
+    @ParentCommand var root: AFProxyCtl
+    var global: GlobalOptions { self.root.global }
+    @Flag(name: .long, help: "Print each event as the API's JSON line.") var json = false
+    @Option(name: .long, help: "Seconds between refreshes of the table.") var interval = 0.5
+
+    func run() throws {
+        if Console.isTerminal && !self.json {
+            while true {
+                let body = try self.global.call("GET", "/v1/tasks")
+                let list = try Console.decoder().decode(TaskList.self, from: Data(body))
+                let table = TaskTable(tasks: list.tasks, terminal: true, now: Date()).render()
+                Console.output("\u{1B}[H\u{1B}[2J" + "afproxy — \(list.tasks.count) live task(s), Ctrl-C to stop\n\n" + table)
+                usleep(UInt32(max(0.1, self.interval) * 1_000_000))
+            }
+        }
+        let client = self.global.client
+        let json = self.json
+        do {
+            _ = try client.stream("/v1/events") { line in
+                if json { Console.output(line); return true }
+                if let event = try? Console.decoder().decode(TaskEvent.self, from: Data(line.utf8)) {
+                    Console.output(Self.describe(event))
+                }
+                return true
+            }
+        } catch {
+            throw GlobalOptions.unavailable(client, error)
+        }
+    }
+
+    static func describe(_ event: TaskEvent) -> String {
+        let task = event.task
+        var line = "\(Date().formatted(.iso8601)) \(event.event.rawValue.padding(9))#\(task.id) \(task.kind.rawValue) \(task.method) \(task.url)"
+        switch event.event {
+        case .progress:
+            line += " " + Formatting.progress(Formatting.mainProgress(task), terminal: false)
+        case .completed:
+            line += " " + (task.status.map(String.init) ?? "-") + (task.error.map { " error: \($0)" } ?? "")
+                + " down \(Formatting.bytes(task.download.completed)) up \(Formatting.bytes(task.upload.completed))"
+        default:
+            break
+        }
+        return line
+    }
+}

@@ -1,0 +1,191 @@
+import AFProxyModel
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A small blocking HTTP/1.1 client over the daemon's Unix socket: afproxyctl makes one request
+/// and exits, so plain POSIX calls serve it better than an event loop.
+public struct ControlClient: Sendable {
+    public let socketPath: String
+
+    public init(socketPath: String) {
+        self.socketPath = socketPath
+    }
+
+    public struct Response: Sendable {
+        public var status: Int
+        public var body: [UInt8]
+    }
+
+    public enum Failure: Error, Equatable {
+        /// Nothing listens at the path, or it cannot be opened.
+        case unreachable(String)
+        /// The daemon answered something that is not HTTP.
+        case protocolError(String)
+    }
+
+    public func request(_ method: String, _ target: String) throws(Failure) -> Response {
+        let connection = try self.connect()
+        defer { close(connection.fd) }
+        try connection.send("\(method) \(target) HTTP/1.1\r\nHost: afproxy\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        var reader = ResponseReader(fd: connection.fd)
+        let head = try reader.readHead()
+        var body: [UInt8] = []
+        try reader.readBody(head) { body.append(contentsOf: $0) }
+        return Response(status: head.status, body: body)
+    }
+
+    /// Streams a response body line by line until the daemon closes it or `onLine` answers false.
+    public func stream(_ target: String, onLine: (String) -> Bool) throws(Failure) -> Int {
+        let connection = try self.connect()
+        defer { close(connection.fd) }
+        try connection.send("GET \(target) HTTP/1.1\r\nHost: afproxy\r\n\r\n")
+        var reader = ResponseReader(fd: connection.fd)
+        let head = try reader.readHead()
+        var pending: [UInt8] = []
+        var going = true
+        try reader.readBody(head) { bytes in
+            guard going else { return }
+            pending.append(contentsOf: bytes)
+            while let newline = pending.firstIndex(of: 10) {
+                let line = String(decoding: pending[..<newline], as: UTF8.self)
+                pending.removeSubrange(...newline)
+                if !onLine(line) { going = false; return }
+            }
+        }
+        return head.status
+    }
+
+    private struct Connection {
+        var fd: Int32
+
+        func send(_ text: String) throws(Failure) {
+            var bytes = Array(text.utf8)
+            var offset = 0
+            while offset < bytes.count {
+                let sent = bytes.withUnsafeMutableBytes { Glibc.send(self.fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+                guard sent > 0 else { throw .protocolError("cannot send to the daemon: \(String(cString: strerror(errno)))") }
+                offset += sent
+            }
+        }
+    }
+
+    private func connect() throws(Failure) -> Connection {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw .unreachable(String(cString: strerror(errno))) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard self.socketPath.utf8.count < capacity else {
+            close(fd)
+            throw .unreachable("the socket path is longer than \(capacity - 1) bytes")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: self.socketPath.utf8)
+            raw[self.socketPath.utf8.count] = 0
+        }
+        let result = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard result == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw .unreachable(reason)
+        }
+        return Connection(fd: fd)
+    }
+}
+
+/// Reads one HTTP/1.1 response: the head, then a body framed by Content-Length, chunked, or close.
+struct ResponseReader {
+    struct Head {
+        var status: Int
+        var contentLength: Int?
+        var chunked: Bool
+    }
+
+    let fd: Int32
+    private var buffer: [UInt8] = []
+    private var eof = false
+
+    init(fd: Int32) {
+        self.fd = fd
+    }
+
+    mutating func readHead() throws(ControlClient.Failure) -> Head {
+        while true {
+            if let end = self.find([13, 10, 13, 10]) {
+                let text = String(decoding: self.buffer[..<end], as: UTF8.self)
+                self.buffer.removeSubrange(..<(end + 4))
+                var lines = text.split(separator: "\r\n").map(String.init)
+                guard !lines.isEmpty else { throw .protocolError("empty response") }
+                let statusLine = lines.removeFirst().split(separator: " ")
+                guard statusLine.count >= 2, statusLine[0].hasPrefix("HTTP/1"), let status = Int(statusLine[1]) else {
+                    throw .protocolError("not an HTTP response: \(text.prefix(40))")
+                }
+                var head = Head(status: status, contentLength: nil, chunked: false)
+                for line in lines {
+                    guard let colon = line.firstIndex(of: ":") else { continue }
+                    let name = line[..<colon].lowercased()
+                    let value = line[line.index(after: colon)...].trimmedSpaces
+                    if name == "content-length" { head.contentLength = Int(value) }
+                    if name == "transfer-encoding" && value.lowercased().contains("chunked") { head.chunked = true }
+                }
+                return head
+            }
+            guard try self.fill() else { throw .protocolError("the daemon closed the connection before answering") }
+        }
+    }
+
+    mutating func readBody(_ head: Head, _ sink: ([UInt8]) -> Void) throws(ControlClient.Failure) {
+        if head.chunked {
+            while true {
+                var lineEnd = self.find([13, 10])
+                while lineEnd == nil {
+                    guard try self.fill() else { return }
+                    lineEnd = self.find([13, 10])
+                }
+                let sizeText = String(decoding: self.buffer[..<lineEnd!], as: UTF8.self).split(separator: ";").first ?? ""
+                self.buffer.removeSubrange(..<(lineEnd! + 2))
+                guard let size = Int(sizeText.trimmedSpaces, radix: 16) else {
+                    throw .protocolError("bad chunk size")
+                }
+                if size == 0 { return }
+                while self.buffer.count < size + 2 {
+                    guard try self.fill() else { sink(self.buffer); return }
+                }
+                sink(Array(self.buffer[..<size]))
+                self.buffer.removeSubrange(..<(size + 2))
+            }
+        } else if let length = head.contentLength {
+            while self.buffer.count < length {
+                guard try self.fill() else { break }
+            }
+            sink(Array(self.buffer.prefix(length)))
+        } else {
+            while try self.fill() {}
+            sink(self.buffer)
+        }
+    }
+
+    private func find(_ pattern: [UInt8]) -> Int? {
+        guard self.buffer.count >= pattern.count else { return nil }
+        for index in 0...(self.buffer.count - pattern.count) where self.buffer[index] == pattern[0] {
+            if Array(self.buffer[index..<(index + pattern.count)]) == pattern { return index }
+        }
+        return nil
+    }
+
+    private mutating func fill() throws(ControlClient.Failure) -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let count = chunk.withUnsafeMutableBytes { recv(self.fd, $0.baseAddress, $0.count, 0) }
+        if count < 0 { throw .protocolError("cannot read from the daemon: \(String(cString: strerror(errno)))") }
+        if count == 0 { return false }
+        self.buffer.append(contentsOf: chunk[..<count])
+        return true
+    }
+}

@@ -1,0 +1,59 @@
+import AFProxyModel
+import FoundationEssentials
+
+/// The `show` view: every field of a task, and its metrics as a timeline from the start of the
+/// transfer (DNS → connect → TLS → first byte → total).
+struct TaskDetail {
+    var task: TaskRecord
+    var terminal: Bool
+
+    func render() -> String {
+        let task = self.task
+        var lines: [String] = []
+        lines.append("task \(task.id)  \(task.kind.rawValue)  \(Formatting.color(task.state, task.state.rawValue, terminal: self.terminal))")
+        lines.append("  \(task.method) \(task.url)")
+        lines.append("  client     \(task.client)")
+        lines.append("  created    \(task.createdAt.formatted(.iso8601))")
+        lines.append("  status     \(task.status.map(String.init) ?? "-")")
+        lines.append("  error      \(task.error ?? "-")")
+        lines.append("  upload     \(Self.progress(task.upload))")
+        lines.append("  download   \(Self.progress(task.download))")
+        let metrics = task.metrics
+        lines.append("  remote     \(metrics.remoteAddress ?? "-")  HTTP/\(metrics.httpVersion ?? "-")  "
+            + (metrics.reusedConnection.map { $0 ? "reused connection" : "new connection" } ?? ""))
+        lines.append("  timeline")
+        let phases: [(String, Double?)] = [
+            ("dns", metrics.dnsMs), ("connect", metrics.connectMs), ("tls", metrics.tlsMs),
+            ("first byte", metrics.ttfbMs), ("total", metrics.totalMs),
+        ]
+        let scale = max(metrics.totalMs ?? 0, phases.compactMap(\.1).max() ?? 0)
+        for (name, value) in phases {
+            let bar: String
+            if let value, scale > 0 {
+                bar = String(repeating: "=", count: max(1, Int(value / scale * 30)))
+            } else {
+                bar = ""
+            }
+            lines.append("    " + name.padding(10) + Formatting.milliseconds(value).padding(12) + bar)
+        }
+        lines.append("  request headers")
+        for field in task.requestHeaders { lines.append("    \(field.name): \(field.value)") }
+        if let response = task.responseHeaders {
+            lines.append("  response headers")
+            for field in response { lines.append("    \(field.name): \(field.value)") }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private static func progress(_ progress: TransferProgress) -> String {
+        let total = progress.total.map { " of \(Formatting.bytes($0))" } ?? " (total unknown)"
+        let percent = progress.fraction.map { " (\(Int($0 * 100))%)" } ?? ""
+        return Formatting.bytes(progress.completed) + total + percent
+    }
+}
+
+extension String {
+    func padding(_ width: Int) -> String {
+        self.count >= width ? self + " " : self + String(repeating: " ", count: width - self.count)
+    }
+}

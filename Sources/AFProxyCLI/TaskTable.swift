@@ -1,0 +1,47 @@
+import AFProxyModel
+import FoundationEssentials
+
+/// The `list` table: ID KIND STATE METHOD URL STATUS PROGRESS RATE ETA AGE, columns aligned; on
+/// a terminal with colour for states and a progress bar.
+struct TaskTable {
+    static let columns = ["ID", "KIND", "STATE", "METHOD", "URL", "STATUS", "PROGRESS", "RATE", "ETA", "AGE"]
+
+    var tasks: [TaskRecord]
+    var terminal: Bool
+    var now: Date
+    var urlWidth = 60
+
+    func render() -> String {
+        var rows: [[String]] = [Self.columns]
+        for task in self.tasks {
+            let (rate, eta) = Formatting.rateAndETA(task, now: self.now)
+            var url = task.url
+            if url.count > self.urlWidth { url = String(url.prefix(self.urlWidth - 1)) + "…" }
+            rows.append([
+                String(task.id), task.kind.rawValue, task.state.rawValue, task.method, url,
+                task.status.map(String.init) ?? (task.error == nil ? "-" : "ERR"),
+                Formatting.progress(Formatting.mainProgress(task), terminal: self.terminal),
+                Formatting.rate(rate), Formatting.duration(eta),
+                Formatting.duration(self.now.timeIntervalSince(task.createdAt)),
+            ])
+        }
+        var widths = [Int](repeating: 0, count: Self.columns.count)
+        for row in rows {
+            for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) }
+        }
+        var lines: [String] = []
+        for (rowIndex, row) in rows.enumerated() {
+            var cells: [String] = []
+            for (index, cell) in row.enumerated() {
+                let padded = index == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[index] - cell.count)
+                if index == 2, rowIndex > 0 {
+                    cells.append(Formatting.color(self.tasks[rowIndex - 1].state, padded, terminal: self.terminal))
+                } else {
+                    cells.append(padded)
+                }
+            }
+            lines.append(cells.joined(separator: "  "))
+        }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,8 @@
+import AFProxyCLI
+
+@main
+enum AFProxyCtlMain {
+    static func main() {
+        AFProxyCtl.runMain()
+    }
+}
