@@ -51,7 +51,7 @@ public struct AFProxyCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Completed tasks kept for list --all (default 1000).")
     var historySize: String?
 
-    @Option(name: .long, help: "Event loop threads for client connections; 0 = one per core (default 0).")
+    @Option(name: .long, help: "Event loop threads for client connections; 0 = one per core less the session thread's (default 0).")
     var threads: String?
 
     @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical (default info).")

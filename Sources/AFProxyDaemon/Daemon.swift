@@ -24,7 +24,8 @@ struct Daemon {
         var logger = Logger(label: "afproxy")
         logger.logLevel = Logger.Level(rawValue: self.configuration.logLevel) ?? .info
 
-        let threads = self.configuration.threads > 0 ? self.configuration.threads : System.coreCount
+        // The session thread takes a core of its own: by default the event loops get the rest.
+        let threads = self.configuration.threads > 0 ? self.configuration.threads : max(1, System.coreCount - 1)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
         let session = UpstreamSession(configuration: UpstreamConfiguration(
             connectTimeout: .seconds(self.configuration.connectTimeout),

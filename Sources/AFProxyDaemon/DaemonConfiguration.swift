@@ -14,7 +14,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var connectTimeout = 30.0
     public var upstreamTimeout = 120.0
     public var historySize = 1000
-    /// Event loop threads for client connections; 0 means one per core.
+    /// Event loop threads for client connections; 0 means one per core but the session thread's.
     public var threads = 0
     public var logLevel = "info"
 

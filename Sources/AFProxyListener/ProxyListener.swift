@@ -70,7 +70,7 @@ public final class ProxyListener: Service, Sendable {
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelInitializer { channel in
                 guard limiter.acquire() else {
-                    return Self.refuseOverLimit(channel, limit: limiter.limit)
+                    return Self.refuseOverLimit(channel, limit: limiter.limit, via: configuration.viaName)
                 }
                 channel.closeFuture.whenComplete { _ in limiter.release() }
                 let client = channel.remoteAddress.map(Self.describe) ?? "unknown"
@@ -94,10 +94,10 @@ public final class ProxyListener: Service, Sendable {
         return limits
     }
 
-    private static func refuseOverLimit(_ channel: any Channel, limit: Int) -> EventLoopFuture<Void> {
+    private static func refuseOverLimit(_ channel: any Channel, limit: Int, via: String) -> EventLoopFuture<Void> {
         let body = "503 Service Unavailable: the proxy is at its limit of \(limit) client connections\n"
         let response = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
-            + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\nRetry-After: 1\r\n\r\n\(body)"
+            + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\nRetry-After: 1\r\nVia: 1.1 \(via)\r\n\r\n\(body)"
         channel.writeAndFlush(ByteBuffer(string: response)).whenComplete { _ in
             channel.close(promise: nil)
         }

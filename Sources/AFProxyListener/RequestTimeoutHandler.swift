@@ -83,7 +83,7 @@ final class RequestTimeoutHandler: ChannelDuplexHandler {
         case .receivingHead:
             let body = "408 Request Timeout: the request head did not arrive in time\n"
             let response = "HTTP/1.1 408 Request Timeout\r\nContent-Type: text/plain; charset=utf-8\r\n"
-                + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
+                + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\nVia: 1.1 afproxy\r\n\r\n\(body)"
             context.writeAndFlush(self.wrapOutboundOut(ByteBuffer(string: response))).whenComplete { [channel = context.channel] _ in
                 channel.close(promise: nil)
             }

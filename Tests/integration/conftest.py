@@ -1,0 +1,92 @@
+"""Fixtures for the afproxy integration tests.
+
+    afproxy_bin   the daemon binary: $AFPROXY_BIN, default <repo>/.build/debug/afproxy
+    origin        the in-process test origin (origin.py), one per session
+    start_proxy   factory: start_proxy(*extra_args, env=None) → a running daemon (stopped at teardown)
+    proxy         a daemon with default flags
+
+Set AFPROXY_TEST_ARGS (e.g. "--log-level debug") to append flags to every daemon started.
+The daemon's log is attached to the report of any failing test.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from helpers import (  # noqa: F401  (re-exported for tests that import from conftest)
+    AfproxyProcess, RawConn, assert_serves, curl, curl_sha256, launch_afproxy, parse_status, raw,
+    short_socket_dir, wait_for,
+)
+from origin import Origin, start_origin
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def afproxy_bin() -> str:
+    path = Path(os.environ.get("AFPROXY_BIN", REPO / ".build" / "debug" / "afproxy"))
+    if not path.is_file() or not os.access(path, os.X_OK):
+        pytest.fail(
+            f"afproxy binary not found (or not executable) at {path}. "
+            "Build it with `swift build` in the repository, or point AFPROXY_BIN at it.",
+            pytrace=False,
+        )
+    return str(path)
+
+
+@pytest.fixture(scope="session")
+def origin() -> Origin:
+    o = start_origin()
+    yield o
+    o.stop()
+
+
+@pytest.fixture
+def start_proxy(afproxy_bin, tmp_path, request):
+    """Factory: start_proxy(*args, env=None) starts a daemon with extra flags.
+
+    At teardown every daemon must still be running (unless the test stopped it itself with
+    `proxy.stop(by_test=True)`): a daemon that died during a test fails the test.
+    """
+    started: list[AfproxyProcess] = []
+    request.node._afproxies = started
+    sock_dir = short_socket_dir(tmp_path)
+
+    def start(*args: str, env: dict[str, str] | None = None) -> AfproxyProcess:
+        control = str(sock_dir / f"control-{len(started):02d}.sock")
+        p = launch_afproxy(afproxy_bin, control, tuple(str(a) for a in args), env=env)
+        started.append(p)
+        return p
+
+    yield start
+
+    crashed = []
+    for p in started:
+        rc = p.proc.poll()
+        if rc is not None and not p.stopped_by_test:
+            crashed.append(f"afproxy pid {p.pid} exited with status {rc} during the test")
+        p.stop()
+    if crashed:
+        pytest.fail("; ".join(crashed), pytrace=False)
+
+
+@pytest.fixture
+def proxy(start_proxy) -> AfproxyProcess:
+    return start_proxy()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Attaches the daemon logs to the report of a failed test (setup, call or teardown)."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed:
+        for p in getattr(item, "_afproxies", []):
+            lines = p.stderr_lines[-400:]
+            status = "running" if p.alive() else f"exited {p.proc.returncode}"
+            report.sections.append(
+                (f"afproxy pid {p.pid} ({status}) log, {report.when}",
+                 f"argv: {' '.join(p.argv)}\n" + "\n".join(lines)))

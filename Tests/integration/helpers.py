@@ -1,0 +1,571 @@
+"""Helpers shared by the afproxy integration tests: the daemon process, its control API, curl, raw sockets.
+
+Everything that waits has a deadline; every subprocess has a timeout.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import origin as origin_module
+
+PROXY_ENV_VARS = (
+    "http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy",
+    "no_proxy", "NO_PROXY", "ftp_proxy", "FTP_PROXY",
+)
+
+LISTENING_RE = re.compile(rb"listening on 127\.0\.0\.1:(\d+)")
+
+
+def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The current environment without any proxy variables, plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if k not in PROXY_ENV_VARS}
+    if extra:
+        env.update(extra)
+    return env
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, interval: float = 0.1,
+             message: str | Callable[[], str] = "condition") -> Any:
+    """Polls `predicate` until it returns something truthy; fails with `message` at the deadline."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            text = message() if callable(message) else message
+            raise AssertionError(f"timed out after {timeout} s waiting for: {text}")
+        time.sleep(interval)
+
+
+# ----------------------------------------------------------------------------------------------
+# The daemon
+
+
+class UnixHTTPConnection(http.client.HTTPConnection):
+    """http.client over an AF_UNIX stream socket (the control socket)."""
+
+    def __init__(self, path: str, timeout: float = 10.0):
+        super().__init__("localhost", timeout=timeout)
+        self.unix_path = path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        try:
+            sock.connect(self.unix_path)
+        except OSError:
+            sock.close()
+            raise
+        self.sock = sock
+
+
+@dataclass
+class AfproxyProcess:
+    """A running afproxy daemon started by the tests."""
+
+    proc: subprocess.Popen
+    port: int
+    control_socket: str
+    argv: list[str]
+    stderr_lines: list[str] = field(default_factory=list)
+    stopped_by_test: bool = False
+
+    def __repr__(self) -> str:
+        return f"<afproxy pid {self.proc.pid} on 127.0.0.1:{self.port}>"
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    @property
+    def proxy_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def rss_kib(self) -> int:
+        """Resident set size of the daemon, from /proc/PID/status VmRSS."""
+        with open(f"/proc/{self.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        raise AssertionError("no VmRSS in /proc status")
+
+    def log(self) -> str:
+        return "\n".join(self.stderr_lines)
+
+    def stop(self, by_test: bool = False) -> int:
+        """SIGTERM, wait up to 15 s, then SIGKILL. Returns the exit status."""
+        if by_test:
+            self.stopped_by_test = True
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.stderr_lines.append("[test] afproxy did not exit 15 s after SIGTERM: killed")
+                self.proc.kill()
+                self.proc.wait(timeout=15)
+        return self.proc.returncode
+
+    # ---- control API -----------------------------------------------------------------------
+
+    def api(self, method: str, path: str, body: Any = None, timeout: float = 10.0) -> tuple[int, Any]:
+        """One HTTP/1.1 request on the control socket: (status, parsed JSON or raw text)."""
+        deadline = time.monotonic() + 10.0
+        while True:  # the control socket may appear a moment after the proxy port
+            conn = UnixHTTPConnection(self.control_socket, timeout=timeout)
+            try:
+                conn.connect()
+                break
+            except (FileNotFoundError, ConnectionRefusedError):
+                conn.close()
+                if time.monotonic() > deadline or not self.alive():
+                    raise
+                time.sleep(0.05)
+        try:
+            headers = {}
+            data = None
+            if body is not None:
+                data = json.dumps(body).encode()
+                headers["Content-Type"] = "application/json"
+            conn.request(method, path, body=data, headers=headers)
+            resp = conn.getresponse()
+            raw = resp.read()
+        finally:
+            conn.close()
+        try:
+            return resp.status, json.loads(raw) if raw else None
+        except ValueError:
+            return resp.status, raw.decode("utf-8", "replace")
+
+    def tasks(self, all: bool = False) -> list[dict]:
+        """GET /v1/tasks[?all=1] → the list of task records."""
+        status, body = self.api("GET", "/v1/tasks?all=1" if all else "/v1/tasks")
+        assert status == 200, f"GET /v1/tasks: {status} {body!r}"
+        assert isinstance(body, dict) and isinstance(body.get("tasks"), list), f"bad tasks body: {body!r}"
+        return body["tasks"]
+
+    def task(self, task_id: int) -> dict:
+        status, body = self.api("GET", f"/v1/tasks/{task_id}")
+        assert status == 200, f"GET /v1/tasks/{task_id}: {status} {body!r}"
+        return body
+
+    def stats(self) -> dict:
+        status, body = self.api("GET", "/v1/stats")
+        assert status == 200, f"GET /v1/stats: {status} {body!r}"
+        return body
+
+    def wait_idle(self, timeout: float = 10.0) -> None:
+        """Waits until no task is live."""
+        last: list = []
+
+        def idle():
+            last[:] = self.tasks()
+            return not last
+
+        wait_for(idle, timeout, message=lambda: f"no live tasks; still live: {json.dumps(last)[:2000]}")
+
+    def history_record(self, url: str, timeout: float = 10.0) -> dict:
+        """Waits for the completed record of the (last) task for `url` and returns it."""
+        seen: list = []
+
+        def find():
+            seen[:] = self.tasks(all=True)
+            done = [t for t in seen if t.get("url") == url and t.get("state") == "completed"]
+            return done[-1] if done else None
+
+        return wait_for(find, timeout, message=lambda: f"a completed task for {url}; have {json.dumps(seen)[:3000]}")
+
+
+def launch_afproxy(binary: str, control_socket: str, args: tuple[str, ...] = (),
+                   env: dict[str, str] | None = None, startup_timeout: float = 30.0) -> AfproxyProcess:
+    """Starts `afproxy --listen 127.0.0.1:0 --control-socket PATH ARGS` and waits for its port."""
+    argv = [binary, "--listen", "127.0.0.1:0", "--control-socket", control_socket, *args]
+    extra = os.environ.get("AFPROXY_TEST_ARGS")
+    if extra:
+        argv += extra.split()
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=clean_env(env), start_new_session=True,
+    )
+    lines: list[str] = []
+    found = threading.Event()
+    port_box: list[int] = []
+
+    def reader(stream, prefix: str):
+        for raw_line in iter(stream.readline, b""):
+            lines.append(prefix + raw_line.rstrip(b"\n").decode("utf-8", "replace"))
+            if not port_box:
+                m = LISTENING_RE.search(raw_line)
+                if m:
+                    port_box.append(int(m.group(1)))
+                    found.set()
+        stream.close()
+
+    threading.Thread(target=reader, args=(proc.stderr, ""), daemon=True).start()
+    threading.Thread(target=reader, args=(proc.stdout, "[stdout] "), daemon=True).start()
+
+    deadline = time.monotonic() + startup_timeout
+    while not found.wait(0.05):
+        if proc.poll() is not None:
+            time.sleep(0.2)  # let the readers drain
+            raise AssertionError(
+                f"afproxy exited with status {proc.returncode} before listening.\n"
+                f"argv: {argv}\nlog:\n" + "\n".join(lines))
+        if time.monotonic() > deadline:
+            proc.kill()
+            proc.wait(timeout=10)
+            raise AssertionError(
+                f"afproxy printed no 'listening on 127.0.0.1:PORT' line within {startup_timeout} s.\n"
+                f"argv: {argv}\nlog:\n" + "\n".join(lines))
+    return AfproxyProcess(proc=proc, port=port_box[0], control_socket=control_socket, argv=argv,
+                          stderr_lines=lines)
+
+
+def short_socket_dir(tmp_path: Path) -> Path:
+    """A directory for Unix sockets: tmp_path unless its path is too long for sun_path."""
+    if len(str(tmp_path / "control-00.sock")) < 100:
+        return tmp_path
+    return Path(tempfile.mkdtemp(prefix="afp-", dir="/tmp"))
+
+
+# ----------------------------------------------------------------------------------------------
+# curl
+
+
+def curl_argv(proxy: AfproxyProcess | None, args: tuple[str, ...]) -> list[str]:
+    argv = ["curl", "-sS"]
+    if proxy is not None:
+        argv += ["-x", proxy.proxy_url]
+    return argv + [str(a) for a in args]
+
+
+def curl(proxy: AfproxyProcess | None, *args: str, timeout: float = 120,
+         input: bytes | None = None) -> subprocess.CompletedProcess:
+    """Runs the real curl through the proxy (`-sS -x PROXY ARGS`); stdout/stderr are bytes."""
+    return subprocess.run(curl_argv(proxy, args), input=input, capture_output=True, timeout=timeout,
+                          env=clean_env())
+
+
+def start_curl(proxy: AfproxyProcess | None, *args: str, stdout=subprocess.DEVNULL) -> subprocess.Popen:
+    """curl in the background (the caller waits on it with a timeout, or kills it)."""
+    return subprocess.Popen(curl_argv(proxy, args), stdout=stdout, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, env=clean_env())
+
+
+@dataclass
+class HashedOutput:
+    returncode: int
+    size: int
+    sha256: str
+    stderr: str
+
+
+def curl_sha256(proxy: AfproxyProcess | None, *args: str, timeout: float = 300) -> HashedOutput:
+    """curl with its body streamed into SHA-256 (never held in memory). Kills curl at `timeout`."""
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(curl_argv(proxy, args), stdout=subprocess.PIPE, stderr=err,
+                                stdin=subprocess.DEVNULL, env=clean_env())
+        killed = threading.Event()
+
+        def kill():
+            killed.set()
+            proc.kill()
+
+        timer = threading.Timer(timeout, kill)
+        timer.start()
+        h = hashlib.sha256()
+        n = 0
+        try:
+            while True:
+                chunk = proc.stdout.read(1024 * 1024)
+                if not chunk:
+                    break
+                h.update(chunk)
+                n += len(chunk)
+            rc = proc.wait(timeout=30)
+        finally:
+            timer.cancel()
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            proc.stdout.close()
+        err.seek(0)
+        text = err.read().decode("utf-8", "replace")
+        if killed.is_set():
+            text += f"\n[test] curl killed after {timeout} s"
+        return HashedOutput(rc, n, h.hexdigest(), text)
+
+
+def file_sha256(path: Path | str) -> tuple[int, str]:
+    h = hashlib.sha256()
+    n = 0
+    with open(path, "rb") as f:
+        while chunk := f.read(1024 * 1024):
+            h.update(chunk)
+            n += len(chunk)
+    return n, h.hexdigest()
+
+
+def assert_serves(proxy: AfproxyProcess, origin: origin_module.Origin, n: int = 1000) -> None:
+    """The daemon still answers an ordinary request correctly."""
+    assert proxy.alive(), "afproxy died"
+    r = curl(proxy, "--max-time", "30", origin.url(f"/bytes/{n}"), timeout=60)
+    assert r.returncode == 0, f"curl failed after the bad input: {r.stderr!r}"
+    assert r.stdout == origin_module.payload(n)
+
+
+def parse_head_block(text: bytes) -> list[tuple[int, dict[str, str]]]:
+    """Parses `curl -D -`/`-i` style header blocks into [(status, {lower name: value})]."""
+    blocks = []
+    for block in re.split(rb"\r?\n\r?\n", text):
+        lines = block.split(b"\r\n") if b"\r\n" in block else block.split(b"\n")
+        if not lines or not lines[0].startswith(b"HTTP/"):
+            continue
+        status = int(lines[0].split()[1])
+        headers = {}
+        for line in lines[1:]:
+            name, sep, value = line.decode("latin-1").partition(":")
+            if sep:
+                headers[name.strip().lower()] = value.strip()
+        blocks.append((status, headers))
+    return blocks
+
+
+# ----------------------------------------------------------------------------------------------
+# Raw sockets
+
+
+def raw(proxy_port: int, data: bytes, read_timeout: float = 10) -> bytes:
+    """Sends `data` on a fresh TCP connection to the proxy and reads until close or
+    `read_timeout` seconds without data. Returns everything read."""
+    with socket.create_connection(("127.0.0.1", proxy_port), timeout=10) as s:
+        try:
+            s.sendall(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        s.settimeout(read_timeout)
+        out = bytearray()
+        while True:
+            try:
+                chunk = s.recv(65536)
+            except socket.timeout:
+                break
+            except ConnectionResetError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        return bytes(out)
+
+
+def parse_status(data: bytes) -> int:
+    """The status code of the first response in `data` (AssertionError if there is none)."""
+    first = data.split(b"\r\n", 1)[0]
+    m = re.match(rb"HTTP/1\.[01] (\d{3})", first)
+    assert m, f"no HTTP status line in {data[:300]!r}"
+    return int(m.group(1))
+
+
+@dataclass
+class Response:
+    version: str
+    status: int
+    reason: str
+    headers: list[tuple[str, str]]
+    body: bytes
+    complete: bool  # False when the connection closed before the framing said the body ended
+
+    def header(self, name: str) -> str | None:
+        name = name.lower()
+        for k, v in self.headers:
+            if k.lower() == name:
+                return v
+        return None
+
+    def header_all(self, name: str) -> list[str]:
+        return [v for k, v in self.headers if k.lower() == name.lower()]
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", "replace")
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+class RawConn:
+    """A raw TCP connection to the proxy that can read responses one at a time."""
+
+    def __init__(self, port: int, timeout: float = 10.0):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buf = bytearray()
+        self.eof = False
+
+    def __enter__(self) -> "RawConn":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+    def send(self, data: bytes) -> bool:
+        """sendall; False if the peer had already closed/reset."""
+        try:
+            self.sock.sendall(data)
+            return True
+        except (BrokenPipeError, ConnectionResetError):
+            return False
+
+    def _fill(self, deadline: float) -> bool:
+        """Reads more into buf; False on EOF/reset. Raises socket.timeout at the deadline."""
+        if self.eof:
+            return False
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise socket.timeout("deadline")
+        self.sock.settimeout(remaining)
+        try:
+            chunk = self.sock.recv(256 * 1024)
+        except ConnectionResetError:
+            chunk = b""
+        if not chunk:
+            self.eof = True
+            return False
+        self.buf += chunk
+        return True
+
+    def _read_until(self, marker: bytes, deadline: float) -> bytes | None:
+        while True:
+            i = self.buf.find(marker)
+            if i >= 0:
+                out = bytes(self.buf[: i + len(marker)])
+                del self.buf[: i + len(marker)]
+                return out
+            if not self._fill(deadline):
+                return None
+
+    def _read_exact(self, n: int, deadline: float) -> tuple[bytes, bool]:
+        while len(self.buf) < n:
+            if not self._fill(deadline):
+                out = bytes(self.buf)
+                self.buf.clear()
+                return out, False
+        out = bytes(self.buf[:n])
+        del self.buf[:n]
+        return out, True
+
+    def read_response(self, head: bool = False, timeout: float = 10.0,
+                      skip_informational: bool = True) -> Response:
+        """Reads and parses one response. `head`: it answers a HEAD request (no body)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            raw_head = self._read_until(b"\r\n\r\n", deadline)
+            if raw_head is None:
+                raise AssertionError(f"connection closed before a response head; got {bytes(self.buf)[:500]!r}")
+            lines = raw_head[:-4].decode("latin-1").split("\r\n")
+            m = re.match(r"(HTTP/\d\.\d) (\d{3}) ?(.*)", lines[0])
+            assert m, f"bad status line {lines[0]!r}"
+            version, status, reason = m.group(1), int(m.group(2)), m.group(3)
+            headers = []
+            for line in lines[1:]:
+                name, sep, value = line.partition(":")
+                assert sep, f"bad response header line {line!r}"
+                headers.append((name.strip(), value.strip()))
+            if skip_informational and 100 <= status < 200 and status != 101:
+                continue
+            break
+        resp = Response(version, status, reason, headers, b"", True)
+        te = ",".join(resp.header_all("transfer-encoding")).lower()
+        if head or 100 <= status < 200 or status in (204, 304):
+            return resp
+        if "chunked" in te:
+            body = bytearray()
+            while True:
+                size_line = self._read_until(b"\r\n", deadline)
+                if size_line is None:
+                    resp.body, resp.complete = bytes(body), False
+                    return resp
+                size = int(size_line.split(b";")[0].strip(), 16)
+                if size == 0:
+                    while True:  # trailers
+                        t = self._read_until(b"\r\n", deadline)
+                        if t is None:
+                            resp.complete = False
+                            break
+                        if t == b"\r\n":
+                            break
+                    resp.body = bytes(body)
+                    return resp
+                data, ok = self._read_exact(size + 2, deadline)
+                body += data[:size]
+                if not ok:
+                    resp.body, resp.complete = bytes(body), False
+                    return resp
+        cl = resp.header("content-length")
+        if cl is not None:
+            resp.body, resp.complete = self._read_exact(int(cl), deadline)
+            return resp
+        # close-delimited
+        while self._fill(deadline):
+            pass
+        resp.body = bytes(self.buf)
+        self.buf.clear()
+        return resp
+
+    def wait_closed(self, timeout: float = 10.0) -> bool:
+        """True if the peer closes (EOF or reset) within `timeout`; data read meanwhile is kept in buf."""
+        deadline = time.monotonic() + timeout
+        try:
+            while self._fill(deadline):
+                pass
+            return True
+        except (socket.timeout, TimeoutError):
+            return False
+
+
+def request_bytes(method: str, url: str, headers: list[tuple[str, str]] | None = None,
+                  body: bytes = b"", version: str = "HTTP/1.1") -> bytes:
+    """A raw request. A Host header is derived from the URL unless given; Content-Length added for a body."""
+    headers = list(headers or [])
+    names = {k.lower() for k, _ in headers}
+    if "host" not in names:
+        m = re.match(r"[a-z]+://([^/]+)", url)
+        if m:
+            headers.insert(0, ("Host", m.group(1)))
+    if body and "content-length" not in names and "transfer-encoding" not in names:
+        headers.append(("Content-Length", str(len(body))))
+    head = f"{method} {url} {version}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers) + "\r\n"
+    return head.encode("latin-1") + body
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (bound, then closed)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port

@@ -1,0 +1,183 @@
+"""Bad requests, failing upstreams and resource limits: clear error statuses, and the daemon keeps serving."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from helpers import (
+    RawConn, assert_serves, closed_port, curl, parse_status, raw, request_bytes, wait_for,
+)
+
+# ---- malformed requests ----------------------------------------------------------------------------
+
+
+def test_origin_form_request_is_refused(proxy, origin):
+    """A request with a path instead of an absolute URL gets 400 explaining the proxy needs absolute form."""
+    with RawConn(proxy.port) as c:
+        c.send(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        resp = c.read_response()
+    assert resp.status == 400
+    text = resp.text.lower()
+    assert "proxy" in text or "absolute" in text, resp.text
+    assert_serves(proxy, origin)
+
+
+def test_malformed_request_line(proxy, origin):
+    """A request line that is not `METHOD TARGET VERSION` gets 400."""
+    data = raw(proxy.port, b"GARBAGE\r\n\r\n")
+    assert parse_status(data) == 400
+    assert_serves(proxy, origin)
+
+
+def test_malformed_header_line(proxy, origin):
+    """A header line without a colon gets 400."""
+    data = raw(proxy.port, f"GET {origin.url('/echo')} HTTP/1.1\r\nHost: {origin.host}\r\n"
+                           "ThisLineHasNoColon\r\n\r\n".encode())
+    assert parse_status(data) == 400
+    assert_serves(proxy, origin)
+
+
+def test_oversized_header_section(proxy, origin):
+    """A header section over 64 KiB (one 70000-byte header) gets 431."""
+    data = raw(proxy.port, request_bytes("GET", origin.url("/echo"), [("X-Big", "a" * 70000)]))
+    assert parse_status(data) == 431
+    assert_serves(proxy, origin)
+
+
+def test_unsupported_scheme(proxy, origin):
+    """An ftp:// URL gets 400 whose body names the scheme."""
+    with RawConn(proxy.port) as c:
+        c.send(b"GET ftp://127.0.0.1/x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        resp = c.read_response()
+    assert resp.status == 400
+    assert "ftp" in resp.text.lower(), resp.text
+    assert_serves(proxy, origin)
+
+
+@pytest.mark.parametrize("framing", [
+    pytest.param([("Content-Length", "abc")], id="non-numeric-length"),
+    pytest.param([("Content-Length", "5"), ("Content-Length", "6")], id="two-lengths"),
+    pytest.param([("Content-Length", "5"), ("Transfer-Encoding", "chunked")], id="length-and-chunked"),
+])
+def test_invalid_framing_is_refused_and_closed(proxy, origin, framing):
+    """Invalid or conflicting body framing gets 400 and the proxy closes the connection (no smuggling)."""
+    before = origin.connections
+    with RawConn(proxy.port) as c:
+        c.send(request_bytes("POST", origin.url("/upload"), framing) + b"5\r\nhello\r\n0\r\n\r\n")
+        resp = c.read_response()
+        assert resp.status == 400
+        assert c.wait_closed(timeout=10), "the proxy kept the connection open after a framing error"
+    assert origin.connections == before, "the request was forwarded upstream"
+    assert_serves(proxy, origin)
+
+
+# ---- upstream failures ----------------------------------------------------------------------------
+
+
+def test_upstream_connection_refused(proxy, origin):
+    """A URL whose port is closed gets 502 with a text body naming the cause."""
+    port = closed_port()
+    r = curl(proxy, "--max-time", "30", "-w", "\n%{http_code}", f"http://127.0.0.1:{port}/x")
+    assert r.returncode == 0, r.stderr
+    body, _, status = r.stdout.rpartition(b"\n")
+    assert int(status) == 502
+    text = body.decode("utf-8", "replace").lower()
+    assert text.strip(), "empty 502 body"
+    assert "connect" in text or "refused" in text, text
+    assert_serves(proxy, origin)
+
+
+def test_upstream_dns_failure(proxy, origin):
+    """A host that cannot resolve gets 502 with a non-empty body."""
+    r = curl(proxy, "--max-time", "60", "-w", "\n%{http_code}", "http://nonexistent.invalid/x", timeout=90)
+    assert r.returncode == 0, r.stderr
+    body, _, status = r.stdout.rpartition(b"\n")
+    assert int(status) == 502
+    assert body.strip(), "empty 502 body"
+    assert_serves(proxy, origin)
+
+
+def test_upstream_timeout(start_proxy, origin):
+    """An origin that never answers gets 504 once --upstream-timeout has passed."""
+    proxy = start_proxy("--upstream-timeout", "2")
+    r = curl(proxy, "--max-time", "30", "-w", "\n%{http_code}", origin.url("/hang"), timeout=60)
+    assert r.returncode == 0, r.stderr
+    body, _, status = r.stdout.rpartition(b"\n")
+    assert int(status) == 504, body
+    assert body.strip(), "empty 504 body"
+    assert_serves(proxy, origin)
+
+
+@pytest.mark.parametrize("path", ["/abort/1000000", "/abort-chunked/1000000"])
+def test_upstream_breaks_mid_body(proxy, origin, path):
+    """When the origin dies mid-body the client sees a truncated transfer (not a clean end), and the
+    task is recorded as completed with an error."""
+    url = origin.url(path)
+    r = curl(proxy, "--max-time", "30", "-o", "/dev/null", url, timeout=60)
+    # 18: partial file, 56: recv failure, 92: HTTP/2 stream error; anything but success.
+    assert r.returncode != 0, "the client got a clean end for a truncated body"
+    assert r.returncode in (18, 56, 92), f"unexpected curl exit {r.returncode}: {r.stderr!r}"
+    rec = proxy.history_record(url)
+    assert rec["error"] is not None, f"no error recorded: {rec}"
+    assert_serves(proxy, origin)
+
+
+# ---- limits and timeouts -----------------------------------------------------------------------------
+
+
+def test_connection_limit(start_proxy, origin):
+    """With --max-connections 2, a third concurrent client connection gets 503."""
+    proxy = start_proxy("--max-connections", "2")
+    held = [RawConn(proxy.port), RawConn(proxy.port)]
+    try:
+        # A full exchange on each proves the proxy has accepted both; they then stay open, idle.
+        for c in held:
+            c.send(request_bytes("GET", origin.url("/bytes/10")))
+            assert c.read_response().status == 200
+        with RawConn(proxy.port) as third:
+            third.send(request_bytes("GET", origin.url("/bytes/10")))
+            resp = third.read_response()
+            assert resp.status == 503
+    finally:
+        for c in held:
+            c.close()
+
+    def serves_again():
+        r = curl(proxy, "--max-time", "10", "-o", "/dev/null", "-w", "%{http_code}", origin.url("/bytes/10"))
+        return r.returncode == 0 and r.stdout == b"200"
+
+    wait_for(serves_again, timeout=10, interval=0.2, message="a request succeeds once the connections closed")
+
+
+def test_slow_client_header_timeout(start_proxy):
+    """A client that stops in the middle of its header section gets 408 and is disconnected."""
+    proxy = start_proxy("--header-timeout", "2")
+    with RawConn(proxy.port) as c:
+        c.send(b"GET http://127.0.0.1:9/echo HTTP/1.1\r\n")
+        resp = c.read_response(timeout=15)
+        assert resp.status == 408
+        assert c.wait_closed(timeout=10), "connection left open after the 408"
+
+
+def test_idle_connection_is_closed(start_proxy, origin):
+    """A connection that sends nothing is closed once --idle-timeout has passed."""
+    proxy = start_proxy("--idle-timeout", "2")
+    with RawConn(proxy.port) as c:
+        assert c.wait_closed(timeout=15), "idle connection not closed"
+    # The same for a connection that went idle after a complete exchange (keep-alive).
+    with RawConn(proxy.port) as c:
+        c.send(request_bytes("GET", origin.url("/bytes/10")))
+        assert c.read_response().status == 200
+        assert c.wait_closed(timeout=15), "idle keep-alive connection not closed"
+    assert_serves(proxy, origin)
+
+
+def test_client_sending_junk_then_closing(proxy, origin):
+    """A client that sends half a request and vanishes does not disturb the daemon."""
+    for data in (b"GET http://127.0.0.1", b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + bytes(50), b"\r\n" * 10):
+        s = socket.create_connection(("127.0.0.1", proxy.port), timeout=5)
+        s.sendall(data)
+        s.close()
+    assert_serves(proxy, origin)

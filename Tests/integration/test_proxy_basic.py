@@ -1,0 +1,269 @@
+"""The core forwarding behaviour: bodies intact both ways, framing, keep-alive, pipelining, hop-by-hop."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import subprocess
+import urllib.request
+
+from helpers import (
+    RawConn, clean_env, curl, curl_sha256, file_sha256, parse_head_block, request_bytes,
+)
+from origin import GZIP_BODY, payload, payload_sha256
+
+MiB = 1024 * 1024
+BIG = 200 * MiB
+
+
+def _write_random_file(path, size: int, seed: int) -> str:
+    data = random.Random(seed).randbytes(size)
+    path.write_bytes(data)
+    return hashlib.sha256(data).hexdigest()
+
+
+# ---- downloads ---------------------------------------------------------------------------------
+
+def test_download_200mib_content_length(proxy, origin):
+    """200 MiB with Content-Length arrive through the proxy byte for byte."""
+    out = curl_sha256(proxy, "--max-time", "280", origin.url(f"/bytes/{BIG}"), timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.size == BIG
+    assert out.sha256 == payload_sha256(BIG)
+
+
+def test_download_200mib_chunked(proxy, origin):
+    """200 MiB sent chunked by the origin arrive through the proxy byte for byte."""
+    out = curl_sha256(proxy, "--max-time", "280", origin.url(f"/chunked/{BIG}"), timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.size == BIG
+    assert out.sha256 == payload_sha256(BIG)
+
+
+# ---- uploads -----------------------------------------------------------------------------------
+
+def test_upload_20mib_content_length(proxy, origin, tmp_path):
+    """A 20 MiB POST body with Content-Length reaches the origin intact."""
+    f = tmp_path / "up.bin"
+    digest = _write_random_file(f, 20 * MiB, seed=20)
+    r = curl(proxy, "--max-time", "100", "-H", "Content-Type: application/octet-stream",
+             "--data-binary", f"@{f}", origin.url("/upload"))
+    assert r.returncode == 0, r.stderr
+    j = json.loads(r.stdout)
+    assert j["method"] == "POST"
+    assert j["length"] == 20 * MiB
+    assert j["sha256"] == digest
+
+
+def test_upload_20mib_chunked(proxy, origin, tmp_path):
+    """A 20 MiB chunked POST body reaches the origin intact (the proxy may re-frame it)."""
+    f = tmp_path / "up.bin"
+    digest = _write_random_file(f, 20 * MiB, seed=21)
+    r = curl(proxy, "--max-time", "100", "-H", "Transfer-Encoding: chunked",
+             "-H", "Content-Type: application/octet-stream", "--data-binary", f"@{f}", origin.url("/upload"))
+    assert r.returncode == 0, r.stderr
+    j = json.loads(r.stdout)
+    assert j["method"] == "POST"
+    assert j["length"] == 20 * MiB
+    assert j["sha256"] == digest
+
+
+def test_put_upload_file(proxy, origin, tmp_path):
+    """`curl -T file` sends a PUT whose body reaches the origin intact."""
+    f = tmp_path / "put.bin"
+    digest = _write_random_file(f, 3 * MiB + 17, seed=3)
+    r = curl(proxy, "--max-time", "60", "-T", str(f), origin.url("/upload"))
+    assert r.returncode == 0, r.stderr
+    j = json.loads(r.stdout)
+    assert (j["method"], j["length"], j["sha256"]) == ("PUT", 3 * MiB + 17, digest)
+
+
+def test_patch_with_body(proxy, origin):
+    """A PATCH with a small body is forwarded with its method and body."""
+    body = b'{"op":"replace","path":"/a","value":1}'
+    r = curl(proxy, "--max-time", "30", "-X", "PATCH", "-H", "Content-Type: application/json",
+             "--data-binary", body.decode(), origin.url("/upload"))
+    assert r.returncode == 0, r.stderr
+    j = json.loads(r.stdout)
+    assert (j["method"], j["length"], j["sha256"]) == ("PATCH", len(body), hashlib.sha256(body).hexdigest())
+
+
+# ---- bodiless responses and framing -----------------------------------------------------------
+
+def test_head_has_length_and_no_body(proxy, origin):
+    """HEAD returns the origin's Content-Length with no body; the connection stays usable after it."""
+    r = curl(proxy, "--max-time", "30", "-I", origin.url("/bytes/12345"))
+    assert r.returncode == 0, r.stderr
+    status, headers = parse_head_block(r.stdout)[-1]
+    assert status == 200
+    assert headers.get("content-length") == "12345"
+
+    # On a raw connection: if the proxy sent a body after the HEAD response, the next response
+    # would not start where it should.
+    with RawConn(proxy.port) as c:
+        c.send(request_bytes("HEAD", origin.url("/bytes/12345"))
+               + request_bytes("GET", origin.url("/bytes/10")))
+        head = c.read_response(head=True)
+        assert head.status == 200 and head.header("content-length") == "12345"
+        nxt = c.read_response()
+        assert nxt.status == 200, "bytes after the HEAD response (a body was sent?)"
+        assert nxt.body == payload(10)
+
+
+def test_204_and_304_have_no_body(proxy, origin):
+    """204 and 304 are relayed without a body, and the connection stays in sync afterwards."""
+    for code in (204, 304):
+        r = curl(proxy, "--max-time", "30", "-o", "/dev/null", "-w", "%{http_code} %{size_download}",
+                 origin.url(f"/status/{code}"))
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.decode() == f"{code} 0"
+
+    with RawConn(proxy.port) as c:
+        c.send(request_bytes("GET", origin.url("/status/204"))
+               + request_bytes("GET", origin.url("/status/304"))
+               + request_bytes("GET", origin.url("/bytes/10")))
+        first, second, third = c.read_response(), c.read_response(), c.read_response()
+        assert (first.status, first.body) == (204, b"")
+        assert (second.status, second.body) == (304, b"")
+        assert first.header("transfer-encoding") is None and second.header("transfer-encoding") is None
+        assert (third.status, third.body) == (200, payload(10))
+
+
+def test_other_status_codes_are_relayed(proxy, origin):
+    """Non-2xx statuses from the origin are relayed as they are, with their body."""
+    for code in (404, 418, 500, 503):
+        r = curl(proxy, "--max-time", "30", "-w", "\n%{http_code}", origin.url(f"/status/{code}"))
+        assert r.returncode == 0, r.stderr
+        body, _, status = r.stdout.rpartition(b"\n")
+        assert int(status) == code
+        assert body == b"status %d\n" % code
+
+
+def test_gzip_passes_through_compressed(proxy, origin, tmp_path):
+    """Without --compressed, a gzip body arrives exactly as the origin sent it, Content-Encoding kept."""
+    hdr = tmp_path / "headers.txt"
+    r = curl(proxy, "--max-time", "30", "-D", str(hdr), origin.url("/gzip"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == GZIP_BODY
+    status, headers = parse_head_block(hdr.read_bytes())[-1]
+    assert status == 200
+    assert headers.get("content-encoding") == "gzip"
+    if "content-length" in headers:
+        assert headers["content-length"] == str(len(GZIP_BODY))
+
+
+def test_close_delimited_to_http11_and_http10_clients(proxy, origin):
+    """A body delimited by the origin closing arrives intact to HTTP/1.1 and HTTP/1.0 clients."""
+    n = 5 * MiB + 123
+    for extra in ((), ("-0",)):
+        out = curl_sha256(proxy, "--max-time", "60", *extra, origin.url(f"/close/{n}"), timeout=90)
+        assert out.returncode == 0, f"curl {extra}: {out.stderr}"
+        assert (out.size, out.sha256) == (n, payload_sha256(n)), f"curl {extra}"
+
+
+def test_http10_client_with_content_length(proxy, origin):
+    """An HTTP/1.0 client gets a correctly framed response for a Content-Length body too."""
+    r = curl(proxy, "--max-time", "30", "-0", origin.url("/bytes/100000"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == payload(100000)
+
+
+# ---- other clients ------------------------------------------------------------------------------
+
+def test_python_urllib_client(proxy, origin):
+    """Python's urllib with a ProxyHandler downloads and posts through the proxy."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({"http": proxy.proxy_url}))
+    with opener.open(origin.url("/bytes/300000"), timeout=30) as resp:
+        assert resp.status == 200
+        assert resp.read() == payload(300000)
+    body = b"x" * 5000
+    req = urllib.request.Request(origin.url("/upload"), data=body, method="POST")
+    with opener.open(req, timeout=30) as resp:
+        j = json.loads(resp.read())
+    assert (j["length"], j["sha256"]) == (5000, hashlib.sha256(body).hexdigest())
+
+
+def test_wget_client(proxy, origin, tmp_path):
+    """wget configured with use_proxy/http_proxy downloads through the proxy."""
+    out = tmp_path / "wget.bin"
+    n = 2 * MiB + 5
+    r = subprocess.run(
+        ["wget", "-q", "-O", str(out), "--tries=1", "--timeout=30", "-e", "use_proxy=yes",
+         "-e", f"http_proxy={proxy.proxy_url}", origin.url(f"/bytes/{n}")],
+        capture_output=True, timeout=60, env=clean_env())
+    assert r.returncode == 0, r.stderr
+    assert file_sha256(out) == (n, payload_sha256(n))
+
+
+# ---- connection reuse ---------------------------------------------------------------------------
+
+def test_keep_alive_reuses_client_and_upstream_connections(proxy, origin):
+    """Two URLs in one curl run share one client connection, and the proxy reuses one upstream connection."""
+    # Warm nothing up: the proxy is fresh, so exactly one upstream connection must be opened.
+    before = origin.connections
+    r = curl(proxy, "--max-time", "30", "-w", "%{num_connects}\n",
+             "-o", "/dev/null", origin.url("/bytes/1000"),
+             "-o", "/dev/null", origin.url("/bytes/2000"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.decode().split() == ["1", "0"], "curl did not reuse its connection to the proxy"
+    assert origin.connections - before == 1, "the proxy opened more than one upstream connection"
+
+
+def test_pipelined_requests_answered_in_order(proxy, origin):
+    """Three requests written in one go are answered in order, each response complete."""
+    with RawConn(proxy.port) as c:
+        c.send(request_bytes("GET", origin.url("/bytes/100"))
+               + request_bytes("GET", origin.url("/echo?n=2"))
+               + request_bytes("GET", origin.url("/bytes/70000")))
+        first, second, third = c.read_response(), c.read_response(), c.read_response()
+    assert (first.status, first.body, first.complete) == (200, payload(100), True)
+    assert second.status == 200 and second.json()["path"] == "/echo?n=2"
+    assert (third.status, third.complete) == (200, True)
+    assert third.body == payload(70000)
+
+
+# ---- headers ---------------------------------------------------------------------------------------
+
+def test_hop_by_hop_headers_removed_and_via_added(proxy, origin):
+    """Hop-by-hop fields (fixed ones and those named by Connection) don't reach the origin;
+    Via names afproxy both ways; Host is the URL's authority."""
+    with RawConn(proxy.port) as c:
+        c.send(request_bytes("GET", origin.url("/echo"), [
+            ("Host", origin.host),
+            ("Connection", "X-Foo"),
+            ("X-Foo", "1"),
+            ("Keep-Alive", "5"),
+            ("Proxy-Authorization", "Basic xx"),
+            ("Proxy-Connection", "keep-alive"),
+            ("TE", "trailers"),
+            ("Upgrade", "h2c"),
+            ("X-End-To-End", "kept"),
+        ]))
+        resp = c.read_response()
+    assert resp.status == 200
+    seen = resp.json()["headers"]
+    names = [k.lower() for k, _ in seen]
+    for hop in ("x-foo", "keep-alive", "proxy-authorization", "proxy-connection", "te", "upgrade"):
+        assert hop not in names, f"{hop} reached the origin: {seen}"
+    for k, v in seen:
+        if k.lower() == "connection":
+            assert "x-foo" not in v.lower(), f"Connection: {v} reached the origin"
+    headers = {k.lower(): v for k, v in seen}
+    assert headers.get("x-end-to-end") == "kept"
+    assert "afproxy" in headers.get("via", ""), f"no Via: afproxy at the origin: {seen}"
+    assert headers.get("host") == origin.host
+    assert any("afproxy" in v for v in resp.header_all("via")), f"no Via in the response: {resp.headers}"
+
+
+def test_end_to_end_headers_forwarded_in_order(proxy, origin):
+    """End-to-end request headers, repeated ones included, reach the origin with their values and order."""
+    with RawConn(proxy.port) as c:
+        c.send(request_bytes("GET", origin.url("/echo"), [
+            ("X-Multi", "one"), ("Accept", "*/*"), ("X-Multi", "two"), ("Cookie", "a=1"),
+        ]))
+        resp = c.read_response()
+    seen = [(k.lower(), v) for k, v in resp.json()["headers"]]
+    assert [v for k, v in seen if k == "x-multi"] == ["one", "two"]
+    assert ("cookie", "a=1") in seen
+    assert ("accept", "*/*") in seen
