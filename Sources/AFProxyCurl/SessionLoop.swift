@@ -6,6 +6,7 @@ import CCurl
 /// allowed from other threads is `wakeup()`, which curl documents as thread-safe.
 final class SessionLoop: @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer
+    private let watcher = SocketWatcher()
     private let configuration: UpstreamConfiguration
     private var active: [ObjectIdentifier: UpstreamTransfer] = [:]
     private var pool: [EasyHandle] = []
@@ -15,6 +16,7 @@ final class SessionLoop: @unchecked Sendable {
         guard let multi = curl_multi_init() else { fatalError("curl_multi_init failed") }
         self.multi = multi
         self.configuration = configuration
+        self.watcher.attach(to: multi)
     }
 
     deinit {
@@ -22,13 +24,20 @@ final class SessionLoop: @unchecked Sendable {
     }
 
     func wakeup() {
-        curl_multi_wakeup(self.multi)
+        self.watcher.wakeup()
     }
 
-    /// One turn: let curl move bytes, reap what finished, flush, time out the silent, sleep.
+    /// One turn: sleep until a socket is ready, curl's timer is due or a command arrived; let
+    /// curl move the bytes of what is ready; reap what finished, flush, time out the silent.
     func iterate() {
+        let (ready, timerDue) = self.watcher.wait(limit: .seconds(1))
         var running: Int32 = 0
-        curl_multi_perform(self.multi, &running)
+        for (socket, flags) in ready {
+            curl_multi_socket_action(self.multi, socket, flags, &running)
+        }
+        if timerDue {
+            curl_multi_socket_action(self.multi, CURL_SOCKET_TIMEOUT, 0, &running)
+        }
         self.reapFinished()
         for transfer in self.active.values where transfer.needsFlush {
             transfer.needsFlush = false
@@ -39,7 +48,6 @@ final class SessionLoop: @unchecked Sendable {
             self.lastHousekeeping = now
             self.expireIdle(now: now)
         }
-        curl_multi_poll(self.multi, nil, 0, 1000, nil)
     }
 
     func handle(_ command: UpstreamSession.Command) {
@@ -111,6 +119,7 @@ final class SessionLoop: @unchecked Sendable {
         // client, who may speak HTTP/1.0.
         handle.set(CURLOPT_HTTP_CONTENT_DECODING, 0)
         handle.set(CURLOPT_CONNECTTIMEOUT_MS, Int(self.configuration.connectTimeout.milliseconds))
+        handle.set(CURLOPT_BUFFERSIZE, 256 << 10)
         handle.set(CURLOPT_HEADERFUNCTION, callback: TransferCallbacks.header)
         handle.set(CURLOPT_HEADERDATA, pointer: userdata)
         handle.set(CURLOPT_WRITEFUNCTION, callback: TransferCallbacks.write)

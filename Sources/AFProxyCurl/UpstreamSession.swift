@@ -8,13 +8,14 @@ import Glibc
 
 /// The upstream session: one curl multi handle driven by one dedicated thread, as one
 /// NSURLSession drives its tasks on one serial delegate queue. Every curl call happens on that
-/// thread; other threads only enqueue commands and wake it with `curl_multi_wakeup`.
+/// thread; other threads only enqueue commands and wake it through an eventfd.
 ///
-/// The loop (see `SessionLoop`) drains the inbox, runs `curl_multi_perform`, reaps finished
-/// transfers, lets each delegate flush what it gathered in one hop, and sleeps in
-/// `curl_multi_poll`. A poll loop rather than `curl_multi_socket_action` on epoll: the number of
-/// concurrent upstream transfers is bounded by client connections in flight (hundreds), where
-/// poll's O(n) costs less than the extra timer and socket bookkeeping, and it keeps the loop short.
+/// The loop (see `SessionLoop`) drains the inbox, sleeps in epoll until a socket is ready or
+/// curl's timer is due, runs `curl_multi_socket_action` for just those, reaps finished transfers
+/// and lets each delegate flush what it gathered in one hop. `curl_multi_socket_action` rather
+/// than `curl_multi_poll`: with many keep-alive connections open, poll and perform walk every
+/// transfer on every wakeup; measured at 64 connections of 1 KiB GETs, that walk was a fifth
+/// of the session thread's time.
 public final class UpstreamSession: Sendable {
     enum Command {
         case start(UpstreamTransfer)

@@ -229,7 +229,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
         var headers = HTTPHeaders()
         var via: [String] = []
         for field in HopByHopHeaders.removing(from: head.headers) {
-            if field.name.lowercased() == "via" { via.append(field.value); continue }
+            if field.hasName("via") { via.append(field.value); continue }
             headers.add(name: field.name, value: field.value)
         }
         via.append("\(head.version) \(self.validator.via)")

@@ -19,7 +19,12 @@ final class RequestTimeoutHandler: ChannelDuplexHandler {
     private let idleTimeout: TimeAmount
     private let headerTimeout: TimeAmount
     private var phase = Phase.idle
+    /// When the current phase expires; nil while busy. A keep-alive connection turns from idle to
+    /// busy and back on every request, so the one scheduled timer is not moved each time: when
+    /// it fires early it re-arms itself for the deadline that is current then.
+    private var deadline: NIODeadline?
     private var timer: Scheduled<Void>?
+    private var timerDeadline: NIODeadline?
 
     init(idleTimeout: Duration, headerTimeout: Duration) {
         self.idleTimeout = TimeAmount(idleTimeout)
@@ -27,24 +32,25 @@ final class RequestTimeoutHandler: ChannelDuplexHandler {
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        if context.channel.isActive { self.arm(context, self.idleTimeout) }
+        if context.channel.isActive { self.enter(.idle, context) }
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        self.arm(context, self.idleTimeout)
+        self.enter(.idle, context)
         context.fireChannelActive()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         self.timer?.cancel()
         self.timer = nil
+        self.timerDeadline = nil
+        self.deadline = nil
         context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if self.phase == .idle {
-            self.phase = .receivingHead
-            self.arm(context, self.headerTimeout)
+            self.enter(.receivingHead, context)
         }
         context.fireChannelRead(data)
     }
@@ -55,28 +61,52 @@ final class RequestTimeoutHandler: ChannelDuplexHandler {
             return
         }
         switch event {
-        case .requestStarted:
-            self.phase = .busy
-            self.timer?.cancel()
-            self.timer = nil
-        case .responseEnded:
-            self.phase = .idle
-            self.arm(context, self.idleTimeout)
+        case .requestStarted: self.enter(.busy, context)
+        case .responseEnded: self.enter(.idle, context)
         }
         promise?.succeed()
     }
 
-    private func arm(_ context: ChannelHandlerContext, _ delay: TimeAmount) {
+    private func enter(_ phase: Phase, _ context: ChannelHandlerContext) {
+        self.phase = phase
+        switch phase {
+        case .busy:
+            self.deadline = nil
+            return
+        case .idle:
+            self.deadline = .now() + self.idleTimeout
+        case .receivingHead:
+            self.deadline = .now() + self.headerTimeout
+        }
+        // A pending timer that fires no later than the new deadline re-arms itself then; one that
+        // would fire after it is moved.
+        guard let deadline = self.deadline else { return }
+        if let timerDeadline = self.timerDeadline, self.timer != nil, timerDeadline <= deadline { return }
         self.timer?.cancel()
+        self.schedule(at: deadline, context)
+    }
+
+    private func schedule(at deadline: NIODeadline, _ context: ChannelHandlerContext) {
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        self.timer = context.eventLoop.scheduleTask(in: delay) {
+        self.timerDeadline = deadline
+        self.timer = context.eventLoop.scheduleTask(deadline: deadline) {
             let (handler, context) = loopBound.value
-            handler.fire(context)
+            handler.timerFired(context)
         }
     }
 
-    private func fire(_ context: ChannelHandlerContext) {
+    private func timerFired(_ context: ChannelHandlerContext) {
         self.timer = nil
+        self.timerDeadline = nil
+        guard let deadline = self.deadline else { return }
+        guard deadline <= .now() else {
+            self.schedule(at: deadline, context)
+            return
+        }
+        self.fire(context)
+    }
+
+    private func fire(_ context: ChannelHandlerContext) {
         switch self.phase {
         case .idle:
             context.close(promise: nil)

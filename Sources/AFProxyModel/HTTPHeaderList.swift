@@ -12,13 +12,29 @@ public struct HTTPHeaderField: Sendable, Codable, Equatable {
     }
 }
 
+extension HTTPHeaderField {
+    /// Compares the name with `lowercaseName` ignoring ASCII case, without allocating: header
+    /// lookups run several times per request.
+    public func hasName(_ lowercaseName: String) -> Bool {
+        let name = self.name.utf8
+        let other = lowercaseName.utf8
+        guard name.count == other.count else { return false }
+        for (byte, lower) in zip(name, other) {
+            let folded = byte >= 65 && byte <= 90 ? byte | 0x20 : byte
+            if folded != lower { return false }
+        }
+        return true
+    }
+}
+
 extension Array where Element == HTTPHeaderField {
-    /// The values of every field named `name`, compared case-insensitively.
+    /// The values of every field named `name` (lower-case), compared case-insensitively.
     public func values(_ name: String) -> [String] {
-        self.filter { $0.name.lowercased() == name }.map(\.value)
+        self.filter { $0.hasName(name) }.map(\.value)
     }
 
+    /// The first value of the field named `name` (lower-case).
     public func first(_ name: String) -> String? {
-        self.first { $0.name.lowercased() == name }?.value
+        self.first { $0.hasName(name) }?.value
     }
 }

@@ -11,7 +11,7 @@ public enum HopByHopHeaders {
     /// `headers` without the hop-by-hop fields.
     public static func removing(from headers: HTTPHeaderList) -> HTTPHeaderList {
         var named = Set<String>()
-        for field in headers where field.name.lowercased() == "connection" || field.name.lowercased() == "proxy-connection" {
+        for field in headers where field.hasName("connection") || field.hasName("proxy-connection") {
             for token in field.value.split(separator: ",") {
                 named.insert(token.trimmingSpaces().lowercased())
             }

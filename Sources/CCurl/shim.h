@@ -9,6 +9,9 @@
 #define AFPROXY_CCURL_SHIM_H
 
 #include <curl/curl.h>
+/* Glibc's Swift module leaves these out; the session's socket watcher needs them next to curl. */
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 
 typedef size_t (*afc_data_callback)(char *buffer, size_t size, size_t count, void *userdata);
 typedef int (*afc_sockopt_callback)(void *userdata, curl_socket_t fd, curlsocktype purpose);
@@ -56,6 +59,22 @@ static inline CURLcode afc_easy_getinfo_pointer(CURL *handle, CURLINFO info, voi
 
 static inline CURLMcode afc_multi_setopt_long(CURLM *handle, CURLMoption option, long value) {
     return curl_multi_setopt(handle, option, value);
+}
+
+/* The multi handle's socket and timer callbacks, for curl_multi_socket_action on epoll. */
+typedef int (*afc_socket_callback)(CURL *easy, curl_socket_t socket, int what, void *userdata, void *socketdata);
+typedef int (*afc_timer_callback)(CURLM *multi, long timeout_ms, void *userdata);
+
+static inline CURLMcode afc_multi_setopt_pointer(CURLM *handle, CURLMoption option, void *value) {
+    return curl_multi_setopt(handle, option, value);
+}
+
+static inline CURLMcode afc_multi_setopt_socket_callback(CURLM *handle, afc_socket_callback value) {
+    return curl_multi_setopt(handle, CURLMOPT_SOCKETFUNCTION, value);
+}
+
+static inline CURLMcode afc_multi_setopt_timer_callback(CURLM *handle, afc_timer_callback value) {
+    return curl_multi_setopt(handle, CURLMOPT_TIMERFUNCTION, value);
 }
 
 /* CURLVERSION_NOW is a macro Swift does not import. */
