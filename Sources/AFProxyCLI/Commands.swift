@@ -39,30 +39,35 @@ struct Show: ParsableCommand {
     }
 }
 
-/// suspend, resume and cancel: the same shape, one verb each.
+/// suspend and resume: task ids or every live task.
 struct VerbOptions: ParsableArguments {
     @Argument(help: "Task ids.") var ids: [Int] = []
     @Flag(name: .long, help: "Every live task.") var all = false
     @Flag(name: .long, help: "Print the API's JSON.") var json = false
 }
 
-func apply(_ verb: String, _ options: VerbOptions, _ global: GlobalOptions, allowAll: Bool) throws {
-    if options.all {
-        guard allowAll else { throw ValidationError("\(verb) takes task ids; --all is not offered for it") }
-        guard options.ids.isEmpty else { throw ValidationError("give task ids or --all, not both") }
+/// cancel: task ids only; canceling everything at once is too easy a mistake to offer.
+struct CancelOptions: ParsableArguments {
+    @Argument(help: "Task ids.") var ids: [Int] = []
+    @Flag(name: .long, help: "Print the API's JSON.") var json = false
+}
+
+func apply(_ verb: String, ids: [Int], all: Bool, json: Bool, _ global: GlobalOptions) throws {
+    if all {
+        guard ids.isEmpty else { throw ValidationError("give task ids or --all, not both") }
         let body = try global.call("POST", "/v1/tasks/\(verb)?all=1")
-        if options.json { return Console.output(String(decoding: body, as: UTF8.self)) }
+        if json { return Console.output(String(decoding: body, as: UTF8.self)) }
         let list = try Console.decoder().decode(TaskList.self, from: Data(body))
         let ids = list.tasks.map { String($0.id) }.joined(separator: " ")
         Console.output("\(verb): \(list.tasks.count) task(s)\(ids.isEmpty ? "" : ": " + ids)")
         return
     }
-    guard !options.ids.isEmpty else { throw ValidationError("give at least one task id (or --all)") }
+    guard !ids.isEmpty else { throw ValidationError("give at least one task id" + (verb == "cancel" ? "" : " (or --all)")) }
     var refused = false
-    for id in options.ids {
+    for id in ids {
         do {
             let body = try global.call("POST", "/v1/tasks/\(id)/\(verb)")
-            if options.json {
+            if json {
                 Console.output(String(decoding: body, as: UTF8.self))
             } else {
                 let task = try Console.decoder().decode(TaskRecord.self, from: Data(body))
@@ -81,7 +86,9 @@ struct Suspend: ParsableCommand {
     @ParentCommand var root: AFProxyCtl
     var global: GlobalOptions { self.root.global }
     @OptionGroup var options: VerbOptions
-    func run() throws { try apply("suspend", self.options, self.global, allowAll: true) }
+    func run() throws {
+        try apply("suspend", ids: self.options.ids, all: self.options.all, json: self.options.json, self.global)
+    }
 }
 
 struct Resume: ParsableCommand {
@@ -89,7 +96,9 @@ struct Resume: ParsableCommand {
     @ParentCommand var root: AFProxyCtl
     var global: GlobalOptions { self.root.global }
     @OptionGroup var options: VerbOptions
-    func run() throws { try apply("resume", self.options, self.global, allowAll: true) }
+    func run() throws {
+        try apply("resume", ids: self.options.ids, all: self.options.all, json: self.options.json, self.global)
+    }
 }
 
 struct Cancel: ParsableCommand {
@@ -97,8 +106,10 @@ struct Cancel: ParsableCommand {
         abstract: "Abort tasks: the upstream transfer stops and the client's connection closes.")
     @ParentCommand var root: AFProxyCtl
     var global: GlobalOptions { self.root.global }
-    @OptionGroup var options: VerbOptions
-    func run() throws { try apply("cancel", self.options, self.global, allowAll: false) }
+    @OptionGroup var options: CancelOptions
+    func run() throws {
+        try apply("cancel", ids: self.options.ids, all: false, json: self.options.json, self.global)
+    }
 }
 
 struct Stats: ParsableCommand {

@@ -39,10 +39,21 @@ public final class ControlServer: Service, Sendable {
     /// Creates the socket at `path` with `mode`, creating a missing parent directory (0700).
     public func bind(path: String, mode: mode_t) async throws {
         try Self.prepare(path)
-        let channel = try await self.bootstrap().bind(unixDomainSocketPath: path).get()
+        // The socket must never be reachable with a looser mode, not even between bind and chmod:
+        // bind under a umask that already yields `mode`. Nothing else creates files at startup.
+        let previous = umask(~mode & 0o777)
+        let channel: any Channel
+        do {
+            channel = try await self.bootstrap().bind(unixDomainSocketPath: path).get()
+            umask(previous)
+        } catch {
+            umask(previous)
+            throw error
+        }
         guard chmod(path, mode) == 0 else {
+            let reason = String(cString: strerror(errno))
             try? await channel.close()
-            throw Failure(description: "cannot set mode \(String(mode, radix: 8)) on \(path): \(String(cString: strerror(errno)))")
+            throw Failure(description: "cannot set mode \(String(mode, radix: 8)) on \(path): \(reason)")
         }
         self.state.withLock { $0 = (channel, path) }
     }

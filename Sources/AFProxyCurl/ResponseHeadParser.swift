@@ -2,6 +2,8 @@ import AFProxyModel
 
 /// Builds the final response head from the header lines curl hands over one by one. 1xx heads
 /// (100 Continue, 103 Early Hints) are dropped: curl handles them, the client gets the final head.
+/// Works on the bytes: this runs for every header line of every response, and a String per
+/// piece of a line showed up in profiles.
 struct ResponseHeadParser {
     private var status = 0
     private var reason = ""
@@ -9,14 +11,17 @@ struct ResponseHeadParser {
     private var headers: HTTPHeaderList = []
     private(set) var isComplete = false
 
+    private static let space = UInt8(ascii: " ")
+    private static let tab = UInt8(ascii: "\t")
+
     /// Feeds one line, with its CRLF. Answers the head when this line completed it.
     mutating func feed(_ line: UnsafeRawBufferPointer) -> ProxyResponseHead? {
         guard !self.isComplete else { return nil }  // trailers of a chunked body
         var end = line.count
         while end > 0, line[end - 1] == UInt8(ascii: "\n") || line[end - 1] == UInt8(ascii: "\r") { end -= 1 }
-        let text = String(decoding: UnsafeRawBufferPointer(rebasing: line[0..<end]), as: UTF8.self)
+        let bytes = UnsafeRawBufferPointer(rebasing: line[0..<end])
 
-        if text.isEmpty {
+        if bytes.isEmpty {
             guard self.status != 0 else { return nil }
             if (100..<200).contains(self.status) && self.status != 101 {
                 self = ResponseHeadParser()
@@ -25,36 +30,45 @@ struct ResponseHeadParser {
             self.isComplete = true
             return ProxyResponseHead(status: self.status, reason: self.reason, version: self.version, headers: self.headers)
         }
-        if text.hasPrefix("HTTP/") {
-            self.parseStatusLine(text)
+        if bytes.starts(with: "HTTP/".utf8) {
+            self.parseStatusLine(bytes)
             return nil
         }
-        if let first = text.first, first == " " || first == "\t", !self.headers.isEmpty {
+        if bytes[0] == Self.space || bytes[0] == Self.tab {
             // obs-fold (RFC 9112 §5.2): replace with a space.
-            self.headers[self.headers.count - 1].value += " " + text.drop { $0 == " " || $0 == "\t" }
+            guard !self.headers.isEmpty else { return nil }
+            let rest = Self.trimmed(bytes, from: 0, to: bytes.count)
+            self.headers[self.headers.count - 1].value += " " + String(decoding: rest, as: UTF8.self)
             return nil
         }
-        guard let colon = text.firstIndex(of: ":") else { return nil }
-        let name = String(text[..<colon])
-        let value = String(text[text.index(after: colon)...].trimmingSpaces())
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+        let name = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[0..<colon]), as: UTF8.self)
+        let value = String(decoding: Self.trimmed(bytes, from: colon + 1, to: bytes.count), as: UTF8.self)
         self.headers.append(HTTPHeaderField(name, value))
         return nil
     }
 
-    private mutating func parseStatusLine(_ text: String) {
+    /// `HTTP/1.1 200 OK`
+    private mutating func parseStatusLine(_ bytes: UnsafeRawBufferPointer) {
         self.headers = []
-        let parts = text.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
-        self.version = parts.first.map { String($0.dropFirst(5)) } ?? "1.1"
-        self.status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
-        self.reason = parts.count > 2 ? String(parts[2]) : ""
+        let firstSpace = bytes.firstIndex(of: Self.space) ?? bytes.count
+        self.version = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[5..<firstSpace]), as: UTF8.self)
+        var index = firstSpace
+        while index < bytes.count, bytes[index] == Self.space { index += 1 }
+        var status = 0
+        while index < bytes.count, (48...57).contains(bytes[index]) {
+            status = status * 10 + Int(bytes[index] - 48)
+            index += 1
+        }
+        self.status = status
+        self.reason = String(decoding: Self.trimmed(bytes, from: index, to: bytes.count), as: UTF8.self)
     }
-}
 
-extension Substring {
-    fileprivate func trimmingSpaces() -> Substring {
-        var view = self
-        while let first = view.first, first == " " || first == "\t" { view = view.dropFirst() }
-        while let last = view.last, last == " " || last == "\t" { view = view.dropLast() }
-        return view
+    private static func trimmed(_ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int) -> UnsafeRawBufferPointer {
+        var start = start
+        var end = end
+        while start < end, bytes[start] == Self.space || bytes[start] == Self.tab { start += 1 }
+        while end > start, bytes[end - 1] == Self.space || bytes[end - 1] == Self.tab { end -= 1 }
+        return UnsafeRawBufferPointer(rebasing: bytes[start..<end])
     }
 }

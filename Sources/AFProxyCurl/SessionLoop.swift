@@ -58,7 +58,11 @@ final class SessionLoop: @unchecked Sendable {
             transfer.suspended = true
             self.applyPause(transfer)
         case .resume(let transfer):
+            // The delegate refuses bytes while suspended, which curl records as a pause of that
+            // direction: lift those too. A direction that still has to wait pauses again.
             transfer.suspended = false
+            transfer.receiveWaiting = false
+            transfer.sendWaiting = false
             transfer.lastActivity = .now
             self.applyPause(transfer)
         case .continueReceiving(let transfer):
@@ -119,7 +123,7 @@ final class SessionLoop: @unchecked Sendable {
         // client, who may speak HTTP/1.0.
         handle.set(CURLOPT_HTTP_CONTENT_DECODING, 0)
         handle.set(CURLOPT_CONNECTTIMEOUT_MS, Int(self.configuration.connectTimeout.milliseconds))
-        handle.set(CURLOPT_BUFFERSIZE, 256 << 10)
+        handle.set(CURLOPT_BUFFERSIZE, 64 << 10)
         handle.set(CURLOPT_HEADERFUNCTION, callback: TransferCallbacks.header)
         handle.set(CURLOPT_HEADERDATA, pointer: userdata)
         handle.set(CURLOPT_WRITEFUNCTION, callback: TransferCallbacks.write)

@@ -12,7 +12,8 @@ import AFProxyModel
 /// 2. `transfer(_:didReceiveBodyBytes:)` zero or more times, and `transfer(_:fillRequestBody:)` as curl
 ///    wants request bytes; either may answer "not now" (`false` / `.pause`). That pauses that
 ///    direction until the delegate calls `UpstreamSession.continueReceiving(_:)` or
-///    `continueSending(_:)`; refused response bytes are offered again then, so nothing is lost.
+///    `continueSending(_:)` (or `resume(_:)`); refused response bytes are offered again then, so
+///    nothing is lost.
 /// 3. `transferDidFlush(_:)` at the end of each loop iteration in which 1 or 2 happened: the
 ///    moment to hand what was gathered to the client in one hop rather than one per callback.
 /// 4. `transfer(_:didCompleteWith:metrics:)` exactly once, last; nothing follows it.

@@ -8,7 +8,7 @@ struct AbsoluteURL: Equatable {
     var text: String
 
     static func parse(_ uri: String) -> Result<AbsoluteURL, ProxyRefusal> {
-        guard let separator = uri.firstRange(of: "://") else {
+        guard let separator = Self.schemeSeparator(in: uri) else {
             let shown = String(uri.prefix(64))
             let message: String =
                 "this is a proxy: send requests in absolute form (GET http://host/path), for example with "
@@ -42,5 +42,22 @@ struct AbsoluteURL: Equatable {
         let target = path.isEmpty || path.first == "?" ? "/" + path : String(path)
         let text = "http://\(authority)\(target)"
         return .success(AbsoluteURL(authority: String(authority), text: text))
+    }
+
+    /// The range of the first `://`, found on the UTF-8 view (`firstRange(of:)` goes through
+    /// the string-processing machinery, which costs more than the rest of the parse).
+    private static func schemeSeparator(in uri: String) -> Range<String.Index>? {
+        let utf8 = uri.utf8
+        var index = utf8.startIndex
+        while let colon = utf8[index...].firstIndex(of: UInt8(ascii: ":")) {
+            let slash1 = utf8.index(after: colon)
+            guard slash1 < utf8.endIndex else { return nil }
+            let slash2 = utf8.index(after: slash1)
+            if utf8[slash1] == UInt8(ascii: "/"), slash2 < utf8.endIndex, utf8[slash2] == UInt8(ascii: "/") {
+                return colon..<utf8.index(after: slash2)
+            }
+            index = slash1
+        }
+        return nil
     }
 }

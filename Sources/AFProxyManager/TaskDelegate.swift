@@ -34,6 +34,9 @@ public final class TaskDelegate: @unchecked Sendable {
     private let upload = Mutex(UploadQueue())
     /// Response bytes handed to the client's event loop and not yet written to its socket.
     private let inFlight = Atomic<Int>(0)
+    /// Set before a suspend is even queued to the session thread: from that moment every curl
+    /// callback is refused, so not one byte is counted or moved once the API said "suspended".
+    private let suspended = Atomic<Bool>(false)
 
     static let clientHighWatermark = 1 << 20
     static let clientLowWatermark = 256 << 10
@@ -81,13 +84,21 @@ public final class TaskDelegate: @unchecked Sendable {
     // MARK: verbs (any thread)
 
     func suspend() throws(IllegalTransition) {
-        _ = try self.shared.withLock { shared throws(IllegalTransition) in try shared.machine.suspend() }
+        _ = try self.shared.withLock { shared throws(IllegalTransition) in
+            let action = try shared.machine.suspend()
+            self.suspended.store(true, ordering: .sequentiallyConsistent)
+            return action
+        }
         self.manager.session.suspend(self.transfer)
         self.client.task(self, didChangeSuspension: true)
     }
 
     func resume() throws(IllegalTransition) {
-        _ = try self.shared.withLock { shared throws(IllegalTransition) in try shared.machine.resume() }
+        _ = try self.shared.withLock { shared throws(IllegalTransition) in
+            let action = try shared.machine.resume()
+            self.suspended.store(false, ordering: .sequentiallyConsistent)
+            return action
+        }
         self.manager.session.resume(self.transfer)
         self.client.task(self, didChangeSuspension: false)
     }
@@ -140,6 +151,8 @@ public final class TaskDelegate: @unchecked Sendable {
 
 extension TaskDelegate: UpstreamTransferDelegate {
     public func transfer(_ transfer: UpstreamTransfer, didReceive head: ProxyResponseHead, metrics: TaskMetrics) {
+        var metrics = metrics
+        metrics.totalMs = nil  // not over yet: the total is known at completion
         self.shared.withLock { shared in
             shared.responseHead = head
             shared.metrics = metrics
@@ -148,6 +161,7 @@ extension TaskDelegate: UpstreamTransferDelegate {
     }
 
     public func transfer(_ transfer: UpstreamTransfer, didReceiveBodyBytes bytes: UnsafeRawBufferPointer) -> Bool {
+        if self.suspended.load(ordering: .sequentiallyConsistent) { return false }
         let pending = self.pendingBody?.readableBytes ?? 0
         if pending > 0 && self.inFlight.load(ordering: .relaxed) + pending >= Self.clientHighWatermark {
             return false
@@ -161,6 +175,7 @@ extension TaskDelegate: UpstreamTransferDelegate {
     }
 
     public func transfer(_ transfer: UpstreamTransfer, fillRequestBody buffer: UnsafeMutableRawBufferPointer) -> RequestBodyRead {
+        if self.suspended.load(ordering: .sequentiallyConsistent) { return .pause }
         var wantsMore = false
         let read: RequestBodyRead = self.upload.withLock { queue in
             if queue.bytes == 0 {

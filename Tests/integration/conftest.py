@@ -2,7 +2,9 @@
 
     afproxy_bin   the daemon binary: $AFPROXY_BIN, default <repo>/.build/debug/afproxy
     origin        the in-process test origin (origin.py), one per session
-    start_proxy   factory: start_proxy(*extra_args, env=None) → a running daemon (stopped at teardown)
+    afproxyctl_bin  the CLI binary: $AFPROXYCTL_BIN, default <repo>/.build/debug/afproxyctl
+    start_proxy   factory: start_proxy(*extra_args, env=None, control_socket=None) → a running daemon
+                  (stopped at teardown); control_socket chooses the socket's path
     proxy         a daemon with default flags
 
 Set AFPROXY_TEST_ARGS (e.g. "--log-level debug") to append flags to every daemon started.
@@ -17,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from helpers import (  # noqa: F401  (re-exported for tests that import from conftest)
-    AfproxyProcess, RawConn, assert_serves, curl, curl_sha256, launch_afproxy, parse_status, raw,
-    short_socket_dir, wait_for,
+    AfproxyProcess, RawConn, afproxyctl_path, assert_serves, ctl, curl, curl_sha256, launch_afproxy,
+    parse_status, raw, short_socket_dir, wait_for,
 )
 from origin import Origin, start_origin
 
@@ -38,6 +40,18 @@ def afproxy_bin() -> str:
 
 
 @pytest.fixture(scope="session")
+def afproxyctl_bin() -> str:
+    path = Path(afproxyctl_path())
+    if not path.is_file() or not os.access(path, os.X_OK):
+        pytest.fail(
+            f"afproxyctl binary not found (or not executable) at {path}. "
+            "Build it with `swift build` in the repository, or point AFPROXYCTL_BIN at it.",
+            pytrace=False,
+        )
+    return str(path)
+
+
+@pytest.fixture(scope="session")
 def origin() -> Origin:
     o = start_origin()
     yield o
@@ -46,7 +60,8 @@ def origin() -> Origin:
 
 @pytest.fixture
 def start_proxy(afproxy_bin, tmp_path, request):
-    """Factory: start_proxy(*args, env=None) starts a daemon with extra flags.
+    """Factory: start_proxy(*args, env=None, control_socket=None) starts a daemon with extra flags
+    (and its control socket at `control_socket`, default a fresh path in the test's directory).
 
     At teardown every daemon must still be running (unless the test stopped it itself with
     `proxy.stop(by_test=True)`): a daemon that died during a test fails the test.
@@ -55,8 +70,9 @@ def start_proxy(afproxy_bin, tmp_path, request):
     request.node._afproxies = started
     sock_dir = short_socket_dir(tmp_path)
 
-    def start(*args: str, env: dict[str, str] | None = None) -> AfproxyProcess:
-        control = str(sock_dir / f"control-{len(started):02d}.sock")
+    def start(*args: str, env: dict[str, str] | None = None,
+              control_socket: str | None = None) -> AfproxyProcess:
+        control = control_socket or str(sock_dir / f"control-{len(started):02d}.sock")
         p = launch_afproxy(afproxy_bin, control, tuple(str(a) for a in args), env=env)
         started.append(p)
         return p

@@ -22,6 +22,8 @@ from typing import Any, Callable
 
 import origin as origin_module
 
+REPO = Path(__file__).resolve().parents[2]
+
 PROXY_ENV_VARS = (
     "http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy",
     "no_proxy", "NO_PROXY", "ftp_proxy", "FTP_PROXY",
@@ -109,6 +111,14 @@ class AfproxyProcess:
 
     def log(self) -> str:
         return "\n".join(self.stderr_lines)
+
+    def wait_control_ready(self, timeout: float = 10.0) -> None:
+        """Waits for the daemon's "control socket at PATH" log line: the socket is bound and has its
+        final mode (the file exists a moment earlier, before its chmod)."""
+        needle = f"control socket at {self.control_socket}"
+        wait_for(lambda: any(needle in line for line in self.stderr_lines) or not self.alive(), timeout,
+                 message=f"the log line {needle!r}")
+        assert self.alive(), "afproxy exited before its control socket was ready:\n" + self.log()
 
     def stop(self, by_test: bool = False) -> int:
         """SIGTERM, wait up to 15 s, then SIGKILL. Returns the exit status."""
@@ -560,6 +570,133 @@ def request_bytes(method: str, url: str, headers: list[tuple[str, str]] | None =
         headers.append(("Content-Length", str(len(body))))
     head = f"{method} {url} {version}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers) + "\r\n"
     return head.encode("latin-1") + body
+
+
+# ----------------------------------------------------------------------------------------------
+# afproxyctl and the control API's event stream
+
+
+def afproxyctl_path() -> str:
+    """The afproxyctl binary: $AFPROXYCTL_BIN, default <repo>/.build/debug/afproxyctl."""
+    return str(os.environ.get("AFPROXYCTL_BIN", REPO / ".build" / "debug" / "afproxyctl"))
+
+
+def ctl(proxy: AfproxyProcess | str | None, *args: str, timeout: float = 30,
+        env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Runs `afproxyctl --socket SOCKET ARGS` (no --socket when `proxy` is None); text stdout/stderr.
+    `proxy` is a daemon or a socket path."""
+    argv = [afproxyctl_path()]
+    if isinstance(proxy, AfproxyProcess):
+        # the control socket may appear a moment after the proxy port
+        wait_for(lambda: os.path.exists(proxy.control_socket) or not proxy.alive(), timeout=10,
+                 message=f"the control socket {proxy.control_socket}")
+    if proxy is not None:
+        argv += ["--socket", proxy if isinstance(proxy, str) else proxy.control_socket]
+    argv += [str(a) for a in args]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+                          env=clean_env(env))
+
+
+def live_task(proxy: AfproxyProcess, url: str, timeout: float = 20.0, min_download: int = 1,
+              min_upload: int = 0) -> dict:
+    """Waits for the live record of `url` that has moved at least min_download/min_upload bytes."""
+    seen: list = []
+
+    def find():
+        seen[:] = proxy.tasks()
+        for t in seen:
+            if (t.get("url") == url and (t.get("download") or {}).get("completed", 0) >= min_download
+                    and (t.get("upload") or {}).get("completed", 0) >= min_upload):
+                return t
+        return None
+
+    return wait_for(find, timeout, message=lambda: (
+        f"a live task for {url} with download ≥ {min_download}, upload ≥ {min_upload}; "
+        f"live: {json.dumps(seen)[:2000]}"))
+
+
+class EventStream:
+    """`GET /v1/events` on the control socket, read by a background thread.
+
+    `events` holds (monotonic receive time, parsed JSON line) in order; `status` the response status.
+    Use as a context manager; `close()` ends the stream.
+    """
+
+    def __init__(self, control_socket: str, timeout: float = 10.0):
+        deadline = time.monotonic() + timeout
+        while True:  # the control socket may appear a moment after the proxy port
+            self.conn = UnixHTTPConnection(control_socket, timeout=timeout)
+            try:
+                self.conn.connect()
+                break
+            except (FileNotFoundError, ConnectionRefusedError):
+                self.conn.close()
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+        self.conn.request("GET", "/v1/events")
+        self.resp = self.conn.getresponse()
+        self.status = self.resp.status
+        self.headers = dict((k.lower(), v) for k, v in self.resp.getheaders())
+        self.events: list[tuple[float, dict]] = []
+        self.bad_lines: list[bytes] = []
+        self.error: BaseException | None = None
+        self.ended = threading.Event()
+        self._lock = threading.Lock()
+        self._closing = False
+        self.conn.sock.settimeout(None)  # a quiet stream is not an error; close() unblocks the reader
+        self._thread = threading.Thread(target=self._read, daemon=True, name="event-stream")
+        self._thread.start()
+
+    def _read(self) -> None:
+        try:
+            while True:
+                line = self.resp.readline()
+                if not line:
+                    break
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    obj = json.loads(line)
+                except ValueError:
+                    with self._lock:
+                        self.bad_lines.append(line)
+                    continue
+                with self._lock:
+                    self.events.append((time.monotonic(), obj))
+        except (OSError, ValueError, http.client.HTTPException) as e:
+            if not self._closing:
+                self.error = e
+        finally:
+            self.ended.set()
+
+    def snapshot(self) -> list[dict]:
+        with self._lock:
+            return [e for _, e in self.events]
+
+    def timed(self) -> list[tuple[float, dict]]:
+        with self._lock:
+            return list(self.events)
+
+    def for_task(self, task_id: int) -> list[dict]:
+        return [e for e in self.snapshot() if (e.get("task") or {}).get("id") == task_id]
+
+    def close(self) -> None:
+        self._closing = True
+        try:
+            if self.conn.sock is not None:
+                self.conn.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self._thread.join(timeout=5)
+        self.conn.close()
+
+    def __enter__(self) -> "EventStream":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def closed_port() -> int:
