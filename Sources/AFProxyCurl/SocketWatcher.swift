@@ -13,7 +13,13 @@ import Glibc
 final class SocketWatcher {
     private let epoll: Int32
     private let wakeFD: Int32
-    private var watched = Set<Int32>()
+    /// What curl wants watched now.
+    private var wanted = Set<Int32>()
+    /// What the epoll set holds, with its events. A socket curl stops watching stays registered
+    /// until it reports an event nobody wants: curl drops an upstream connection from its watch
+    /// list at the end of every response and takes it back for the next request, and keeping it
+    /// saves two epoll_ctl calls per request (measured: 2.3 a request before, at 64 connections).
+    private var registered: [Int32: UInt32] = [:]
     /// When curl wants `CURL_SOCKET_TIMEOUT`; nil when it has no timer.
     private(set) var deadline: ContinuousClock.Instant?
     private var events = [epoll_event](repeating: epoll_event(), count: 256)
@@ -57,17 +63,32 @@ final class SocketWatcher {
 
     private func watch(_ socket: curl_socket_t, _ what: Int32) {
         if what == CURL_POLL_REMOVE {
-            if self.watched.remove(socket) != nil {
-                epoll_ctl(self.epoll, EPOLL_CTL_DEL, socket, nil)
-            }
+            self.wanted.remove(socket)
             return
         }
+        self.wanted.insert(socket)
+        var events: UInt32 = 0
+        if what & CURL_POLL_IN != 0 { events |= EPOLLIN.rawValue }
+        if what & CURL_POLL_OUT != 0 { events |= EPOLLOUT.rawValue }
+        if let current = self.registered[socket], current == events { return }
         var event = epoll_event()
+        event.events = events
         event.data.fd = socket
-        if what & CURL_POLL_IN != 0 { event.events |= EPOLLIN.rawValue }
-        if what & CURL_POLL_OUT != 0 { event.events |= EPOLLOUT.rawValue }
-        let operation = self.watched.insert(socket).inserted ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
-        epoll_ctl(self.epoll, operation, socket, &event)
+        // The descriptor may have been closed (which drops it from the set) and its number reused:
+        // try the likely operation, then the other.
+        if self.registered[socket] != nil {
+            if epoll_ctl(self.epoll, EPOLL_CTL_MOD, socket, &event) != 0 && errno == ENOENT {
+                epoll_ctl(self.epoll, EPOLL_CTL_ADD, socket, &event)
+            }
+        } else if epoll_ctl(self.epoll, EPOLL_CTL_ADD, socket, &event) != 0 && errno == EEXIST {
+            epoll_ctl(self.epoll, EPOLL_CTL_MOD, socket, &event)
+        }
+        self.registered[socket] = events
+    }
+
+    private func unregister(_ socket: curl_socket_t) {
+        self.registered.removeValue(forKey: socket)
+        epoll_ctl(self.epoll, EPOLL_CTL_DEL, socket, nil)
     }
 
     /// Waits at most `limit` (less when curl's timer is due sooner) and answers the ready sockets
@@ -90,6 +111,10 @@ final class SocketWatcher {
                 if fd == self.wakeFD {
                     var value: UInt64 = 0
                     _ = read(self.wakeFD, &value, 8)
+                    continue
+                }
+                guard self.wanted.contains(fd) else {
+                    self.unregister(fd)  // an idle connection curl no longer watches stirred
                     continue
                 }
                 var flags: Int32 = 0

@@ -4,12 +4,15 @@ import NIOCore
 import NIOHTTP1
 
 /// One client connection: turns each request into a task, streams the request body to it and its
-/// response back, one exchange at a time (NIO's pipelining handler queues the next request until
-/// this response ended, so pipelined requests are answered in order).
+/// response back, one exchange at a time. Pipelined requests are queued here until the response
+/// before them ended, so they are answered in order. (NIO's `HTTPServerPipelineHandler` does the
+/// same but withholds `read()` during every response, which costs two epoll_ctl calls a request
+/// on a keep-alive connection that never pipelines; here reads are held only while a pipelined
+/// request actually waits.)
 ///
 /// Backpressure: the response side is the task delegate's (it pauses curl while too many bytes
 /// are on their way to this socket); the request side is here: `read()` is held back while the
-/// task's upload buffer is full or a person suspended the task.
+/// task's upload buffer is full, a person suspended the task, or a pipelined request waits.
 final class ProxyConnectionHandler: ChannelDuplexHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
@@ -18,6 +21,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
     enum ReadHold {
         case backpressure
         case suspended
+        case pipelined
     }
 
     private struct Exchange {
@@ -44,6 +48,8 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
     private var bridge: ConnectionBridge?
     private var holds: Set<ReadHold> = []
     private var readPending = false
+    /// Parts of requests that arrived before the current exchange ended.
+    private var queued = CircularBuffer<HTTPServerRequestPart>()
 
     init(manager: SessionManager, validator: RequestValidator, clientAddress: String) {
         self.manager = manager
@@ -64,7 +70,29 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
     // MARK: inbound
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch self.unwrapInboundIn(data) {
+        let part = self.unwrapInboundIn(data)
+        if self.canHandleNow && self.queued.isEmpty {
+            self.handle(part, context: context)
+        } else if case .closed = self.state {
+            return
+        } else {
+            self.queued.append(part)
+            self.holds.insert(.pipelined)
+        }
+    }
+
+    /// The part can go to the current request (its body and end), or starts a request while
+    /// the connection is idle.
+    private var canHandleNow: Bool {
+        switch self.state {
+        case .idle, .refusing: true
+        case .forwarding(let exchange): !exchange.requestEnded
+        case .closed: false
+        }
+    }
+
+    private func handle(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
+        switch part {
         case .head(let head):
             self.receiveHead(head, context: context)
         case .body(let buffer):
@@ -84,6 +112,16 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
                 break
             }
         }
+    }
+
+    /// After an exchange ended on an open connection: the requests that waited, in order.
+    private func drainQueued(context: ChannelHandlerContext) {
+        self.holds.remove(.pipelined)
+        while self.canHandleNow, let part = self.queued.popFirst() {
+            self.handle(part, context: context)
+        }
+        if !self.queued.isEmpty { self.holds.insert(.pipelined) }
+        self.releaseReadIfPossible()
     }
 
     private func receiveHead(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
@@ -200,7 +238,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
         let ended = context.writeAndFlush(self.wrapOutboundOut(.end(nil)))
         if keepOpen {
             context.triggerUserOutboundEvent(ConnectionPhase.responseEnded, promise: nil)
-            self.releaseReadIfPossible()
+            self.drainQueued(context: context)
         } else {
             ended.whenComplete { [channel = context.channel] _ in channel.close(promise: nil) }
         }
@@ -218,7 +256,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
         } else {
             self.state = .idle
             context.triggerUserOutboundEvent(ConnectionPhase.responseEnded, promise: nil)
-            self.releaseReadIfPossible()
+            self.drainQueued(context: context)
         }
     }
 

@@ -79,7 +79,7 @@ public final class ProxyListener: Service, Sendable {
                     try sync.addHandler(RequestTimeoutHandler(
                         idleTimeout: configuration.idleTimeout, headerTimeout: configuration.headerTimeout))
                     try sync.configureHTTPServerPipeline(
-                        withPipeliningAssistance: true, withErrorHandling: false,
+                        withPipeliningAssistance: false, withErrorHandling: false,
                         withEncoderConfiguration: .init(), withDecoderLimitConfiguration: limits)
                     try sync.addHandler(ProxyErrorHandler(via: configuration.viaName))
                     try sync.addHandler(ProxyConnectionHandler(manager: manager, validator: validator, clientAddress: client))

@@ -48,10 +48,7 @@ public struct RequestValidator: Sendable {
             return .failure(ProxyRefusal(.loopDetected, "the request already passed through this proxy (Via: \(via))"))
         }
         var forwarded = HopByHopHeaders.removing(from: received).filter { field in
-            switch field.name.lowercased() {
-            case "content-length", "expect", "host", "via": false
-            default: true
-            }
+            !(field.hasName("content-length") || field.hasName("expect") || field.hasName("host") || field.hasName("via"))
         }
         forwarded.insert(HTTPHeaderField("Host", url.authority), at: 0)
         let ownVia = "\(head.version.major).\(head.version.minor) \(self.via)"

@@ -8,17 +8,19 @@ public enum HopByHopHeaders {
         "proxy-authorization", "proxy-authenticate",
     ]
 
-    /// `headers` without the hop-by-hop fields.
+    private static let fixedNames = Array(fixed)
+
+    /// `headers` without the hop-by-hop fields. Names are compared in place, without a lower-cased
+    /// copy of each: this runs on every request and every response.
     public static func removing(from headers: HTTPHeaderList) -> HTTPHeaderList {
-        var named = Set<String>()
+        var named: [String] = []
         for field in headers where field.hasName("connection") || field.hasName("proxy-connection") {
             for token in field.value.split(separator: ",") {
-                named.insert(token.trimmingSpaces().lowercased())
+                named.append(token.trimmingSpaces().lowercased())
             }
         }
         return headers.filter { field in
-            let name = field.name.lowercased()
-            return !Self.fixed.contains(name) && !named.contains(name)
+            !Self.fixedNames.contains(where: field.hasName) && !named.contains(where: field.hasName)
         }
     }
 }
