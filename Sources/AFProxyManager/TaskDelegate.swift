@@ -167,7 +167,9 @@ extension TaskDelegate: UpstreamTransferDelegate {
             return false
         }
         if self.pendingBody == nil {
-            self.pendingBody = self.allocator.buffer(capacity: max(bytes.count, 64 << 10))
+            // Sized to what arrived: most responses fit one callback, and a roomier buffer that
+            // is never filled still dirties pages that stay resident after it is freed.
+            self.pendingBody = self.allocator.buffer(capacity: bytes.count)
         }
         self.pendingBody!.writeBytes(bytes)
         self.downloaded.add(Int64(bytes.count), ordering: .relaxed)
