@@ -74,9 +74,9 @@ final class RequestTimeoutHandler: ChannelDuplexHandler {
             self.deadline = nil
             return
         case .idle:
-            self.deadline = .now() + self.idleTimeout
+            self.deadline = context.eventLoop.now + self.idleTimeout
         case .receivingHead:
-            self.deadline = .now() + self.headerTimeout
+            self.deadline = context.eventLoop.now + self.headerTimeout
         }
         // A pending timer that fires no later than the new deadline re-arms itself then; one that
         // would fire after it is moved.
@@ -99,7 +99,7 @@ final class RequestTimeoutHandler: ChannelDuplexHandler {
         self.timer = nil
         self.timerDeadline = nil
         guard let deadline = self.deadline else { return }
-        guard deadline <= .now() else {
+        guard deadline <= context.eventLoop.now else {
             self.schedule(at: deadline, context)
             return
         }

@@ -1,0 +1,54 @@
+@testable import AFProxyListener
+import NIOCore
+import NIOEmbedded
+import Testing
+
+/// The connection timers on an embedded channel whose clock the test moves.
+@Suite struct RequestTimeoutHandlerTests {
+    private func channel() throws -> EmbeddedChannel {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(
+            RequestTimeoutHandler(idleTimeout: .seconds(10), headerTimeout: .seconds(3)))
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        return channel
+    }
+
+    @Test func idleConnectionIsClosedAfterTheIdleTimeout() throws {
+        let channel = try self.channel()
+        channel.embeddedEventLoop.advanceTime(by: .seconds(9))
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(2))
+        #expect(!channel.isActive)
+        #expect(try channel.readOutbound(as: ByteBuffer.self) == nil)  // closed without an answer
+    }
+
+    @Test func aHeadStartedButNotFinishedGets408() throws {
+        let channel = try self.channel()
+        try channel.writeInbound(ByteBuffer(string: "GET http://h/ HTTP/1.1\r\n"))
+        _ = try channel.readInbound(as: ByteBuffer.self)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(4))
+        let answer = try #require(try channel.readOutbound(as: ByteBuffer.self))
+        #expect(String(buffer: answer).hasPrefix("HTTP/1.1 408 Request Timeout\r\n"))
+    }
+
+    @Test func noTimerRunsWhileARequestIsInProgressAndTheIdleTimerRestartsAfter() throws {
+        let channel = try self.channel()
+        try channel.writeInbound(ByteBuffer(string: "GET http://h/ HTTP/1.1\r\n\r\n"))
+        channel.pipeline.triggerUserOutboundEvent(ConnectionPhase.requestStarted, promise: nil)
+        channel.embeddedEventLoop.advanceTime(by: .hours(2))  // a long suspended transfer
+        #expect(channel.isActive)
+        channel.pipeline.triggerUserOutboundEvent(ConnectionPhase.responseEnded, promise: nil)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(9))
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(2))
+        #expect(!channel.isActive)
+    }
+
+    @Test func theHeaderTimerIsNotDelayedByAnEarlierIdleTimer() throws {
+        let channel = try self.channel()
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        try channel.writeInbound(ByteBuffer(string: "GET"))
+        channel.embeddedEventLoop.advanceTime(by: .seconds(3))
+        #expect(try channel.readOutbound(as: ByteBuffer.self) != nil)
+    }
+}
