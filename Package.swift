@@ -23,6 +23,13 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        /// libsystemd: sd_notify, sd_listen_fds_with_names, sd_watchdog_enabled, sd_journal_sendv
+        /// (none variadic, so the header only includes; AFProxySystemd is its only user).
+        .systemLibrary(
+            name: "CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
         .target(name: "AFProxyModel"),
         .target(
             name: "AFProxyCurl",
@@ -34,6 +41,8 @@ let package = Package(
             dependencies: [
                 "AFProxyModel", "AFProxyCurl",
                 .product(name: "NIOCore", package: "swift-nio"),
+                // CONNECT tunnels: the upstream channel (ClientBootstrap) and getaddrinfo on NIO's thread pool.
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -59,14 +68,24 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        /// systemd glue: the notify protocol, named listen descriptors, the watchdog, the journal.
+        .target(
+            name: "AFProxySystemd",
+            dependencies: [
+                "CSystemd",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .target(
             name: "AFProxyDaemon",
             dependencies: [
                 "AFProxyModel", "AFProxyCurl", "AFProxyManager", "AFProxyListener", "AFProxyControl",
+                "AFProxySystemd",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -93,5 +112,9 @@ let package = Package(
         .testTarget(name: "AFProxyCurlTests", dependencies: ["AFProxyCurl", "AFProxyModel"]),
         .testTarget(name: "AFProxyControlTests", dependencies: ["AFProxyControl"]),
         .testTarget(name: "AFProxyDaemonTests", dependencies: ["AFProxyDaemon"]),
+        .testTarget(
+            name: "AFProxySystemdTests",
+            dependencies: ["AFProxySystemd", .product(name: "Logging", package: "swift-log")]
+        ),
     ]
 )

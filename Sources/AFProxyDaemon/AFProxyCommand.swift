@@ -13,7 +13,9 @@ public struct AFProxyCommand: AsyncParsableCommand {
         abstract: "A local HTTP proxy daemon whose every request is a task you can watch and steer.",
         discussion: """
             Point applications at it with http_proxy=http://127.0.0.1:3128 and steer their requests \
-            with afproxyctl. Runs in the foreground; under systemd it is a Type=notify service.
+            with afproxyctl. Runs in the foreground; under systemd it is a Type=notify service. \
+            SIGHUP reads the configuration again; SIGTERM or SIGINT stops accepting, gives running \
+            tasks --grace-period seconds to finish, then exits 0.
             """,
         version: AFProxyVersion.current
     )
@@ -57,6 +59,15 @@ public struct AFProxyCommand: AsyncParsableCommand {
     @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical (default info).")
     var logLevel: String?
 
+    @Option(name: .long, help: "Seconds running tasks get to finish after SIGTERM or SIGINT before they are canceled (default 10).")
+    var gracePeriod: String?
+
+    @Option(name: .long, help: ArgumentHelp("One info log entry per completed task, yes or no (default yes).", valueName: "yes|no"))
+    var logCompletedTasks: String?
+
+    @Option(name: .long, help: ArgumentHelp("Where logs go: auto (the journal under systemd, else stderr), journal or stderr (default auto).", valueName: "target"))
+    var logTarget: String?
+
     public init() {}
 
     public func run() async throws {
@@ -77,41 +88,63 @@ public struct AFProxyCommand: AsyncParsableCommand {
         } catch {
             Self.fail("\(error)")
         }
+        let overrides = self.overrides
         do {
-            try await Daemon(configuration: configuration, environment: environment).run()
+            try await Daemon(configuration: configuration, environment: environment) { () throws(ConfigurationError) in
+                try overrides.resolve(environment: environment)
+            }.run()
         } catch {
             Self.fail("\(error)")
         }
     }
 
     func resolve(environment: [String: String]) throws(ConfigurationError) -> DaemonConfiguration {
-        var configuration = DaemonConfiguration()
-        if let path = self.config ?? environment["AFPROXY_CONFIG"] {
-            try ConfigurationFile.apply(try Self.read(path), path: path, to: &configuration)
-        }
-        try ConfigurationFile.applyEnvironment(environment, to: &configuration)
+        try self.overrides.resolve(environment: environment)
+    }
+
+    /// What the command line says, kept to resolve the configuration again on SIGHUP.
+    var overrides: Overrides {
         let flags: [(String, String?)] = [
             ("control-socket", self.controlSocket), ("max-connections", self.maxConnections),
             ("max-header-bytes", self.maxHeaderBytes), ("idle-timeout", self.idleTimeout),
             ("header-timeout", self.headerTimeout), ("connect-timeout", self.connectTimeout),
             ("upstream-timeout", self.upstreamTimeout), ("history-size", self.historySize),
             ("threads", self.threads), ("log-level", self.logLevel),
+            ("grace-period", self.gracePeriod), ("log-completed-tasks", self.logCompletedTasks),
+            ("log-target", self.logTarget),
         ]
-        for (name, value) in flags {
-            guard let value else { continue }
-            do {
-                try DaemonConfiguration.key(named: name)!.apply(&configuration, value)
-            } catch {
-                throw ConfigurationError(error.message, place: "--\(name)")
+        return Overrides(
+            config: self.config, listen: self.listen,
+            flags: flags.compactMap { name, value in value.map { (name, $0) } })
+    }
+
+    struct Overrides: Sendable {
+        var config: String?
+        var listen: [String]
+        var flags: [(name: String, value: String)]
+
+        /// Defaults, then the config file, then `AFPROXY_*` variables, then the flags.
+        func resolve(environment: [String: String]) throws(ConfigurationError) -> DaemonConfiguration {
+            var configuration = DaemonConfiguration()
+            if let path = self.config ?? environment["AFPROXY_CONFIG"] {
+                try ConfigurationFile.apply(try AFProxyCommand.read(path), path: path, to: &configuration)
             }
-        }
-        if !self.listen.isEmpty {
-            for address in self.listen {
-                do { _ = try ListenAddress.parse(address) } catch { throw ConfigurationError(error.message, place: "--listen") }
+            try ConfigurationFile.applyEnvironment(environment, to: &configuration)
+            for (name, value) in self.flags {
+                do {
+                    try DaemonConfiguration.key(named: name)!.apply(&configuration, value)
+                } catch {
+                    throw ConfigurationError(error.message, place: "--\(name)")
+                }
             }
-            configuration.listen = self.listen
+            if !self.listen.isEmpty {
+                for address in self.listen {
+                    do { _ = try ListenAddress.parse(address) } catch { throw ConfigurationError(error.message, place: "--listen") }
+                }
+                configuration.listen = self.listen
+            }
+            return configuration
         }
-        return configuration
     }
 
     static func read(_ path: String) throws(ConfigurationError) -> String {

@@ -3,6 +3,7 @@ import AFProxyCurl
 import AFProxyListener
 import AFProxyManager
 import AFProxyModel
+import AFProxySystemd
 import Logging
 import NIOCore
 import NIOPosix
@@ -13,16 +14,19 @@ import Glibc
 #endif
 
 /// Wires the parts together for one run: the upstream session thread, the session manager, the
-/// proxy listener and the control server, run as a service group until SIGTERM or SIGINT.
+/// proxy listener and the control server, driven by `DaemonService` (start, reload on SIGHUP,
+/// graceful stop on SIGTERM or SIGINT) in a service group.
 struct Daemon {
     let configuration: DaemonConfiguration
     let environment: [String: String]
+    /// Reads the configuration again from the same sources, for SIGHUP.
+    let reload: @Sendable () throws(ConfigurationError) -> DaemonConfiguration
 
     func run() async throws {
         signal(SIGPIPE, SIG_IGN)
         Self.raiseFileLimit()
-        var logger = Logger(label: "afproxy")
-        logger.logLevel = Logger.Level(rawValue: self.configuration.logLevel) ?? .info
+        let logging = DaemonLogging(configuration: self.configuration, environment: self.environment)
+        let logger = logging.logger()
 
         // The session thread takes a core of its own: by default the event loops get the rest.
         let threads = self.configuration.threads > 0 ? self.configuration.threads : max(1, System.coreCount - 1)
@@ -32,53 +36,44 @@ struct Daemon {
             idleTimeout: .seconds(self.configuration.upstreamTimeout)))
         session.run()
         let manager = SessionManager(session: session, historyCapacity: self.configuration.historySize)
-
         let listener = ProxyListener(
-            manager: manager,
-            configuration: ListenerConfiguration(
-                maxConnections: self.configuration.maxConnections,
-                maxHeaderBytes: self.configuration.maxHeaderBytes,
-                idleTimeout: .seconds(self.configuration.idleTimeout),
-                headerTimeout: .seconds(self.configuration.headerTimeout),
-                viaName: "afproxy"),
+            manager: manager, configuration: Self.listenerConfiguration(self.configuration),
             group: group, logger: logger)
         let control = ControlServer(manager: manager, group: group, logger: logger) { stats in
             stats.openConnections = listener.openConnections
         }
 
+        let service = DaemonService(
+            configuration: self.configuration, environment: self.environment, reload: self.reload,
+            logging: logging, logger: logger, session: session, manager: manager, listener: listener, control: control)
+        let services = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: service)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
         do {
-            for text in self.configuration.listen {
-                let address = try ListenAddress.parse(text)
-                let bound = try await listener.bind(host: address.host, port: address.port)
-                logger.notice("listening on \(Self.describe(bound))")
-            }
-            let path = ControlSocketPath.resolve(
-                flag: self.configuration.controlSocket, environment: self.environment, uid: getuid())
-            let underSystemd = self.environment["INVOCATION_ID"] != nil || self.environment["RUNTIME_DIRECTORY"] != nil
-            try await control.bind(path: path, mode: underSystemd ? 0o660 : 0o600)
-            logger.notice("control socket at \(path)")
+            try await services.run()
         } catch {
-            await listener.stopAccepting()
-            await control.stop()
-            session.shutdown()
             try? await group.shutdownGracefully()
             throw error
         }
-
-        let services = ServiceGroup(
-            configuration: .init(
-                services: [.init(service: listener), .init(service: control)],
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger))
-        try await services.run()
-        session.shutdown()
         try await group.shutdownGracefully()
         logger.notice("stopped")
+    }
+
+    static func listenerConfiguration(_ configuration: DaemonConfiguration) -> ListenerConfiguration {
+        ListenerConfiguration(
+            maxConnections: configuration.maxConnections,
+            maxHeaderBytes: configuration.maxHeaderBytes,
+            idleTimeout: .seconds(configuration.idleTimeout),
+            headerTimeout: .seconds(configuration.headerTimeout),
+            viaName: "afproxy")
     }
 
     static func describe(_ address: SocketAddress) -> String {
         switch address {
         case .v6: "[\(address.ipAddress ?? "?")]:\(address.port ?? 0)"
+        case .unixDomainSocket: address.pathname ?? "unix"
         default: "\(address.ipAddress ?? "?"):\(address.port ?? 0)"
         }
     }

@@ -17,6 +17,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// Event loop threads for client connections; 0 means one per core but the session thread's.
     public var threads = 0
     public var logLevel = "info"
+    /// Seconds running tasks get to finish after SIGTERM before they are canceled.
+    public var gracePeriod = 10.0
+    /// One info entry per completed task; failed tasks are logged at error level regardless.
+    public var logCompletedTasks = true
+    /// Where logs go: `auto`, `journal` or `stderr` (see `LogTarget`).
+    public var logTarget = LogTarget.auto
 
     public init() {}
 
@@ -68,6 +74,21 @@ public struct DaemonConfiguration: Sendable, Equatable {
             }
             config.logLevel = value
         },
+        Key(name: "grace-period", environment: "AFPROXY_GRACE_PERIOD") { config, value throws(ConfigurationError) in
+            guard let seconds = Double(value), seconds >= 0, seconds <= 86400 else {
+                throw ConfigurationError("expected a number of seconds from 0 to 86400, got \(value)")
+            }
+            config.gracePeriod = seconds
+        },
+        Key(name: "log-completed-tasks", environment: "AFPROXY_LOG_COMPLETED_TASKS") { config, value throws(ConfigurationError) in
+            config.logCompletedTasks = try boolean(value)
+        },
+        Key(name: "log-target", environment: "AFPROXY_LOG_TARGET") { config, value throws(ConfigurationError) in
+            guard let target = LogTarget(rawValue: value) else {
+                throw ConfigurationError("must be one of auto, journal, stderr, not \(value)")
+            }
+            config.logTarget = target
+        },
     ]
 
     static func key(named name: String) -> Key? {
@@ -81,12 +102,31 @@ public struct DaemonConfiguration: Sendable, Equatable {
         return value
     }
 
+    private static func boolean(_ text: String) throws(ConfigurationError) -> Bool {
+        switch text.lowercased() {
+        case "yes", "true", "on", "1": return true
+        case "no", "false", "off", "0": return false
+        default: throw ConfigurationError("expected yes or no, got \(text)")
+        }
+    }
+
     private static func seconds(_ text: String) throws(ConfigurationError) -> Double {
         guard let value = Double(text), value > 0, value <= 86400 * 365 else {
             throw ConfigurationError("expected a number of seconds greater than 0, got \(text)")
         }
         return value
     }
+}
+
+/// Where log entries go.
+public enum LogTarget: String, Sendable, Equatable {
+    /// The journal, with fields, when systemd connected stderr to it (`JOURNAL_STREAM`);
+    /// otherwise readable lines on stderr, and the journal as well when its socket is present.
+    case auto
+    /// Only the journal (entries are dropped if journald does not run).
+    case journal
+    /// Only readable lines on stderr.
+    case stderr
 }
 
 /// A value that does not fit its key, or a line that is no key at all; `place` says where.

@@ -10,7 +10,7 @@ import Synchronization
 /// client connection. As a `Service` it runs until graceful shutdown, then stops accepting.
 public final class ProxyListener: Service, Sendable {
     private let manager: SessionManager
-    private let configuration: ListenerConfiguration
+    private let configuration: Mutex<ListenerConfiguration>
     private let group: any EventLoopGroup
     private let logger: Logger
     private let limiter: ConnectionLimiter
@@ -18,7 +18,7 @@ public final class ProxyListener: Service, Sendable {
 
     public init(manager: SessionManager, configuration: ListenerConfiguration, group: any EventLoopGroup, logger: Logger) {
         self.manager = manager
-        self.configuration = configuration
+        self.configuration = Mutex(configuration)
         self.group = group
         self.logger = logger
         self.limiter = ConnectionLimiter(limit: configuration.maxConnections)
@@ -42,6 +42,11 @@ public final class ProxyListener: Service, Sendable {
 
     public var openConnections: Int { self.limiter.count }
 
+    /// New connections get `configuration`; open ones keep theirs. `maxConnections` stays as at init.
+    public func reconfigure(_ configuration: ListenerConfiguration) {
+        self.configuration.withLock { $0 = configuration }
+    }
+
     public func run() async throws {
         try? await gracefulShutdown()
         await self.stopAccepting()
@@ -59,16 +64,16 @@ public final class ProxyListener: Service, Sendable {
 
     private func bootstrap() -> ServerBootstrap {
         let manager = self.manager
-        let configuration = self.configuration
         let limiter = self.limiter
-        let validator = RequestValidator(via: configuration.viaName, maxHeaderBytes: configuration.maxHeaderBytes)
-        let limits = Self.decoderLimits(configuration)
         return ServerBootstrap(group: self.group)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelOption(.maxMessagesPerRead, value: 16)
-            .childChannelInitializer { channel in
+            .childChannelInitializer { [self] channel in
+                let configuration = self.configuration.withLock { $0 }
+                let validator = RequestValidator(via: configuration.viaName, maxHeaderBytes: configuration.maxHeaderBytes)
+                let limits = Self.decoderLimits(configuration)
                 guard limiter.acquire() else {
                     return Self.refuseOverLimit(channel, limit: limiter.limit, via: configuration.viaName)
                 }

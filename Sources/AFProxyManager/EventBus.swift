@@ -3,38 +3,72 @@ import Synchronization
 
 /// The one stream of task events that the control socket, the journal logger and the metrics
 /// read. Subscribers are called on the publishing thread (often the session thread) and must
-/// only enqueue. With no subscriber, publishing costs one atomic load: records are not even built.
+/// only enqueue. A subscriber names the kinds it wants, and publishing a kind nobody wants costs
+/// one atomic load: its record is not even built. (The journal logger wants `completed` only;
+/// without the filter every request paid for a `created` record nobody read.)
 public final class EventBus: Sendable {
     public typealias Subscriber = @Sendable (TaskEvent) -> Void
 
-    private let subscribers = Mutex<[Int: Subscriber]>([:])
-    private let count = Atomic<Int>(0)
+    private struct Subscription {
+        var kinds: Set<TaskEvent.Kind>
+        var subscriber: Subscriber
+    }
+
+    private static let allKinds: Set<TaskEvent.Kind> = [.created, .suspended, .resumed, .progress, .completed]
+
+    private let subscriptions = Mutex<[Int: Subscription]>([:])
+    /// One bit per kind that at least one subscriber wants; rewritten under the lock.
+    private let wanted = Atomic<UInt8>(0)
     private let nextToken = Atomic<Int>(0)
 
     public init() {}
 
-    public var hasSubscribers: Bool { self.count.load(ordering: .relaxed) > 0 }
+    public var hasSubscribers: Bool { self.wanted.load(ordering: .relaxed) != 0 }
 
-    /// Answers a token for `unsubscribe`.
-    public func subscribe(_ subscriber: @escaping Subscriber) -> Int {
+    public func hasSubscribers(for kind: TaskEvent.Kind) -> Bool {
+        self.wanted.load(ordering: .relaxed) & Self.bit(kind) != 0
+    }
+
+    /// Answers a token for `unsubscribe`. `kinds`: the events wanted; all when nil.
+    public func subscribe(_ kinds: Set<TaskEvent.Kind>? = nil, _ subscriber: @escaping Subscriber) -> Int {
         let token = self.nextToken.add(1, ordering: .relaxed).newValue
-        self.subscribers.withLock { $0[token] = subscriber }
-        self.count.add(1, ordering: .relaxed)
+        self.subscriptions.withLock { subscriptions in
+            subscriptions[token] = Subscription(kinds: kinds ?? Self.allKinds, subscriber: subscriber)
+            self.wanted.store(Self.mask(subscriptions), ordering: .relaxed)
+        }
         return token
     }
 
     public func unsubscribe(_ token: Int) {
-        if self.subscribers.withLock({ $0.removeValue(forKey: token) }) != nil {
-            self.count.subtract(1, ordering: .relaxed)
+        self.subscriptions.withLock { subscriptions in
+            subscriptions.removeValue(forKey: token)
+            self.wanted.store(Self.mask(subscriptions), ordering: .relaxed)
         }
     }
 
-    /// `record` is evaluated only when someone listens.
+    private static func mask(_ subscriptions: [Int: Subscription]) -> UInt8 {
+        subscriptions.values.reduce(0) { mask, subscription in
+            subscription.kinds.reduce(mask) { $0 | Self.bit($1) }
+        }
+    }
+
+    /// `record` is evaluated only when someone listens for `kind`.
     public func publish(_ kind: TaskEvent.Kind, _ record: @autoclosure () -> TaskRecord) {
-        guard self.hasSubscribers else { return }
+        guard self.hasSubscribers(for: kind) else { return }
         let event = TaskEvent(kind, task: record())
-        for subscriber in self.subscribers.withLock({ Array($0.values) }) {
-            subscriber(event)
+        let subscribers = self.subscriptions.withLock { subscriptions in
+            subscriptions.values.filter { $0.kinds.contains(kind) }.map(\.subscriber)
+        }
+        for subscriber in subscribers { subscriber(event) }
+    }
+
+    private static func bit(_ kind: TaskEvent.Kind) -> UInt8 {
+        switch kind {
+        case .created: 1
+        case .suspended: 2
+        case .resumed: 4
+        case .progress: 8
+        case .completed: 16
         }
     }
 }

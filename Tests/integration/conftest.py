@@ -3,8 +3,10 @@
     afproxy_bin   the daemon binary: $AFPROXY_BIN, default <repo>/.build/debug/afproxy
     origin        the in-process test origin (origin.py), one per session
     afproxyctl_bin  the CLI binary: $AFPROXYCTL_BIN, default <repo>/.build/debug/afproxyctl
-    start_proxy   factory: start_proxy(*extra_args, env=None, control_socket=None) → a running daemon
-                  (stopped at teardown); control_socket chooses the socket's path
+    start_proxy   factory: start_proxy(*extra_args, env=None, control_socket=None, wrapper=(),
+                  default_flags=True) → a running daemon (stopped at teardown); control_socket
+                  chooses the socket's path; wrapper is a command line put before the binary
+                  (one that execs it); default_flags=False leaves out --listen/--control-socket
     proxy         a daemon with default flags
 
 Set AFPROXY_TEST_ARGS (e.g. "--log-level debug") to append flags to every daemon started.
@@ -60,8 +62,9 @@ def origin() -> Origin:
 
 @pytest.fixture
 def start_proxy(afproxy_bin, tmp_path, request):
-    """Factory: start_proxy(*args, env=None, control_socket=None) starts a daemon with extra flags
-    (and its control socket at `control_socket`, default a fresh path in the test's directory).
+    """Factory: start_proxy(*args, env=None, control_socket=None, wrapper=(), default_flags=True)
+    starts a daemon with extra flags (and its control socket at `control_socket`, default a fresh
+    path in the test's directory), behind `wrapper` if given.
 
     At teardown every daemon must still be running (unless the test stopped it itself with
     `proxy.stop(by_test=True)`): a daemon that died during a test fails the test.
@@ -70,10 +73,11 @@ def start_proxy(afproxy_bin, tmp_path, request):
     request.node._afproxies = started
     sock_dir = short_socket_dir(tmp_path)
 
-    def start(*args: str, env: dict[str, str] | None = None,
-              control_socket: str | None = None) -> AfproxyProcess:
+    def start(*args: str, env: dict[str, str] | None = None, control_socket: str | None = None,
+              wrapper: tuple[str, ...] = (), default_flags: bool = True) -> AfproxyProcess:
         control = control_socket or str(sock_dir / f"control-{len(started):02d}.sock")
-        p = launch_afproxy(afproxy_bin, control, tuple(str(a) for a in args), env=env)
+        p = launch_afproxy(afproxy_bin, control, tuple(str(a) for a in args), env=env,
+                           wrapper=tuple(wrapper), default_flags=default_flags)
         started.append(p)
         return p
 

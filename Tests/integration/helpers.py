@@ -12,6 +12,7 @@ import os
 import re
 import signal
 import socket
+import struct
 import subprocess
 import tempfile
 import threading
@@ -205,9 +206,17 @@ class AfproxyProcess:
 
 
 def launch_afproxy(binary: str, control_socket: str, args: tuple[str, ...] = (),
-                   env: dict[str, str] | None = None, startup_timeout: float = 30.0) -> AfproxyProcess:
-    """Starts `afproxy --listen 127.0.0.1:0 --control-socket PATH ARGS` and waits for its port."""
-    argv = [binary, "--listen", "127.0.0.1:0", "--control-socket", control_socket, *args]
+                   env: dict[str, str] | None = None, startup_timeout: float = 30.0,
+                   wrapper: tuple[str, ...] = (), default_flags: bool = True) -> AfproxyProcess:
+    """Starts `afproxy --listen 127.0.0.1:0 --control-socket PATH ARGS` and waits for its port.
+
+    `wrapper` goes before the binary (a command that ends by exec'ing it, such as
+    systemd-socket-activate or unshare, so that the pid is afproxy's); without `default_flags`
+    neither --listen nor --control-socket is added."""
+    argv = [*wrapper, binary]
+    if default_flags:
+        argv += ["--listen", "127.0.0.1:0", "--control-socket", control_socket]
+    argv += list(args)
     extra = os.environ.get("AFPROXY_TEST_ARGS")
     if extra:
         argv += extra.split()
@@ -706,3 +715,137 @@ def closed_port() -> int:
     port = s.getsockname()[1]
     s.close()
     return port
+
+
+# ----------------------------------------------------------------------------------------------
+# systemd's side: the notify socket and the journal socket, owned by the test
+
+
+@dataclass
+class Datagram:
+    at: float                      # time.monotonic() at receipt
+    pid: int | None                # the sender's pid (SCM_CREDENTIALS)
+    data: bytes
+
+
+class DatagramCollector:
+    """A Unix datagram socket at `path`, read by a background thread into `datagrams`."""
+
+    def __init__(self, path: str | Path):
+        self.path = str(path)
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(self.path)
+        os.chmod(self.path, 0o666)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        self.sock.settimeout(0.2)
+        self.datagrams: list[Datagram] = []
+        self.callbacks: list[Callable[[Datagram], None]] = []
+        self._lock = threading.Lock()
+        self._closing = False
+        self._thread = threading.Thread(target=self._read, daemon=True, name=f"dgram {self.path}")
+        self._thread.start()
+
+    def _read(self) -> None:
+        while not self._closing:
+            try:
+                data, ancillary, _, _ = self.sock.recvmsg(1 << 20, socket.CMSG_SPACE(12))
+            except socket.timeout:
+                continue
+            except OSError:
+                break
+            pid = None
+            for level, kind, payload in ancillary:
+                if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS and len(payload) >= 12:
+                    pid = struct.unpack("iII", payload[:12])[0]
+            datagram = Datagram(time.monotonic(), pid, data)
+            for callback in list(self.callbacks):
+                callback(datagram)
+            with self._lock:
+                self.datagrams.append(datagram)
+
+    def snapshot(self) -> list[Datagram]:
+        with self._lock:
+            return list(self.datagrams)
+
+    def close(self) -> None:
+        self._closing = True
+        self._thread.join(timeout=5)
+        self.sock.close()
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def parse_notify(data: bytes) -> dict[str, str]:
+    """An sd_notify message: newline-separated KEY=value assignments."""
+    out = {}
+    for line in data.decode("utf-8", "replace").split("\n"):
+        key, sep, value = line.partition("=")
+        if sep:
+            out[key] = value
+    return out
+
+
+class NotifySocket(DatagramCollector):
+    """What NOTIFY_SOCKET points at: collects sd_notify messages as (time, pid, {KEY: value})."""
+
+    def messages(self) -> list[tuple[float, int | None, dict[str, str]]]:
+        return [(d.at, d.pid, parse_notify(d.data)) for d in self.snapshot()]
+
+    def with_key(self, key: str, value: str | None = None) -> list[tuple[float, int | None, dict[str, str]]]:
+        return [m for m in self.messages() if key in m[2] and (value is None or m[2][key] == value)]
+
+    def wait_for(self, key: str, value: str | None = None, count: int = 1, timeout: float = 10.0,
+                 after: float = 0.0) -> tuple[float, int | None, dict[str, str]]:
+        """The count-th message (received after `after`) that assigns `key` (= `value`)."""
+        def find():
+            hits = [m for m in self.with_key(key, value) if m[0] > after]
+            return hits[count - 1] if len(hits) >= count else None
+        return wait_for(find, timeout, message=lambda: (
+            f"{count} notify message(s) with {key}{'=' + value if value else ''}; got "
+            f"{[m[2] for m in self.messages()]}"))
+
+
+def parse_journal_entry(data: bytes) -> dict[str, str]:
+    """One entry of journald's native protocol: `KEY=value\\n`, or `KEY\\n` + 64-bit LE length +
+    value + `\\n` for values that contain newlines."""
+    fields: dict[str, str] = {}
+    i = 0
+    while i < len(data):
+        nl = data.index(b"\n", i)
+        line = data[i:nl]
+        if b"=" in line:
+            key, value = line.split(b"=", 1)
+            i = nl + 1
+        else:
+            key = line
+            size = int.from_bytes(data[nl + 1:nl + 9], "little")
+            value = data[nl + 9:nl + 9 + size]
+            assert data[nl + 9 + size:nl + 10 + size] == b"\n", f"bad binary field {key!r}"
+            i = nl + 10 + size
+        fields[key.decode()] = value.decode("utf-8", "replace")
+    return fields
+
+
+class JournalSocket(DatagramCollector):
+    """A stand-in for /run/systemd/journal/socket: collects the entries sent to it."""
+
+    def entries(self) -> list[dict[str, str]]:
+        return [parse_journal_entry(d.data) for d in self.snapshot()]
+
+    def wait_entry(self, predicate: Callable[[dict[str, str]], bool], timeout: float = 10.0) -> dict[str, str]:
+        def find():
+            hits = [e for e in self.entries() if predicate(e)]
+            return hits[-1] if hits else None
+        return wait_for(find, timeout, message=lambda: f"a journal entry; got {self.entries()}")

@@ -1,0 +1,55 @@
+import Logging
+
+/// SIGHUP: RELOADING=1, read the configuration again from the same sources (file, environment,
+/// flags), then READY=1. Like tinyproxy, the new one is parsed on the side and swapped in only if
+/// it is valid; a refused one is logged and shown in STATUS=, and the old one keeps serving.
+///
+/// What a reload changes at once: the client limits of new connections (max-header-bytes,
+/// idle-timeout, header-timeout), log-level, log-completed-tasks and grace-period. Connections
+/// already open keep the limits they started with; no task is dropped. The rest is read when the
+/// daemon starts and a changed value is logged as waiting for the next restart.
+extension DaemonService {
+    func reload() {
+        guard !self.state.withLock({ $0.stopping }) else { return }
+        self.notifier.reloading(status: "reloading the configuration")
+        self.logger.notice("SIGHUP: reloading the configuration")
+        do {
+            let configuration = try self.reloadConfiguration()
+            self.apply(configuration)
+            self.state.withLock { state in
+                state.configuration = configuration
+                state.note = nil
+            }
+            self.logger.notice("configuration reloaded")
+        } catch {
+            self.state.withLock { $0.note = "configuration refused: \(error)" }
+            self.logger.error("configuration refused, the previous one stays in force: \(error)")
+        }
+        self.notifier.ready(status: self.nextStatus())
+    }
+
+    private func apply(_ configuration: DaemonConfiguration) {
+        self.listener.reconfigure(Daemon.listenerConfiguration(configuration))
+        self.logging.level.value = Logger.Level(rawValue: configuration.logLevel) ?? .info
+        self.taskLog.logsCompletedTasks = configuration.logCompletedTasks
+        let adoptedProxy = self.state.withLock { $0.adoptedProxy }
+        let waiting = Self.restartOnlyChanges(from: self.started, to: configuration, adoptedProxy: adoptedProxy)
+        if !waiting.isEmpty {
+            self.logger.warning("changed, taking effect at the next restart: \(waiting.joined(separator: ", "))")
+        }
+    }
+
+    /// The keys whose new value a running daemon cannot take.
+    static func restartOnlyChanges(from old: DaemonConfiguration, to new: DaemonConfiguration, adoptedProxy: Bool) -> [String] {
+        var keys: [String] = []
+        if !adoptedProxy && old.listen != new.listen { keys.append("listen") }
+        if old.controlSocket != new.controlSocket { keys.append("control-socket") }
+        if old.maxConnections != new.maxConnections { keys.append("max-connections") }
+        if old.connectTimeout != new.connectTimeout { keys.append("connect-timeout") }
+        if old.upstreamTimeout != new.upstreamTimeout { keys.append("upstream-timeout") }
+        if old.historySize != new.historySize { keys.append("history-size") }
+        if old.threads != new.threads { keys.append("threads") }
+        if old.logTarget != new.logTarget { keys.append("log-target") }
+        return keys
+    }
+}

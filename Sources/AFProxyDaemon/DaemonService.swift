@@ -1,0 +1,186 @@
+import AFProxyControl
+import AFProxyCurl
+import AFProxyListener
+import AFProxyManager
+import AFProxyModel
+import AFProxySystemd
+import Logging
+import ServiceLifecycle
+import Synchronization
+import UnixSignals
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One run of the daemon as a service: start (bind or adopt every socket, then READY=1), serve
+/// (STATUS= once a second, WATCHDOG=1 pings, SIGHUP reloads), and on graceful shutdown stop
+/// (STOPPING=1, stop accepting, a grace period for running tasks, cancel the rest, exit 0).
+final class DaemonService: Service, Sendable {
+    struct State {
+        /// The configuration in force: the last one read that was valid.
+        var configuration: DaemonConfiguration
+        /// Why the last reload was refused, shown in STATUS= until one succeeds.
+        var note: String?
+        var stopping = false
+        /// Proxy ports came from systemd: `listen` does not apply.
+        var adoptedProxy = false
+        /// The last STATUS= sent, so that an unchanged one is not sent again.
+        var lastStatus = ""
+    }
+
+    let started: DaemonConfiguration
+    let environment: [String: String]
+    let reloadConfiguration: @Sendable () throws(ConfigurationError) -> DaemonConfiguration
+    let logging: DaemonLogging
+    let logger: Logger
+    let session: UpstreamSession
+    let manager: SessionManager
+    let listener: ProxyListener
+    let control: ControlServer
+    let notifier: SystemdNotifier
+    let taskLog: TaskLog
+    let state: Mutex<State>
+
+    init(
+        configuration: DaemonConfiguration, environment: [String: String],
+        reload: @escaping @Sendable () throws(ConfigurationError) -> DaemonConfiguration,
+        logging: DaemonLogging, logger: Logger, session: UpstreamSession, manager: SessionManager,
+        listener: ProxyListener, control: ControlServer
+    ) {
+        self.started = configuration
+        self.environment = environment
+        self.reloadConfiguration = reload
+        self.logging = logging
+        self.logger = logger
+        self.session = session
+        self.manager = manager
+        self.listener = listener
+        self.control = control
+        self.notifier = SystemdNotifier(environment: environment)
+        self.taskLog = TaskLog(manager: manager, logger: logger, enabled: configuration.logCompletedTasks)
+        self.state = Mutex(State(configuration: configuration))
+    }
+
+    func run() async throws {
+        // Trap SIGHUP before READY=1: from then on systemd may send it (ExecReload=).
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
+        self.taskLog.subscribe()
+        let taskLogging = Task { await self.taskLog.run() }
+        do {
+            try await self.start()
+        } catch {
+            await self.listener.stopAccepting()
+            await self.control.stop()
+            self.session.shutdown()
+            self.taskLog.finish()
+            await taskLogging.value
+            throw error
+        }
+        self.notifier.ready(status: self.nextStatus())
+        self.logger.info("ready; logging to \(self.logging.description)")
+
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await _ in hangups { self.reload() }
+            }
+            if self.notifier.isEnabled {
+                group.addTask { await self.reportStatus() }
+            }
+            let session = self.session
+            if let pinger = WatchdogPinger(notifier: self.notifier, progress: { session.iterations }) {
+                self.logger.info("watchdog: pinging every \(pinger.interval / 2) while the session thread makes progress")
+                group.addTask { await pinger.run() }
+            }
+            try? await gracefulShutdown()
+            await self.stop()
+            group.cancelAll()
+        }
+        self.taskLog.finish()
+        await taskLogging.value
+    }
+
+    // MARK: start
+
+    /// Adopts what systemd handed over, binds the rest; every socket accepts connections when
+    /// this returns.
+    private func start() async throws {
+        let configuration = self.started
+        let descriptors = try ListenFDs.take()
+        for note in descriptors.notes { self.logger.notice("\(note)") }
+        if descriptors.proxy.isEmpty {
+            for text in configuration.listen {
+                let address = try ListenAddress.parse(text)
+                let bound = try await self.listener.bind(host: address.host, port: address.port)
+                self.logger.notice("listening on \(Daemon.describe(bound))")
+            }
+        } else {
+            self.state.withLock { $0.adoptedProxy = true }
+            for fd in descriptors.proxy {
+                let adopted = try await self.listener.adopt(descriptor: fd)
+                self.logger.notice("listening on \(Daemon.describe(adopted)) (socket from systemd)")
+            }
+        }
+        if let fd = descriptors.control {
+            let path = Self.unixPath(of: fd) ?? "descriptor \(fd)"
+            try await self.control.adopt(descriptor: fd)
+            self.logger.notice("control socket at \(path) (socket from systemd)")
+        } else {
+            let path = ControlSocketPath.resolve(
+                flag: configuration.controlSocket, environment: self.environment, uid: getuid())
+            let underSystemd = self.environment["INVOCATION_ID"] != nil || self.environment["RUNTIME_DIRECTORY"] != nil
+            try await self.control.bind(path: path, mode: underSystemd ? 0o660 : 0o600)
+            self.logger.notice("control socket at \(path)")
+        }
+    }
+
+    /// The path a listening Unix socket is bound to, for the log.
+    private static func unixPath(of fd: CInt) -> String? {
+        var address = sockaddr_un()
+        var length = socklen_t(MemoryLayout<sockaddr_un>.size)
+        let rc = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard rc == 0, address.sun_family == sa_family_t(AF_UNIX) else { return nil }
+        let path = withUnsafeBytes(of: address.sun_path) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        return path.isEmpty ? nil : path
+    }
+
+    // MARK: status
+
+    /// STATUS=, at most once a second and only when it changed.
+    private func reportStatus() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(1))
+            if let text = self.nextStatus(onlyIfChanged: true) {
+                self.notifier.status(text)
+            }
+        }
+    }
+
+    /// The current STATUS= text, recorded as sent; nil if unchanged and `onlyIfChanged`.
+    func nextStatus(onlyIfChanged: Bool = false) -> String? {
+        let stats = self.manager.stats()
+        return self.state.withLock { state in
+            let text = StatusLine.text(stats: stats, note: state.note, stopping: state.stopping)
+            if onlyIfChanged && text == state.lastStatus { return nil }
+            state.lastStatus = text
+            return text
+        }
+    }
+}
+
+/// The text of STATUS=: what runs, what is suspended, what was served, and why a reload was refused.
+enum StatusLine {
+    static func text(stats: SessionStats, note: String?, stopping: Bool) -> String {
+        let running = stats.byState[TaskState.running.rawValue, default: 0]
+            + stats.byState[TaskState.canceling.rawValue, default: 0]
+        let suspended = stats.byState[TaskState.suspended.rawValue, default: 0]
+        var text = "\(running) running, \(suspended) suspended, \(stats.served) served"
+        if stopping { text = "stopping: " + text }
+        if let note { text = note + "; " + text }
+        return text
+    }
+}
