@@ -16,6 +16,7 @@ struct TaskDetail {
         lines.append("  created    \(task.createdAt.formatted(.iso8601))")
         lines.append("  status     \(task.status.map(String.init) ?? "-")")
         lines.append("  error      \(task.error ?? "-")")
+        if let reason = task.endReason { lines.append("  ended      \(reason)") }  // tunnels
         lines.append("  upload     \(Self.progress(task.upload))")
         lines.append("  download   \(Self.progress(task.download))")
         let metrics = task.metrics

@@ -31,6 +31,8 @@ public final class UpstreamSession: Sendable {
         var stopping = false
     }
 
+    /// The knobs it was made with; the tunnel layer reads `connectTimeout` from here too.
+    public let configuration: UpstreamConfiguration
     private let loop: SessionLoop
     private let inbox = Mutex(Inbox())
     private let thread = Mutex<pthread_t?>(nil)
@@ -39,6 +41,7 @@ public final class UpstreamSession: Sendable {
 
     public init(configuration: UpstreamConfiguration = .init()) {
         CurlGlobal.initializeOnce()
+        self.configuration = configuration
         self.loop = SessionLoop(configuration: configuration)
     }
 

@@ -68,6 +68,9 @@ public struct AFProxyCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Where logs go: auto (the journal under systemd, else stderr), journal or stderr (default auto).", valueName: "target"))
     var logTarget: String?
 
+    @Option(name: .long, help: ArgumentHelp("A port CONNECT tunnels may reach besides 443, or * for any (repeatable).", valueName: "port"))
+    var allowConnectPort: [String] = []
+
     public init() {}
 
     public func run() async throws {
@@ -112,7 +115,7 @@ public struct AFProxyCommand: AsyncParsableCommand {
             ("threads", self.threads), ("log-level", self.logLevel),
             ("grace-period", self.gracePeriod), ("log-completed-tasks", self.logCompletedTasks),
             ("log-target", self.logTarget),
-        ]
+        ] + self.allowConnectPort.map { ("allow-connect-port", $0) }  // each one adds a port
         return Overrides(
             config: self.config, listen: self.listen,
             flags: flags.compactMap { name, value in value.map { (name, $0) } })

@@ -67,7 +67,8 @@ struct Daemon {
             maxHeaderBytes: configuration.maxHeaderBytes,
             idleTimeout: .seconds(configuration.idleTimeout),
             headerTimeout: .seconds(configuration.headerTimeout),
-            viaName: "afproxy")
+            viaName: "afproxy",
+            allowedConnectPorts: configuration.allowConnectPorts)
     }
 
     static func describe(_ address: SocketAddress) -> String {

@@ -1,3 +1,5 @@
+import AFProxyListener
+
 /// Everything the daemon can be told, with its built-in defaults. Sources apply in this order,
 /// each overriding the one before: defaults, the config file, `AFPROXY_*` environment variables,
 /// command-line flags. `config/afproxy.conf` documents every key.
@@ -23,6 +25,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var logCompletedTasks = true
     /// Where logs go: `auto`, `journal` or `stderr` (see `LogTarget`).
     public var logTarget = LogTarget.auto
+    /// Ports a CONNECT may reach: 443, plus each `allow-connect-port` from every source (the key
+    /// adds rather than replaces, as Squid's `SSL_ports` acl lines do); `*` allows any.
+    public var allowConnectPorts = ConnectPortPolicy.default
 
     public init() {}
 
@@ -88,6 +93,13 @@ public struct DaemonConfiguration: Sendable, Equatable {
                 throw ConfigurationError("must be one of auto, journal, stderr, not \(value)")
             }
             config.logTarget = target
+        },
+        Key(name: "allow-connect-port", environment: "AFPROXY_ALLOW_CONNECT_PORT") { config, value throws(ConfigurationError) in
+            for port in value.split(separator: ",").map({ String($0).trimmed }) {
+                guard config.allowConnectPorts.allow(port) else {
+                    throw ConfigurationError("expected a port from 1 to 65535 or *, got \(port)")
+                }
+            }
         },
     ]
 

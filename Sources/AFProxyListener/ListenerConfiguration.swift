@@ -11,16 +11,20 @@ public struct ListenerConfiguration: Sendable, Equatable {
     public var headerTimeout: Duration
     /// Added to `Via` on both directions, and recognised in incoming `Via` as a loop.
     public var viaName: String
+    /// The ports a CONNECT may reach; another gets 403.
+    public var allowedConnectPorts: ConnectPortPolicy
 
     public init(
         maxConnections: Int = 4096, maxHeaderBytes: Int = 64 * 1024, idleTimeout: Duration = .seconds(120),
-        headerTimeout: Duration = .seconds(30), viaName: String = "afproxy"
+        headerTimeout: Duration = .seconds(30), viaName: String = "afproxy",
+        allowedConnectPorts: ConnectPortPolicy = .default
     ) {
         self.maxConnections = maxConnections
         self.maxHeaderBytes = maxHeaderBytes
         self.idleTimeout = idleTimeout
         self.headerTimeout = headerTimeout
         self.viaName = viaName
+        self.allowedConnectPorts = allowedConnectPorts
     }
 
     public static let headerBytesCeiling = 80 * 1024

@@ -13,7 +13,10 @@ import NIOHTTP1
 /// Backpressure: the response side is the task delegate's (it pauses curl while too many bytes
 /// are on their way to this socket); the request side is here: `read()` is held back while the
 /// task's upload buffer is full, a person suspended the task, or a pipelined request waits.
-final class ProxyConnectionHandler: ChannelDuplexHandler {
+///
+/// A CONNECT ends HTTP on the connection: at its end this handler and the HTTP codec leave the
+/// pipeline to a `ConnectHandler`, which opens the tunnel.
+final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
@@ -37,6 +40,8 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
         case forwarding(Exchange)
         /// A refused request's body is being dropped until its end; then the refusal is written.
         case refusing(ProxyRefusal, HTTPVersion)
+        /// A CONNECT head arrived; at its end the connection is handed to a `ConnectHandler`.
+        case tunnel(ConnectHandler.Plan, HTTPVersion)
         case closed
     }
 
@@ -85,7 +90,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
     /// the connection is idle.
     private var canHandleNow: Bool {
         switch self.state {
-        case .idle, .refusing: true
+        case .idle, .refusing, .tunnel: true
         case .forwarding(let exchange): !exchange.requestEnded
         case .closed: false
         }
@@ -108,6 +113,10 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
                 exchange.task.finishRequestBody()
             case .refusing(let refusal, let version):
                 self.writeRefusal(refusal, version: version, context: context)
+            case .tunnel(let plan, let version):
+                self.state = .closed
+                ConnectHandler.takeOver(
+                    context, plan: plan, version: version, via: self.validator.via, manager: self.manager)
             case .idle, .closed:
                 break
             }
@@ -127,6 +136,13 @@ final class ProxyConnectionHandler: ChannelDuplexHandler {
     private func receiveHead(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
         guard case .idle = self.state else { return }
         context.triggerUserOutboundEvent(ConnectionPhase.requestStarted, promise: nil)
+        if head.method == .CONNECT {
+            switch self.validator.validateConnect(head, client: self.clientAddress) {
+            case .success(let request): self.state = .tunnel(.open(request), head.version)
+            case .failure(let refusal): self.state = .tunnel(.refuse(refusal), head.version)
+            }
+            return
+        }
         switch self.validator.validate(head, client: self.clientAddress) {
         case .failure(let refusal):
             // Framing we cannot trust: answer at once and close. Otherwise drop the body first.

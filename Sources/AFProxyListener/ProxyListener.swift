@@ -72,7 +72,9 @@ public final class ProxyListener: Service, Sendable {
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelInitializer { [self] channel in
                 let configuration = self.configuration.withLock { $0 }
-                let validator = RequestValidator(via: configuration.viaName, maxHeaderBytes: configuration.maxHeaderBytes)
+                let validator = RequestValidator(
+                    via: configuration.viaName, maxHeaderBytes: configuration.maxHeaderBytes,
+                    connectPorts: configuration.allowedConnectPorts)
                 let limits = Self.decoderLimits(configuration)
                 guard limiter.acquire() else {
                     return Self.refuseOverLimit(channel, limit: limiter.limit, via: configuration.viaName)
@@ -83,8 +85,15 @@ public final class ProxyListener: Service, Sendable {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(RequestTimeoutHandler(
                         idleTimeout: configuration.idleTimeout, headerTimeout: configuration.headerTimeout))
+                    // An upgrade configuration with no upgraders is there for its side effect: NIO
+                    // then builds the decoder with `leftOverBytesStrategy: .forwardBytes`, so bytes
+                    // a client sends right behind its CONNECT reach the tunnel when the decoder
+                    // leaves (otherwise they are dropped). The upgrade handler itself passes the
+                    // first request on and removes itself.
                     try sync.configureHTTPServerPipeline(
-                        withPipeliningAssistance: false, withErrorHandling: false,
+                        withPipeliningAssistance: false,
+                        withServerUpgrade: (upgraders: [], completionHandler: { _ in }),
+                        withErrorHandling: false,
                         withEncoderConfiguration: .init(), withDecoderLimitConfiguration: limits)
                     try sync.addHandler(ProxyErrorHandler(via: configuration.viaName))
                     try sync.addHandler(ProxyConnectionHandler(manager: manager, validator: validator, clientAddress: client))

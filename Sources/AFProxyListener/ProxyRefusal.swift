@@ -1,3 +1,4 @@
+import NIOCore
 import NIOHTTP1
 
 /// A request the proxy answers itself, with a status and a short text saying why. Built by
@@ -23,5 +24,15 @@ public struct ProxyRefusal: Error, Sendable, Equatable {
         headers.add(name: "Via", value: "\(version.major).\(version.minor) \(via)")
         headers.add(name: "Connection", value: self.closeConnection ? "close" : "keep-alive")
         return (HTTPResponseHead(version: version, status: self.status, headers: headers), body)
+    }
+
+    /// The same answer as raw bytes, for a connection that no longer has an HTTP encoder: a CONNECT
+    /// is answered after its HTTP handlers left the pipeline (NIO's encoder would drop the body of
+    /// any answer to a CONNECT, and its Content-Length with it).
+    func bytes(version: HTTPVersion, via: String) -> ByteBuffer {
+        let (head, body) = self.response(version: version, via: via)
+        var text = "HTTP/\(version.major).\(version.minor) \(head.status.code) \(head.status.reasonPhrase)\r\n"
+        for (name, value) in head.headers { text += "\(name): \(value)\r\n" }
+        return ByteBuffer(string: text + "\r\n" + body)
     }
 }

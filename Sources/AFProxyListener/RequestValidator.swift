@@ -4,27 +4,21 @@ import NIOHTTP1
 /// Turns a parsed request head into the request sent upstream, or a refusal: absolute-form
 /// `http://` URLs only, unambiguous framing (no request smuggling), hop-by-hop fields removed,
 /// `Host` taken from the URL (RFC 9112 §3.2.2), `Via` added, and loops through ourselves refused.
+/// A CONNECT goes through `validateConnect` instead.
 public struct RequestValidator: Sendable {
     public var via: String
     public var maxHeaderBytes: Int
+    /// The ports a CONNECT may reach.
+    public var connectPorts: ConnectPortPolicy
 
-    public init(via: String, maxHeaderBytes: Int) {
+    public init(via: String, maxHeaderBytes: Int, connectPorts: ConnectPortPolicy = .default) {
         self.via = via
         self.maxHeaderBytes = maxHeaderBytes
+        self.connectPorts = connectPorts
     }
 
     public func validate(_ head: HTTPRequestHead, client: String) -> Result<ProxyRequest, ProxyRefusal> {
-        guard head.version.major == 1 else {
-            return .failure(ProxyRefusal(.httpVersionNotSupported, "only HTTP/1.0 and HTTP/1.1 are spoken here"))
-        }
-        var headerBytes = head.uri.utf8.count
-        for (name, value) in head.headers { headerBytes += name.utf8.count + value.utf8.count + 4 }
-        guard headerBytes <= self.maxHeaderBytes else {
-            return .failure(ProxyRefusal(.requestHeaderFieldsTooLarge, "the request header section exceeds \(self.maxHeaderBytes) bytes"))
-        }
-        if head.method == .CONNECT {
-            return .failure(ProxyRefusal(.notImplemented, "CONNECT tunnels are not supported by this version"))
-        }
+        if let refusal = self.commonRefusal(head) { return .failure(refusal) }
         let url: AbsoluteURL
         switch AbsoluteURL.parse(head.uri) {
         case .success(let parsed): url = parsed
@@ -56,6 +50,20 @@ public struct RequestValidator: Sendable {
 
         let method = head.method.rawValue
         return .success(ProxyRequest(method: method, url: url.text, headers: forwarded, body: body, client: client))
+    }
+
+    /// What any request is refused for before its target is looked at, CONNECT or not: an HTTP
+    /// version other than 1.x, a header section over `maxHeaderBytes`.
+    func commonRefusal(_ head: HTTPRequestHead) -> ProxyRefusal? {
+        guard head.version.major == 1 else {
+            return ProxyRefusal(.httpVersionNotSupported, "only HTTP/1.0 and HTTP/1.1 are spoken here")
+        }
+        var headerBytes = head.uri.utf8.count
+        for (name, value) in head.headers { headerBytes += name.utf8.count + value.utf8.count + 4 }
+        guard headerBytes <= self.maxHeaderBytes else {
+            return ProxyRefusal(.requestHeaderFieldsTooLarge, "the request header section exceeds \(self.maxHeaderBytes) bytes")
+        }
+        return nil
     }
 
     /// RFC 9112 §6.3: Transfer-Encoding with Content-Length, a Transfer-Encoding that does not end in

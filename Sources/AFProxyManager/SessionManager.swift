@@ -1,11 +1,13 @@
 import AFProxyCurl
 import AFProxyModel
+import NIOCore
 import Synchronization
 
 /// The session manager, as AFURLSessionManager is to NSURLSession: it creates each task and its
 /// delegate, keeps the registry of live tasks keyed by id (behind a lock, as
 /// `mutableTaskDelegatesKeyedByTaskIdentifier` is), applies the verbs, publishes events, and
-/// moves a task to the bounded history the moment it completes.
+/// moves a task to the bounded history the moment it completes. HTTP tasks and CONNECT tunnels
+/// (stream tasks) share the registry through `ManagedTask`.
 public final class SessionManager: Sendable {
     public let session: UpstreamSession
     public let events = EventBus()
@@ -13,7 +15,7 @@ public final class SessionManager: Sendable {
     private let startedAt = ContinuousClock.now
 
     struct Registry {
-        var live: [Int: TaskDelegate] = [:]
+        var live: [Int: any ManagedTask] = [:]
         var history: TaskHistory
         var nextID = 1
         var served = 0
@@ -40,8 +42,25 @@ public final class SessionManager: Sendable {
         return task
     }
 
-    /// Called by the delegate on the session thread once its transfer ended.
-    func taskDidComplete(_ task: TaskDelegate) {
+    /// Registers a tunnel to `request.authority`, publishes `created` and starts connecting
+    /// upstream on `eventLoop`, the client connection's loop, where the relay will run too.
+    public func startStream(_ request: StreamRequest, on eventLoop: any EventLoop) -> StreamTask {
+        let task = self.registry.withLock { registry in
+            let task = StreamTask(
+                id: registry.nextID, request: request, eventLoop: eventLoop,
+                connectTimeout: self.session.configuration.connectTimeout, manager: self)
+            registry.nextID += 1
+            registry.live[task.id] = task
+            return task
+        }
+        self.events.publish(.created, task.record())
+        task.start()
+        return task
+    }
+
+    /// Called by a task once it ended: on the session thread for an HTTP task, on the client's
+    /// event loop for a tunnel.
+    func taskDidComplete(_ task: any ManagedTask) {
         let record = task.record()
         self.registry.withLock { registry in
             registry.live.removeValue(forKey: task.id)
@@ -101,14 +120,16 @@ public final class SessionManager: Sendable {
     }
 
     public func cancel(id: Int) throws(ControlError) -> TaskRecord {
-        try self.apply(id, "cancel") { task throws(IllegalTransition) in try task.cancel() }
+        try self.apply(id, "cancel") { task throws(IllegalTransition) in try task.cancel(reason: "canceled") }
     }
 
     /// Every live task that is running (suspend) or suspended (resume); answers the changed ones.
     public func suspendAll() -> [TaskRecord] { self.applyAll("suspend") { task throws(IllegalTransition) in try task.suspend() } }
     public func resumeAll() -> [TaskRecord] { self.applyAll("resume") { task throws(IllegalTransition) in try task.resume() } }
 
-    private func apply(_ id: Int, _ name: String, _ verb: (TaskDelegate) throws(IllegalTransition) -> Void) throws(ControlError) -> TaskRecord {
+    private func apply(
+        _ id: Int, _ name: String, _ verb: (any ManagedTask) throws(IllegalTransition) -> Void
+    ) throws(ControlError) -> TaskRecord {
         let (live, recorded) = self.registry.withLock { ($0.live[id], $0.history.record(id: id)) }
         guard let task = live else {
             if let recorded {
@@ -130,7 +151,7 @@ public final class SessionManager: Sendable {
         return record
     }
 
-    private func applyAll(_ name: String, _ verb: (TaskDelegate) throws(IllegalTransition) -> Void) -> [TaskRecord] {
+    private func applyAll(_ name: String, _ verb: (any ManagedTask) throws(IllegalTransition) -> Void) -> [TaskRecord] {
         let live = self.registry.withLock { Array($0.live.values) }.sorted { $0.id < $1.id }
         return live.compactMap { task in
             (try? self.apply(task.id, name, verb)) ?? nil

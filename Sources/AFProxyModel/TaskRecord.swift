@@ -18,12 +18,15 @@ public struct TaskRecord: Sendable, Codable, Equatable {
     public var metrics: TaskMetrics
     public var requestHeaders: HTTPHeaderList
     public var responseHeaders: HTTPHeaderList?
+    /// Why a stream task (a tunnel) ended once it completed, failure or not ("client closed",
+    /// "upstream closed", "canceled", …); nil for the other kinds and while it runs.
+    public var endReason: String?
 
     public init(
         id: Int, kind: TaskKind, state: TaskState, method: String, url: String, client: String,
         createdAt: Date, status: Int? = nil, error: String? = nil, upload: TransferProgress = .init(),
         download: TransferProgress = .init(), metrics: TaskMetrics = .init(),
-        requestHeaders: HTTPHeaderList = [], responseHeaders: HTTPHeaderList? = nil
+        requestHeaders: HTTPHeaderList = [], responseHeaders: HTTPHeaderList? = nil, endReason: String? = nil
     ) {
         self.id = id
         self.kind = kind
@@ -39,6 +42,7 @@ public struct TaskRecord: Sendable, Codable, Equatable {
         self.metrics = metrics
         self.requestHeaders = requestHeaders
         self.responseHeaders = responseHeaders
+        self.endReason = endReason
     }
 
     // Encode nil as null: clients see every documented key, with null for what is not known.
@@ -58,5 +62,6 @@ public struct TaskRecord: Sendable, Codable, Equatable {
         try container.encode(self.metrics, forKey: .metrics)
         try container.encode(self.requestHeaders, forKey: .requestHeaders)
         try container.encode(self.responseHeaders, forKey: .responseHeaders)
+        try container.encode(self.endReason, forKey: .endReason)
     }
 }

@@ -26,6 +26,22 @@ import Testing
         #expect(resolved.listen == ["127.0.0.1:0"])
     }
 
+    @Test func allowConnectPortAddsFromEverySource() throws {
+        var configuration = DaemonConfiguration()
+        try ConfigurationFile.apply("allow-connect-port = 8443\nallow-connect-port = 563, 993\n", path: "c.conf", to: &configuration)
+        #expect(configuration.allowConnectPorts.description == "443, 563, 993, 8443")
+        #expect(throws: ConfigurationError("allow-connect-port: expected a port from 1 to 65535 or *, got 0", place: "c.conf:1")) {
+            try ConfigurationFile.apply("allow-connect-port = 0", path: "c.conf", to: &configuration)
+        }
+
+        let command = try AFProxyCommand.parse(["--allow-connect-port", "9443", "--allow-connect-port", "10443"])
+        let resolved = try command.resolve(environment: ["AFPROXY_ALLOW_CONNECT_PORT": "8443"])
+        #expect(resolved.allowConnectPorts.description == "443, 8443, 9443, 10443")
+        let any = try AFProxyCommand.parse(["--allow-connect-port", "*"]).resolve(environment: [:])
+        #expect(any.allowConnectPorts.allows(25))
+        #expect(!DaemonConfiguration().allowConnectPorts.allows(25))
+    }
+
     @Test func errorsNameTheirPlace() {
         var configuration = DaemonConfiguration()
         #expect(throws: ConfigurationError("unknown key colour", place: "c.conf:2")) {

@@ -20,6 +20,9 @@ Endpoints (N is a byte count, S seconds as a float):
     GET      /slowbody/N       Content-Length: N, then 1 KiB every 50 ms
                                (?chunk=BYTES&interval=SECONDS change the pace)
 
+`start_origin(tls=context)` serves the same endpoints over HTTPS (a server `ssl.SSLContext`; the
+CONNECT tests make a self-signed certificate for it).
+
 Run this file directly for a self-check: `python3 Tests/integration/origin.py`.
 """
 
@@ -33,6 +36,7 @@ import random
 import select
 import socket
 import socketserver
+import ssl
 import threading
 import time
 from collections import deque
@@ -147,6 +151,11 @@ class _Handler(socketserver.BaseRequestHandler):
         sock: socket.socket = self.request
         sock.settimeout(300)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if isinstance(sock, ssl.SSLSocket):
+            try:
+                sock.do_handshake()
+            except (ssl.SSLError, OSError):
+                return
         self.sock = sock
         self.rfile = sock.makefile("rb", buffering=256 * 1024)
         origin = self.server.origin
@@ -412,9 +421,16 @@ class _OriginTCPServer(socketserver.ThreadingTCPServer):
     block_on_close = False
     request_queue_size = 256
 
-    def __init__(self, origin: "Origin"):
+    def __init__(self, origin: "Origin", tls: ssl.SSLContext | None = None):
         self.origin = origin
+        self.tls = tls
         super().__init__(("127.0.0.1", 0), _Handler)
+
+    def get_request(self):
+        sock, address = super().get_request()
+        if self.tls is not None:  # the handshake happens in the connection's own thread
+            sock = self.tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+        return sock, address
 
     def handle_error(self, request, client_address):  # quiet: clients hang up on purpose
         pass
@@ -423,13 +439,14 @@ class _OriginTCPServer(socketserver.ThreadingTCPServer):
 class Origin:
     """A running test origin. `connections` counts accepted TCP connections."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
+        self.scheme = "https" if tls is not None else "http"
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._connections = 0
         self._open: set[socket.socket] = set()
         self.requests: deque[_Request] = deque(maxlen=1000)
-        self._server = _OriginTCPServer(self)
+        self._server = _OriginTCPServer(self, tls)
         self.port: int = self._server.server_address[1]
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.1},
@@ -440,7 +457,7 @@ class Origin:
     def url(self, path: str) -> str:
         if not path.startswith("/"):
             path = "/" + path
-        return f"http://127.0.0.1:{self.port}{path}"
+        return f"{self.scheme}://127.0.0.1:{self.port}{path}"
 
     @property
     def host(self) -> str:
@@ -493,9 +510,10 @@ class Origin:
         self._thread.join(timeout=5)
 
 
-def start_origin() -> Origin:
-    """Starts an origin on 127.0.0.1 with an ephemeral port, serving in a background thread."""
-    return Origin()
+def start_origin(tls: ssl.SSLContext | None = None) -> Origin:
+    """Starts an origin on 127.0.0.1 with an ephemeral port, serving in a background thread;
+    with `tls` (a server context), the same endpoints over HTTPS."""
+    return Origin(tls)
 
 
 # --------------------------------------------------------------------------------------------

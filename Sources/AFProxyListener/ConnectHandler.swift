@@ -1,0 +1,155 @@
+import AFProxyCurl
+import AFProxyManager
+import AFProxyModel
+import NIOCore
+import NIOHTTP1
+
+/// Answers one CONNECT and turns its connection into a tunnel. It takes the place of the HTTP
+/// handlers once the CONNECT has been parsed: from then on the connection carries raw bytes, so
+/// the answer (200, or a refusal with a text body) is written as bytes too. While upstream is
+/// being connected it holds the client's reads and keeps what the client sent early; once the
+/// 200 is out it hands both to the task's relay and leaves the pipeline.
+///
+/// `RequestTimeoutHandler` stays at the head of the pipeline: to it the tunnel is one long
+/// request, during which no timer of its runs.
+final class ConnectHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    enum Plan {
+        case open(StreamRequest)
+        case refuse(ProxyRefusal)
+    }
+
+    private let plan: Plan
+    private let version: HTTPVersion
+    private let via: String
+    private let manager: SessionManager
+    private var context: ChannelHandlerContext?
+    private var task: StreamTask?
+    /// Bytes the client sent after its CONNECT, before the 200: the relay gets them first.
+    private var early = CircularBuffer<ByteBuffer>()
+    /// The client half-closed before the 200 (it sent all it had): passed on after `early`.
+    private var inputEnded = false
+    /// The answer is written (or the client is gone): nothing more to do here.
+    private var answered = false
+
+    private init(plan: Plan, version: HTTPVersion, via: String, manager: SessionManager) {
+        self.plan = plan
+        self.version = version
+        self.via = via
+        self.manager = manager
+    }
+
+    /// Replaces the HTTP handlers of `context`'s pipeline, the handler of `context` among them,
+    /// with a `ConnectHandler`, which then carries out `plan`. Called on the CONNECT's end, when
+    /// the decoder has stopped parsing: it leaves last, on the next loop turn, and forwards as
+    /// bytes what the client sent after the head (`leftOverBytesStrategy: .forwardBytes`).
+    static func takeOver(
+        _ context: ChannelHandlerContext, plan: Plan, version: HTTPVersion, via: String, manager: SessionManager
+    ) {
+        let handler = ConnectHandler(plan: plan, version: version, via: via, manager: manager)
+        let gate = InputClosedGate()
+        let pipeline = context.pipeline.syncOperations
+        do {
+            try pipeline.addHandler(handler)
+            try pipeline.addHandler(gate, position: .first)
+            try pipeline.removeHandler(pipeline.handler(type: HTTPResponseEncoder.self), promise: nil)
+            try pipeline.removeHandler(pipeline.handler(type: NIOHTTPResponseHeadersValidator.self), promise: nil)
+            try pipeline.removeHandler(pipeline.handler(type: ProxyErrorHandler.self), promise: nil)
+            pipeline.removeHandler(context: context, promise: nil)
+            let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            pipeline.removeHandler(decoder).assumeIsolated().whenComplete { _ in gate.open() }
+            // From now on a half-close of the client is an event to pass on, not the end.
+            try context.channel.syncOptions?.setOption(.allowRemoteHalfClosure, value: true)
+        } catch {
+            context.close(promise: nil)
+            return
+        }
+        handler.begin()
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    private func begin() {
+        guard let context = self.context else { return }
+        switch self.plan {
+        case .refuse(let refusal):
+            self.refuse(refusal, context: context)
+        case .open(let request):
+            let task = self.manager.startStream(request, on: context.eventLoop)
+            self.task = task
+            let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+            task.established.whenComplete { result in bound.value.established(result) }
+        }
+    }
+
+    private func established(_ result: Result<Void, any Error>) {
+        guard !self.answered, let context = self.context, let task = self.task else { return }
+        switch result {
+        case .success:
+            self.answered = true
+            let answer = "HTTP/\(self.version.major).\(self.version.minor) 200 Connection established\r\n\r\n"
+            context.writeAndFlush(self.wrapOutboundOut(ByteBuffer(string: answer)), promise: nil)
+            guard task.attachClient(context.channel) else {
+                context.close(promise: nil)
+                return
+            }
+            let channel = context.channel
+            if !self.early.isEmpty {
+                while let bytes = self.early.popFirst() { context.fireChannelRead(self.wrapInboundOut(bytes)) }
+                context.fireChannelReadComplete()
+            }
+            if self.inputEnded { context.fireUserInboundEventTriggered(ChannelEvent.inputClosed) }
+            context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+            channel.read()  // the relay's glue decides from here
+        case .failure(let error):
+            let failure = error as? UpstreamFailure ?? UpstreamFailure(.upstreamBroken, "\(error)")
+            let status = HTTPResponseStatus(statusCode: failure.httpStatus)
+            self.refuse(ProxyRefusal(status, failure.message), context: context)
+        }
+    }
+
+    /// Answers with `refusal` and closes: what follows a refused CONNECT cannot be read as HTTP.
+    private func refuse(_ refusal: ProxyRefusal, context: ChannelHandlerContext) {
+        self.answered = true
+        let channel = context.channel
+        context.writeAndFlush(self.wrapOutboundOut(refusal.bytes(version: self.version, via: self.via)))
+            .whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if !self.answered { self.early.append(self.unwrapInboundIn(data)) }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case .some(.inputClosed) = event as? ChannelEvent {
+            self.inputEnded = true
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
+    /// Held until the relay takes over: it reads only while the other side can take the bytes.
+    func read(context: ChannelHandlerContext) {}
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if !self.answered {
+            self.answered = true
+            self.task?.clientClosed()
+        }
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        context.close(promise: nil)
+    }
+}

@@ -1,0 +1,28 @@
+import AFProxyModel
+import NIOHTTP1
+
+/// CONNECT: the tunnel's target, checked before anything is opened. 400 for a target that is not
+/// `host:port`, 403 naming the allowed ports for a port outside them, and the same version, size
+/// and loop checks as the other requests.
+extension RequestValidator {
+    public func validateConnect(_ head: HTTPRequestHead, client: String) -> Result<StreamRequest, ProxyRefusal> {
+        if let refusal = self.commonRefusal(head) { return .failure(refusal) }
+        let target: ConnectTarget
+        switch ConnectTarget.parse(head.uri) {
+        case .success(let parsed): target = parsed
+        case .failure(let refusal): return .failure(refusal)
+        }
+        guard self.connectPorts.allows(target.port) else {
+            let message = "CONNECT to port \(target.port) is not allowed; allowed ports: \(self.connectPorts) "
+                + "(more with --allow-connect-port or allow-connect-port in the config file)"
+            return .failure(ProxyRefusal(.forbidden, message))
+        }
+        let received = head.headers.map { HTTPHeaderField($0.name, $0.value) }
+        let via = received.values("via").joined(separator: ", ")
+        if via.contains(self.via) {
+            return .failure(ProxyRefusal(.loopDetected, "the request already passed through this proxy (Via: \(via))"))
+        }
+        return .success(StreamRequest(
+            host: target.host, port: target.port, headers: HopByHopHeaders.removing(from: received), client: client))
+    }
+}

@@ -1,0 +1,160 @@
+import AFProxyModel
+import NIOCore
+
+/// One side of a tunnel's byte relay: the last handler of that side's pipeline, glued to its
+/// partner on the other side, as in swift-nio-examples' connect-proxy (`GlueHandler`). Both
+/// channels live on one event loop, so a chunk read on one side is written to the other as it
+/// is: no thread hop, no copy.
+///
+/// Backpressure: a side lets `read()` through to its channel only while its partner is
+/// writable and the task is not suspended. What NIO reads all the same (a read batch already
+/// under way when a suspend came; everything up to a peer's half-close, which NIO reads at once
+/// whatever `read()` said) is held here, uncounted, and passed on at resume, followed by the end
+/// of input that came behind it; so the byte counts stop the moment the API says "suspended".
+final class TunnelGlue: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    let side: TunnelLifecycle.Side
+    /// Set by the relay once both sides exist, cleared when the tunnel is over.
+    var partner: TunnelGlue?
+    private let relay: TunnelRelay
+    private let counters: TunnelCounters
+    private var context: ChannelHandlerContext?
+    private var readPending = false
+    private var held = CircularBuffer<ByteBuffer>()
+    private var inputEndHeld = false
+    private var sawFirstByte = false
+
+    init(side: TunnelLifecycle.Side, relay: TunnelRelay, counters: TunnelCounters) {
+        self.side = side
+        self.relay = relay
+        self.counters = counters
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    /// Bytes go straight through: a partner to take them, no suspend, nothing held before them.
+    private var passesBytes: Bool {
+        self.partner != nil && !self.counters.isSuspended && self.held.isEmpty
+    }
+
+    private var mayRead: Bool {
+        !self.counters.isSuspended && self.partner?.context?.channel.isWritable == true
+    }
+
+    // MARK: inbound
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let buffer = self.unwrapInboundIn(data)
+        if self.side == .upstream && !self.sawFirstByte {
+            self.sawFirstByte = true
+            self.relay.upstreamSentFirstByte()
+        }
+        if self.passesBytes {
+            self.forward(buffer)
+        } else {
+            self.held.append(buffer)
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        self.partner?.context?.flush()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard case .some(.inputClosed) = event as? ChannelEvent else {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
+        if self.passesBytes {
+            self.relay.inputClosed(self.side)
+        } else {
+            self.inputEndHeld = true
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        self.relay.channelClosed(self.side)
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        self.relay.failed(self.side, error)
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { self.partner?.resumeReading() }
+        context.fireChannelWritabilityChanged()
+    }
+
+    // MARK: outbound
+
+    func read(context: ChannelHandlerContext) {
+        if self.mayRead {
+            context.read()
+        } else {
+            self.readPending = true
+        }
+    }
+
+    // MARK: called by the partner and the relay
+
+    /// Reads again if a read was held back and nothing holds it any more.
+    func resumeReading() {
+        guard self.readPending, self.mayRead, let context = self.context else { return }
+        self.readPending = false
+        context.read()
+    }
+
+    /// Once the partner is there, and at resume: passes on what was held, then reads again.
+    func release() {
+        guard self.partner != nil, !self.counters.isSuspended else { return }
+        if !self.held.isEmpty {
+            while let buffer = self.held.popFirst() { self.forward(buffer) }
+            self.partner?.context?.flush()
+        }
+        if self.inputEndHeld {
+            self.inputEndHeld = false
+            self.relay.inputClosed(self.side)
+        }
+        self.resumeReading()
+    }
+
+    /// Writes what is queued, then shuts the output down: the partner's end of input, passed on.
+    func shutdownOutputAfterWrites() {
+        self.afterQueuedWrites { $0.close(mode: .output, promise: nil) }
+    }
+
+    /// Writes what is queued, then closes: the partner's channel is gone.
+    func closeAfterWrites() {
+        self.afterQueuedWrites { $0.close(promise: nil) }
+    }
+
+    func close() {
+        self.context?.close(promise: nil)
+    }
+
+    private func forward(_ buffer: ByteBuffer) {
+        self.counters.add(buffer.readableBytes, from: self.side)
+        self.partner?.context?.write(self.wrapOutboundOut(buffer), promise: nil)
+    }
+
+    /// Writes complete in order, so an empty write's completion comes after every byte queued
+    /// before it. (A plain `close(mode: .output)` would drop them when the input is already
+    /// closed: NIO then escalates to a full close.)
+    private func afterQueuedWrites(_ then: @escaping @Sendable (any Channel) -> Void) {
+        guard let context = self.context else { return }
+        let channel = context.channel
+        context.writeAndFlush(self.wrapOutboundOut(channel.allocator.buffer(capacity: 0))).whenComplete { _ in
+            then(channel)
+        }
+    }
+}

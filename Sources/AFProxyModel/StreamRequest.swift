@@ -1,0 +1,25 @@
+/// A `CONNECT host:port` as the proxy opens it: the target already parsed and its port allowed.
+/// Built by the listener, carried by the stream task, connected by the session's tunnel layer.
+public struct StreamRequest: Sendable, Equatable {
+    /// A name, an IPv4 address or an IPv6 address (without its brackets).
+    public var host: String
+    public var port: Int
+    /// The CONNECT request's fields as received, hop-by-hop fields (and with them
+    /// Proxy-Authorization) removed: nothing is sent upstream at the HTTP level, so these are
+    /// only for the task's record.
+    public var headers: HTTPHeaderList
+    /// `host:port` of the client, for the task's record.
+    public var client: String
+
+    public init(host: String, port: Int, headers: HTTPHeaderList = [], client: String) {
+        self.host = host
+        self.port = port
+        self.headers = headers
+        self.client = client
+    }
+
+    /// `host:port` as the CONNECT line names it, an IPv6 address in brackets: the task's URL.
+    public var authority: String {
+        self.host.contains(":") ? "[\(self.host)]:\(self.port)" : "\(self.host):\(self.port)"
+    }
+}

@@ -1,0 +1,85 @@
+/// How a tunnel's two directions close and why it ended, as a plain value: the relay feeds it
+/// what each side's channel reports and does what it answers, so the rules are tested without
+/// sockets.
+///
+/// A side's end of input (its peer's half-close) is passed on to the other side as the end of
+/// its output; the tunnel is over once both channels closed. The first cause seen is the one
+/// the task records: the side that closed first, an error, or a cancel.
+public struct TunnelLifecycle: Sendable, Equatable {
+    public enum Side: String, Sendable, CaseIterable {
+        case client
+        case upstream
+
+        public var other: Side { self == .client ? .upstream : .client }
+    }
+
+    public enum Action: Sendable, Equatable {
+        /// Nothing to do yet.
+        case none
+        /// Write what is queued for `side`, then shut down its output.
+        case passEndOfInput(to: Side)
+        /// Write what is queued for `side`, then close it (its partner is gone).
+        case close(Side)
+        /// Close both sides now (a cancel or an error: queued bytes are dropped).
+        case closeBoth
+        /// Both channels closed: record `end` and complete the task.
+        case finish(TunnelEnd)
+    }
+
+    public private(set) var end: TunnelEnd?
+    private var inputEnded: Set<Side> = []
+    private var closed: Set<Side> = []
+
+    public init() {}
+
+    public var isFinished: Bool { self.closed.count == 2 }
+
+    /// `side`'s peer half-closed: no more bytes come from it.
+    public mutating func inputClosed(_ side: Side) -> Action {
+        guard !self.closed.contains(side), self.inputEnded.insert(side).inserted else { return .none }
+        self.note(TunnelEnd(reason: "\(side.rawValue) closed"))
+        return self.closed.contains(side.other) ? .none : .passEndOfInput(to: side.other)
+    }
+
+    /// `side`'s channel closed, whoever closed it.
+    public mutating func channelClosed(_ side: Side) -> Action {
+        guard self.closed.insert(side).inserted else { return .none }
+        self.note(TunnelEnd(reason: "\(side.rawValue) closed"))
+        if self.closed.count == 2 { return .finish(self.end!) }
+        return .close(side.other)
+    }
+
+    /// `side`'s channel failed (a reset, a write error): the tunnel cannot go on. A client that
+    /// breaks off its connection cancels its task, as it does an HTTP task ("canceled: …", which
+    /// the log does not count as a failure); an upstream failure is the task's error.
+    public mutating func failed(_ side: Side, _ message: String) -> Action {
+        guard !self.isFinished else { return .none }
+        let failure = "\(side.rawValue) connection failed: \(message)"
+        let text = side == .client ? "canceled: \(failure)" : failure
+        self.note(TunnelEnd(reason: text, error: text))
+        return .closeBoth
+    }
+
+    /// A person canceled the task (`reason` "canceled"), or the daemon is stopping.
+    public mutating func cancel(reason: String) -> Action {
+        guard !self.isFinished else { return .none }
+        self.note(TunnelEnd(reason: reason, error: reason))
+        return .closeBoth
+    }
+
+    private mutating func note(_ end: TunnelEnd) {
+        if self.end == nil { self.end = end }
+    }
+}
+
+/// Why a tunnel ended: `reason` always (the task's `endReason`), `error` only when it failed or
+/// was canceled. A tunnel that either side closed in order did not fail.
+public struct TunnelEnd: Sendable, Equatable {
+    public var reason: String
+    public var error: String?
+
+    public init(reason: String, error: String? = nil) {
+        self.reason = reason
+        self.error = error
+    }
+}

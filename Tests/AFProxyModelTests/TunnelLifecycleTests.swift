@@ -1,0 +1,64 @@
+import AFProxyModel
+import Testing
+
+/// How a tunnel's two directions close, fed events in the orders the sockets can produce them.
+@Suite struct TunnelLifecycleTests {
+    /// One event and the action the lifecycle answers with.
+    private enum Event {
+        case inputClosed(TunnelLifecycle.Side)
+        case channelClosed(TunnelLifecycle.Side)
+        case failed(TunnelLifecycle.Side, String)
+        case cancel(String)
+    }
+
+    private func feed(_ tunnel: inout TunnelLifecycle, _ events: [Event]) -> [TunnelLifecycle.Action] {
+        events.map { event in
+            switch event {
+            case .inputClosed(let side): tunnel.inputClosed(side)
+            case .channelClosed(let side): tunnel.channelClosed(side)
+            case .failed(let side, let message): tunnel.failed(side, message)
+            case .cancel(let reason): tunnel.cancel(reason: reason)
+            }
+        }
+    }
+
+    @Test func aHalfCloseIsPassedOnAndTheTunnelEndsWhenBothChannelsClosed() {
+        var tunnel = TunnelLifecycle()
+        let actions = self.feed(&tunnel, [
+            .inputClosed(.client), .inputClosed(.client), .inputClosed(.upstream),
+            .channelClosed(.upstream), .channelClosed(.client), .channelClosed(.client),
+        ])
+        #expect(actions == [
+            .passEndOfInput(to: .upstream), .none, .passEndOfInput(to: .client),
+            .close(.client), .finish(TunnelEnd(reason: "client closed")), .none,
+        ])
+        #expect(tunnel.isFinished)
+    }
+
+    @Test func theSideThatClosedFirstIsTheReasonAndNoError() {
+        var tunnel = TunnelLifecycle()
+        let actions = self.feed(&tunnel, [.channelClosed(.upstream), .inputClosed(.client), .channelClosed(.client)])
+        #expect(actions == [.close(.client), .none, .finish(TunnelEnd(reason: "upstream closed"))])
+    }
+
+    @Test func aCancelClosesBothAndWinsOverLaterCauses() {
+        var tunnel = TunnelLifecycle()
+        let actions = self.feed(&tunnel, [
+            .cancel("canceled"), .failed(.upstream, "Broken pipe"), .channelClosed(.client),
+            .channelClosed(.upstream), .cancel("canceled"),
+        ])
+        #expect(actions == [
+            .closeBoth, .closeBoth, .close(.upstream), .finish(TunnelEnd(reason: "canceled", error: "canceled")), .none,
+        ])
+    }
+
+    @Test func failuresAreErrorsAndAClientsOneCountsAsItsCancel() {
+        var upstream = TunnelLifecycle()
+        #expect(self.feed(&upstream, [.failed(.upstream, "Connection reset by peer")]) == [.closeBoth])
+        #expect(upstream.end?.error == "upstream connection failed: Connection reset by peer")
+
+        var client = TunnelLifecycle()
+        #expect(self.feed(&client, [.failed(.client, "Connection reset by peer")]) == [.closeBoth])
+        #expect(client.end?.error == "canceled: client connection failed: Connection reset by peer")
+    }
+}
