@@ -48,7 +48,7 @@ struct GlobalOptions: ParsableArguments {
 
     var client: ControlClient {
         ControlClient(socketPath: ControlSocketPath.resolve(
-            flag: self.socket, environment: Console.environment(), uid: getuid()))
+            flag: self.socket, environment: ProcessEnvironment.current(), uid: getuid()))
     }
 
     /// One request; refusals and an absent daemon become the documented exit codes.
@@ -94,19 +94,6 @@ enum Console {
     static func output(_ text: String) {
         let line = text.hasSuffix("\n") ? text : text + "\n"
         _ = line.withCString { write(1, $0, strlen($0)) }
-    }
-
-    static func environment() -> [String: String] {
-        var result: [String: String] = [:]
-        var pointer = environ
-        while let entry = pointer.pointee {
-            let text = String(cString: entry)
-            if let equals = text.firstIndex(of: "=") {
-                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
-            }
-            pointer += 1
-        }
-        return result
     }
 
     static func decoder() -> JSONDecoder {

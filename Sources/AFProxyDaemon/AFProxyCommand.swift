@@ -74,7 +74,7 @@ public struct AFProxyCommand: AsyncParsableCommand {
     public init() {}
 
     public func run() async throws {
-        let environment = Self.environment()
+        let environment = ProcessEnvironment.current()
         if let path = self.checkConfig {
             var configuration = DaemonConfiguration()
             do {
@@ -163,19 +163,6 @@ public struct AFProxyCommand: AsyncParsableCommand {
             bytes.append(contentsOf: chunk[0..<count])
         }
         return String(decoding: bytes, as: UTF8.self)
-    }
-
-    static func environment() -> [String: String] {
-        var result: [String: String] = [:]
-        var pointer = environ
-        while let entry = pointer.pointee {
-            let text = String(cString: entry)
-            if let equals = text.firstIndex(of: "=") {
-                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
-            }
-            pointer += 1
-        }
-        return result
     }
 
     static func fail(_ message: String) -> Never {
