@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import origin as origin_module
+from origin import HeaderLookup
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -404,23 +405,13 @@ def parse_status(data: bytes) -> int:
 
 
 @dataclass
-class Response:
+class Response(HeaderLookup):
     version: str
     status: int
     reason: str
     headers: list[tuple[str, str]]
     body: bytes
     complete: bool  # False when the connection closed before the framing said the body ended
-
-    def header(self, name: str) -> str | None:
-        name = name.lower()
-        for k, v in self.headers:
-            if k.lower() == name:
-                return v
-        return None
-
-    def header_all(self, name: str) -> list[str]:
-        return [v for k, v in self.headers if k.lower() == name.lower()]
 
     @property
     def text(self) -> str:

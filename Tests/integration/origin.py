@@ -111,7 +111,22 @@ class _ClientGone(Exception):
     """The peer closed or the request could not be parsed: end this connection."""
 
 
-class _Request:
+class HeaderLookup:
+    """Case-insensitive access to `self.headers`, a list of (name, value) in arrival order;
+    shared by the origin's requests and the harness's parsed responses."""
+
+    headers: list[tuple[str, str]]
+
+    def header(self, name: str) -> str | None:
+        values = self.header_all(name)
+        return values[0] if values else None
+
+    def header_all(self, name: str) -> list[str]:
+        name = name.lower()
+        return [v for k, v in self.headers if k.lower() == name]
+
+
+class _Request(HeaderLookup):
     def __init__(self, method: str, target: str, version: str, headers: list[tuple[str, str]]):
         self.method = method
         self.target = target
@@ -121,16 +136,6 @@ class _Request:
         self.path = parts.path or "/"
         self.query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
 
-    def header(self, name: str) -> str | None:
-        name = name.lower()
-        for k, v in self.headers:
-            if k.lower() == name:
-                return v
-        return None
-
-    def header_all(self, name: str) -> list[str]:
-        name = name.lower()
-        return [v for k, v in self.headers if k.lower() == name]
 
     def tokens(self, name: str) -> set[str]:
         return {t.strip().lower() for v in self.header_all(name) for t in v.split(",") if t.strip()}
