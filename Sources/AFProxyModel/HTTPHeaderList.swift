@@ -19,11 +19,24 @@ extension HTTPHeaderField {
         let name = self.name.utf8
         let other = lowercaseName.utf8
         guard name.count == other.count else { return false }
-        for (byte, lower) in zip(name, other) {
-            let folded = byte >= 65 && byte <= 90 ? byte | 0x20 : byte
-            if folded != lower { return false }
+        // Native strings (all of ours) have contiguous UTF-8: compare buffers, not iterators.
+        if let equal = name.withContiguousStorageIfAvailable({ bytes in
+            other.withContiguousStorageIfAvailable { lower in Self.foldedEqual(bytes, lower) }
+        }), let equal {
+            return equal
         }
+        for (byte, lower) in zip(name, other) where Self.fold(byte) != lower { return false }
         return true
+    }
+
+    private static func foldedEqual(_ bytes: UnsafeBufferPointer<UInt8>, _ lower: UnsafeBufferPointer<UInt8>) -> Bool {
+        for index in 0..<bytes.count where Self.fold(bytes[index]) != lower[index] { return false }
+        return true
+    }
+
+    @inline(__always)
+    private static func fold(_ byte: UInt8) -> UInt8 {
+        byte >= 65 && byte <= 90 ? byte | 0x20 : byte
     }
 }
 
