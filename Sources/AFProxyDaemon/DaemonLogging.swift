@@ -54,45 +54,6 @@ struct DaemonLogging: Sendable {
     }
 }
 
-/// Readable lines on stderr: time, level, label, message. Metadata is left out: it is the
-/// journal's structured fields, and every message that carries some says the same in words.
-struct StderrLogHandler: LogHandler {
-    let label: String
-    var metadata: Logger.Metadata = [:]
-    var metadataProvider: Logger.MetadataProvider?
-    var logLevel: Logger.Level = .trace
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { self.metadata[key] }
-        set { self.metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        var line = "\(Self.timestamp()) \(event.level) \(self.label): \(event.message)"
-        if let error = event.error { line += " (\(error))" }
-        line += "\n"
-        // One write per line, so that lines from several threads never interleave.
-        let bytes = Array(line.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { write(2, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else { return }
-            offset += written
-        }
-    }
-
-    /// Local time to the second, with the UTC offset: `2026-11-21T20:18:50+0000`.
-    static func timestamp() -> String {
-        var now = time(nil)
-        var parts = tm()
-        localtime_r(&now, &parts)
-        var buffer = [CChar](repeating: 0, count: 32)
-        let count = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S%z", &parts)
-        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-}
-
 /// The daemon's log level, one for all its loggers, changed by a reload.
 final class SharedLogLevel: Sendable {
     private let index: Atomic<Int>

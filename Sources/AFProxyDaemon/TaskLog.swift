@@ -90,9 +90,11 @@ final class TaskLog: Sendable {
             defer { queue = Queue() }
             return (queue.entries, queue.dropped)
         }
-        for entry in entries {
-            let (level, message, metadata) = Self.entry(entry.record, durationMs: entry.durationMs)
-            self.logger.log(level: level, "\(message)", metadata: metadata)
+        StderrLogHandler.batched {
+            for entry in entries {
+                let (level, message, metadata) = Self.entry(entry.record, durationMs: entry.durationMs)
+                self.logger.log(level: level, "\(message)", metadata: metadata)
+            }
         }
         if dropped > 0 {
             self.logger.warning("\(dropped) completed-task entries dropped: the log did not keep up")
