@@ -207,7 +207,7 @@ final class SessionLoop: @unchecked Sendable {
         let now = ContinuousClock.now
         guard self.active.isEmpty, now - self.lastTrim >= .seconds(2) else { return }
         self.lastTrim = now
-        malloc_trim(0)
+        ProcessHeap.trim()
     }
 
     private func finish(_ transfer: UpstreamTransfer, _ result: UpstreamResult) {
