@@ -24,7 +24,7 @@ struct Daemon {
 
     func run() async throws {
         signal(SIGPIPE, SIG_IGN)
-        ProcessHeap.limitArenas()
+        ProcessHeap.configure()
         Self.raiseFileLimit()
         let logging = DaemonLogging(configuration: self.configuration, environment: self.environment)
         let logger = logging.logger()
