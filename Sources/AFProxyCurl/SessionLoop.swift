@@ -18,6 +18,7 @@ final class SessionLoop: @unchecked Sendable {
         self.multi = multi
         self.configuration = configuration
         self.watcher.attach(to: multi)
+        _ = afc_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, configuration.idleConnections)
     }
 
     deinit {

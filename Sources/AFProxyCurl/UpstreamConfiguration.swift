@@ -10,14 +10,21 @@ public struct UpstreamConfiguration: Sendable, Equatable {
     public var uploadBufferSize: Int
     /// Easy handles kept for reuse.
     public var pooledHandles: Int
+    /// Idle upstream connections kept open for reuse (curl's connection cache,
+    /// CURLMOPT_MAXCONNECTS). curl's default is four per easy handle in the multi handle at
+    /// the moment a connection goes idle; since a handle leaves the multi handle when its
+    /// request ends, that limit sank with every lull, and at 64 client connections one request
+    /// in ten opened a new upstream connection (socket, connect, getsockname: 7 extra syscalls).
+    public var idleConnections: Int
 
     public init(
         connectTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(120),
-        uploadBufferSize: Int = 256 * 1024, pooledHandles: Int = 64
+        uploadBufferSize: Int = 256 * 1024, pooledHandles: Int = 64, idleConnections: Int = 256
     ) {
         self.connectTimeout = connectTimeout
         self.idleTimeout = idleTimeout
         self.uploadBufferSize = uploadBufferSize
         self.pooledHandles = pooledHandles
+        self.idleConnections = idleConnections
     }
 }
