@@ -62,6 +62,11 @@ public final class ProxyListener: Service, Sendable {
         }
     }
 
+    /// Reads start at NIO's 2 KiB and grow while they fill, to 256 KiB rather than NIO's 64 KiB:
+    /// a large upload then takes a quarter of the reads, each of which also wakes the sending
+    /// client; a request head still arrives in one small buffer.
+    static let recvAllocator = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: 256 << 10)
+
     private func bootstrap() -> ServerBootstrap {
         let manager = self.manager
         let limiter = self.limiter
@@ -70,6 +75,7 @@ public final class ProxyListener: Service, Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelOption(.maxMessagesPerRead, value: 16)
+            .childChannelOption(.recvAllocator, value: Self.recvAllocator)
             .childChannelInitializer { [self] channel in
                 let configuration = self.configuration.withLock { $0 }
                 let validator = RequestValidator(
