@@ -58,7 +58,8 @@ final class DaemonService: Service, Sendable {
         self.listener = listener
         self.control = control
         self.notifier = SystemdNotifier(environment: environment)
-        self.taskLog = TaskLog(manager: manager, logger: logger, enabled: configuration.logCompletedTasks)
+        self.taskLog = TaskLog(
+            manager: manager, logger: logger, enabled: configuration.logCompletedTasks, structured: logging.journal)
         self.state = Mutex(State(configuration: configuration))
     }
 

@@ -35,15 +35,19 @@ final class TaskLog: Sendable {
     private let manager: SessionManager
     private let logger: Logger
     private let enabled: Atomic<Bool>
+    /// Whether a handler reads metadata (the journal's fields); stderr lines do not, and the
+    /// eight-entry dictionary per request is then not built.
+    private let structured: Bool
     private let queue = Mutex(Queue())
     private let doorbell: AsyncStream<Void>
     private let ring: AsyncStream<Void>.Continuation
     private let token = Mutex<Int?>(nil)
 
-    init(manager: SessionManager, logger: Logger, enabled: Bool) {
+    init(manager: SessionManager, logger: Logger, enabled: Bool, structured: Bool) {
         self.manager = manager
         self.logger = logger
         self.enabled = Atomic(enabled)
+        self.structured = structured
         (self.doorbell, self.ring) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -92,7 +96,8 @@ final class TaskLog: Sendable {
         }
         StderrLogHandler.batched {
             for entry in entries {
-                let (level, message, metadata) = Self.entry(entry.record, durationMs: entry.durationMs)
+                let (level, message, metadata) = Self.entry(
+                    entry.record, durationMs: entry.durationMs, structured: self.structured)
                 self.logger.log(level: level, "\(message)", metadata: metadata)
             }
         }
@@ -114,7 +119,15 @@ final class TaskLog: Sendable {
         return !error.hasPrefix("canceled")
     }
 
-    static func entry(_ record: TaskRecord, durationMs: Int) -> (Logger.Level, String, Logger.Metadata) {
+    static func entry(
+        _ record: TaskRecord, durationMs: Int, structured: Bool = true
+    ) -> (Logger.Level, String, Logger.Metadata) {
+        var message = "task \(record.id): \(record.method) \(record.url)"
+        if let status = record.status { message += " \(status)" }
+        if let error = record.error { message += " failed: \(error)" }
+        message += ", \(record.download.completed) bytes down, \(record.upload.completed) up, \(durationMs) ms"
+        let level: Logger.Level = Self.isFailure(record) ? .error : .info
+        guard structured else { return (level, message, [:]) }
         var metadata: Logger.Metadata = [
             "task_id": "\(record.id)",
             "kind": "\(record.kind.rawValue)",
@@ -126,13 +139,7 @@ final class TaskLog: Sendable {
             "duration_ms": "\(durationMs)",
         ]
         if let status = record.status { metadata["status"] = "\(status)" }
-        var message = "task \(record.id): \(record.method) \(record.url)"
-        if let status = record.status { message += " \(status)" }
-        if let error = record.error {
-            metadata["error"] = "\(error)"
-            message += " failed: \(error)"
-        }
-        message += ", \(record.download.completed) bytes down, \(record.upload.completed) up, \(durationMs) ms"
-        return (Self.isFailure(record) ? .error : .info, message, metadata)
+        if let error = record.error { metadata["error"] = "\(error)" }
+        return (level, message, metadata)
     }
 }

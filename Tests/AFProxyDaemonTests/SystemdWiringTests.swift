@@ -103,6 +103,9 @@ import Testing
         #expect(metadata["bytes_up"] == "0")
         #expect(metadata["duration_ms"] == "12")
         #expect(metadata["error"] == nil)
+        // Without the journal, only the line is written: same message, no fields built.
+        let plain = TaskLog.entry(record, durationMs: 12, structured: false)
+        #expect(plain.1 == message && plain.0 == .info && plain.2.isEmpty)
 
         record.status = nil
         record.error = "connection to upstream failed: refused"
