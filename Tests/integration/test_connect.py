@@ -263,6 +263,19 @@ def test_upstream_refused_is_502(start_proxy):
     assert "refused" in rec["error"].lower() and rec["endReason"] == rec["error"], rec
 
 
+def test_upstream_name_that_does_not_resolve_is_502(start_proxy):
+    """A target whose name does not resolve: 502 naming the host, recorded on the task."""
+    proxy = start_proxy("--allow-connect-port", "*")
+    target = "nonexistent.invalid:443"
+    with RawConn(proxy.port, timeout=60) as c:
+        c.send(connect_head(target))
+        resp = c.read_response(timeout=60)
+    assert resp.status == 502, resp
+    assert "nonexistent.invalid" in resp.text, resp.text
+    rec = proxy.history_record(target)
+    assert rec["kind"] == "stream" and rec["error"], rec
+
+
 def test_upstream_connect_timeout_is_504(start_proxy):
     """An origin whose accept queue is full drops the SYN: past --connect-timeout, 504."""
     proxy = start_proxy("--allow-connect-port", "*", "--connect-timeout", "1")

@@ -6,6 +6,7 @@ import hashlib
 import json
 import random
 import subprocess
+import time
 import urllib.request
 
 from helpers import (
@@ -208,6 +209,27 @@ def test_keep_alive_reuses_client_and_upstream_connections(proxy, origin):
     assert r.returncode == 0, r.stderr
     assert r.stdout.decode().split() == ["1", "0"], "curl did not reuse its connection to the proxy"
     assert origin.connections - before == 1, "the proxy opened more than one upstream connection"
+
+
+def test_upstream_connections_survive_a_lull(proxy, origin):
+    """24 requests in flight at once, twice: the second burst reuses the first one's upstream
+    connections. (curl's default connection cache shrinks with the number of transfers running,
+    so without a fixed cache size the end of the first burst closed most of them.)"""
+    def burst():
+        urls = [arg for _ in range(24) for arg in ("-o", "/dev/null", origin.url("/delay/0.5"))]
+        r = curl(proxy, "--max-time", "60", "-Z", "--parallel-immediate", "--parallel-max", "24",
+                 "-w", "%{http_code}\n", *urls, timeout=90)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.decode().split() == ["200"] * 24, r.stdout
+
+    before = origin.connections
+    burst()
+    first = origin.connections - before
+    assert 1 <= first <= 24, first
+    time.sleep(0.5)
+    burst()
+    assert origin.connections - before == first, \
+        f"the second burst opened {origin.connections - before - first} new upstream connections"
 
 
 def test_pipelined_requests_answered_in_order(proxy, origin):
