@@ -42,13 +42,15 @@ public struct AFProxyCtl: ParsableCommand {
 struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
         "The daemon's control socket (default: $AFPROXY_CONTROL_SOCKET, $RUNTIME_DIRECTORY/control.sock, "
-            + "$XDG_RUNTIME_DIR/afproxy/control.sock, /tmp/afproxy-$UID/control.sock).",
+            + "$XDG_RUNTIME_DIR/afproxy/control.sock, /tmp/afproxy-$UID/control.sock; if nothing is there, "
+            + "the system service's /run/afproxy/control.sock).",
         valueName: "path"))
     var socket: String?
 
     var client: ControlClient {
-        ControlClient(socketPath: ControlSocketPath.resolve(
-            flag: self.socket, environment: ProcessEnvironment.current(), uid: getuid()))
+        ControlClient(socketPath: ControlSocketPath.resolveForClient(
+            flag: self.socket, environment: ProcessEnvironment.current(), uid: getuid(),
+            exists: { access($0, F_OK) == 0 }))
     }
 
     /// One request; refusals and an absent daemon become the documented exit codes.

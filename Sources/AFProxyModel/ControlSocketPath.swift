@@ -15,4 +15,21 @@ public enum ControlSocketPath {
         }
         return "/tmp/afproxy-\(uid)/control.sock"
     }
+
+    /// The system service's socket (systemd's RuntimeDirectory=afproxy, afproxy-control.socket).
+    public static let systemService = "/run/afproxy/control.sock"
+
+    /// afproxyctl's lookup: `resolve`, except that when no flag or variable named a path and
+    /// nothing is at the per-user default, the system service's socket is used if it is there,
+    /// so `sudo afproxyctl list` finds the installed service without `--socket`.
+    public static func resolveForClient(
+        flag: String?, environment: [String: String], uid: UInt32, exists: (String) -> Bool
+    ) -> String {
+        let path = Self.resolve(flag: flag, environment: environment, uid: uid)
+        let named = (flag.map { !$0.isEmpty } ?? false)
+            || !(environment["AFPROXY_CONTROL_SOCKET"] ?? "").isEmpty
+            || !(environment["RUNTIME_DIRECTORY"] ?? "").isEmpty
+        if named || exists(path) || !exists(Self.systemService) { return path }
+        return Self.systemService
+    }
 }

@@ -26,4 +26,20 @@ import Testing
         #expect(ControlSocketPath.resolve(flag: nil, environment: ["XDG_RUNTIME_DIR": "/run/user/1000"], uid: uid) == "/run/user/1000/afproxy/control.sock")
         #expect(ControlSocketPath.resolve(flag: nil, environment: [:], uid: uid) == "/tmp/afproxy-1000/control.sock")
     }
+
+    @Test func afproxyctlFallsBackToTheSystemServiceSocket() {
+        let system = ControlSocketPath.systemService
+        let user = "/tmp/afproxy-0/control.sock"
+        func resolve(_ flag: String?, _ environment: [String: String], existing: Set<String>) -> String {
+            ControlSocketPath.resolveForClient(flag: flag, environment: environment, uid: 0) { existing.contains($0) }
+        }
+        // Nothing at the per-user default, the system service's socket there: that one.
+        #expect(resolve(nil, [:], existing: [system]) == system)
+        // A daemon of the user's own wins; so does a path anyone named, even a missing one.
+        #expect(resolve(nil, [:], existing: [system, user]) == user)
+        #expect(resolve("/f.sock", [:], existing: [system]) == "/f.sock")
+        #expect(resolve(nil, ["AFPROXY_CONTROL_SOCKET": "/e"], existing: [system]) == "/e")
+        // Neither there: the per-user default, so the error names where a daemon was expected.
+        #expect(resolve(nil, [:], existing: []) == user)
+    }
 }
