@@ -16,15 +16,20 @@ public struct UpstreamConfiguration: Sendable, Equatable {
     /// request ends, that limit sank with every lull, and at 64 client connections one request
     /// in ten opened a new upstream connection (socket, connect, getsockname: 7 extra syscalls).
     public var idleConnections: Int
+    /// A CONNECT tunnel silent both ways this long is closed; nil: never. (Tunnels are the
+    /// session layer's upstream connections too; see `TunnelIdleTimer`.)
+    public var tunnelIdleTimeout: Duration?
 
     public init(
         connectTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(120),
-        uploadBufferSize: Int = 256 * 1024, pooledHandles: Int = 64, idleConnections: Int = 256
+        uploadBufferSize: Int = 256 * 1024, pooledHandles: Int = 64, idleConnections: Int = 256,
+        tunnelIdleTimeout: Duration? = .seconds(900)
     ) {
         self.connectTimeout = connectTimeout
         self.idleTimeout = idleTimeout
         self.uploadBufferSize = uploadBufferSize
         self.pooledHandles = pooledHandles
         self.idleConnections = idleConnections
+        self.tunnelIdleTimeout = tunnelIdleTimeout
     }
 }

@@ -50,6 +50,9 @@ public struct AFProxyCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Seconds an upstream may stay silent while we wait on it; then 504 (default 120).")
     var upstreamTimeout: String?
 
+    @Option(name: .long, help: "Seconds a CONNECT tunnel may stay silent both ways before it is closed; 0 = never (default 900).")
+    var tunnelIdleTimeout: String?
+
     @Option(name: .long, help: "Completed tasks kept for list --all (default 1000).")
     var historySize: String?
 
@@ -111,7 +114,8 @@ public struct AFProxyCommand: AsyncParsableCommand {
             ("control-socket", self.controlSocket), ("max-connections", self.maxConnections),
             ("max-header-bytes", self.maxHeaderBytes), ("idle-timeout", self.idleTimeout),
             ("header-timeout", self.headerTimeout), ("connect-timeout", self.connectTimeout),
-            ("upstream-timeout", self.upstreamTimeout), ("history-size", self.historySize),
+            ("upstream-timeout", self.upstreamTimeout), ("tunnel-idle-timeout", self.tunnelIdleTimeout),
+            ("history-size", self.historySize),
             ("threads", self.threads), ("log-level", self.logLevel),
             ("grace-period", self.gracePeriod), ("log-completed-tasks", self.logCompletedTasks),
             ("log-target", self.logTarget),

@@ -34,7 +34,9 @@ struct Daemon {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
         let session = UpstreamSession(configuration: UpstreamConfiguration(
             connectTimeout: .seconds(self.configuration.connectTimeout),
-            idleTimeout: .seconds(self.configuration.upstreamTimeout)))
+            idleTimeout: .seconds(self.configuration.upstreamTimeout),
+            tunnelIdleTimeout: self.configuration.tunnelIdleTimeout > 0
+                ? .seconds(self.configuration.tunnelIdleTimeout) : nil))
         session.run()
         let manager = SessionManager(session: session, historyCapacity: self.configuration.historySize)
         let listener = ProxyListener(

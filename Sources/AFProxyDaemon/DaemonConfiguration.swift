@@ -15,6 +15,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var headerTimeout = 30.0
     public var connectTimeout = 30.0
     public var upstreamTimeout = 120.0
+    /// A CONNECT tunnel silent both ways this long is closed; 0: never.
+    public var tunnelIdleTimeout = 900.0
     public var historySize = 1000
     /// Event loop threads for client connections; 0 means one per core but the session thread's.
     public var threads = 0
@@ -65,6 +67,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
         },
         Key(name: "upstream-timeout", environment: "AFPROXY_UPSTREAM_TIMEOUT") { config, value throws(ConfigurationError) in
             config.upstreamTimeout = try seconds(value)
+        },
+        Key(name: "tunnel-idle-timeout", environment: "AFPROXY_TUNNEL_IDLE_TIMEOUT") { config, value throws(ConfigurationError) in
+            config.tunnelIdleTimeout = value == "0" ? 0 : try seconds(value)
         },
         Key(name: "history-size", environment: "AFPROXY_HISTORY_SIZE") { config, value throws(ConfigurationError) in
             config.historySize = try integer(value, 0...1_000_000)

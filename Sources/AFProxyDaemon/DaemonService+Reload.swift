@@ -47,6 +47,7 @@ extension DaemonService {
         if old.maxConnections != new.maxConnections { keys.append("max-connections") }
         if old.connectTimeout != new.connectTimeout { keys.append("connect-timeout") }
         if old.upstreamTimeout != new.upstreamTimeout { keys.append("upstream-timeout") }
+        if old.tunnelIdleTimeout != new.tunnelIdleTimeout { keys.append("tunnel-idle-timeout") }
         if old.historySize != new.historySize { keys.append("history-size") }
         if old.threads != new.threads { keys.append("threads") }
         if old.logTarget != new.logTarget { keys.append("log-target") }

@@ -48,7 +48,8 @@ public final class SessionManager: Sendable {
         let task = self.registry.withLock { registry in
             let task = StreamTask(
                 id: registry.nextID, request: request, eventLoop: eventLoop,
-                connectTimeout: self.session.configuration.connectTimeout, manager: self)
+                connectTimeout: self.session.configuration.connectTimeout,
+                idleTimeout: self.session.configuration.tunnelIdleTimeout, manager: self)
             registry.nextID += 1
             registry.live[task.id] = task
             return task

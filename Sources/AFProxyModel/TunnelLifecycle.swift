@@ -67,6 +67,14 @@ public struct TunnelLifecycle: Sendable, Equatable {
         return .closeBoth
     }
 
+    /// Neither side sent a byte for `seconds` (see `TunnelIdleTimer`): both close, and the
+    /// task ends without an error, as a tunnel that a side closed in order does.
+    public mutating func idle(seconds: Int) -> Action {
+        guard !self.isFinished else { return .none }
+        self.note(TunnelEnd(reason: "closed after \(seconds) s without a byte either way"))
+        return .closeBoth
+    }
+
     private mutating func note(_ end: TunnelEnd) {
         if self.end == nil { self.end = end }
     }

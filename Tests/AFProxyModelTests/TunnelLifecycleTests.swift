@@ -61,4 +61,32 @@ import Testing
         #expect(self.feed(&client, [.failed(.client, "Connection reset by peer")]) == [.closeBoth])
         #expect(client.end?.error == "canceled: client connection failed: Connection reset by peer")
     }
+
+    @Test func anIdleTunnelClosesBothWithoutAnError() {
+        var tunnel = TunnelLifecycle()
+        var actions = [tunnel.idle(seconds: 900)]
+        actions += self.feed(&tunnel, [.channelClosed(.client), .channelClosed(.upstream)])
+        actions.append(tunnel.idle(seconds: 900))
+        let reason = "closed after 900 s without a byte either way"
+        #expect(actions == [.closeBoth, .close(.upstream), .finish(TunnelEnd(reason: reason)), .none])
+    }
+
+    @Test func idleTimerCountsQuietTimeOnlyWhileRunning() {
+        let start = ContinuousClock.now
+        var timer = TunnelIdleTimer(limit: .seconds(10), now: start)
+        func check(_ total: Int64, suspended: Bool = false, at seconds: Int) -> Bool {
+            timer.isIdle(total: total, suspended: suspended, now: start + .seconds(seconds))
+        }
+        #expect(timer.checkInterval == .milliseconds(2500))
+        let answers = [
+            check(0, at: 0), check(0, at: 9), check(0, at: 10),
+            // A byte moved: quiet from then on.
+            check(1, at: 11), check(1, at: 20), check(1, at: 21),
+            // Suspended: never idle, and the quiet time starts over at the resume.
+            check(1, suspended: true, at: 100), check(1, at: 109), check(1, at: 110),
+        ]
+        #expect(answers == [false, false, true, false, false, true, false, false, true])
+        #expect(TunnelIdleTimer(limit: .seconds(900), now: start).checkInterval == .seconds(30))
+        #expect(TunnelIdleTimer(limit: .milliseconds(500), now: start).checkInterval == .milliseconds(250))
+    }
 }

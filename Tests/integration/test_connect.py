@@ -220,6 +220,38 @@ def test_half_close_is_passed_on_and_early_bytes_arrive(start_proxy, origin):
     assert rec["upload"]["completed"] > 0 and rec["download"]["completed"] > 5000
 
 
+def test_silent_tunnel_is_closed_after_the_idle_timeout(start_proxy, origin):
+    """A tunnel that carries a request, then nothing either way for --tunnel-idle-timeout, is
+    closed on both sides; its task ends without an error and says why. Suspended for three
+    times the limit, it stays open, and carries a request after the resume."""
+    proxy = start_proxy("--allow-connect-port", str(origin.port), "--tunnel-idle-timeout", "1")
+    request = f"GET /bytes/100 HTTP/1.1\r\nHost: {origin.host}\r\n\r\n".encode()
+    opened_before = origin.open_connections
+    with RawConn(proxy.port, timeout=20) as c:
+        c.send(connect_head(origin.host))
+        assert c.read_response(head=True).status == 200
+        c.send(request)
+        assert c.read_response().body == payload(100)
+        tid = live_task(proxy, origin.host)["id"]
+
+        assert steer(proxy, "suspend", tid)["state"] == "suspended"
+        time.sleep(3)
+        assert proxy.task(tid)["state"] == "suspended", "a suspended tunnel was closed as idle"
+        assert steer(proxy, "resume", tid)["state"] == "running"
+        c.send(request)
+        assert c.read_response().body == payload(100), "the resumed tunnel does not carry bytes"
+
+        started = time.monotonic()
+        assert c.wait_closed(timeout=10), "the silent tunnel stayed open"
+        quiet = time.monotonic() - started
+        assert 0.9 <= quiet <= 5, f"closed after {quiet:.1f} s of silence with a 1 s limit"
+    rec = proxy.history_record(origin.host)
+    assert rec["id"] == tid and rec["error"] is None, rec
+    assert rec["endReason"] == "closed after 1 s without a byte either way", rec
+    wait_for(lambda: origin.open_connections == opened_before, timeout=10,
+             message="the upstream side of the tunnel to close")
+
+
 # ----------------------------------------------------------------------------------------------
 # refusals
 

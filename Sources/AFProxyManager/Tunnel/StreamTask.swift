@@ -26,6 +26,7 @@ public final class StreamTask: Sendable {
     private let eventLoop: any EventLoop
     private let manager: SessionManager
     private let connectTimeout: Duration
+    private let idleTimeout: Duration?
     private let started = NIODeadline.now()
     private let counters = TunnelCounters()
     private let relay: NIOLoopBound<TunnelRelay>
@@ -42,12 +43,16 @@ public final class StreamTask: Sendable {
     private let shared = Mutex(Shared())
 
     /// On `eventLoop`.
-    init(id: Int, request: StreamRequest, eventLoop: any EventLoop, connectTimeout: Duration, manager: SessionManager) {
+    init(
+        id: Int, request: StreamRequest, eventLoop: any EventLoop, connectTimeout: Duration, idleTimeout: Duration?,
+        manager: SessionManager
+    ) {
         self.id = id
         self.request = request
         self.createdAt = Date()
         self.eventLoop = eventLoop
         self.connectTimeout = connectTimeout
+        self.idleTimeout = idleTimeout
         self.manager = manager
         let promise = eventLoop.makePromise(of: Void.self)
         self.established = promise.futureResult
@@ -56,7 +61,9 @@ public final class StreamTask: Sendable {
 
     /// On `eventLoop`: starts connecting upstream.
     func start() {
-        self.relay.value.start(self, timeout: self.connectTimeout, started: self.started, eventLoop: self.eventLoop)
+        self.relay.value.start(
+            self, timeout: self.connectTimeout, idleTimeout: self.idleTimeout, started: self.started,
+            eventLoop: self.eventLoop)
     }
 
     public var kind: TaskKind { .stream }

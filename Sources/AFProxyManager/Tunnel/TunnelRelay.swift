@@ -29,15 +29,22 @@ final class TunnelRelay {
     private var upstream: TunnelGlue?
     /// A cancel that came while connecting: the reason the task records.
     private var cancelReason: String?
+    private var eventLoop: (any EventLoop)?
+    private var idleLimit: Duration?
+    private var idleTimer: TunnelIdleTimer?
 
     init(counters: TunnelCounters, established: EventLoopPromise<Void>) {
         self.counters = counters
         self.established = established
     }
 
-    func start(_ task: StreamTask, timeout: Duration, started: NIODeadline, eventLoop: any EventLoop) {
+    func start(
+        _ task: StreamTask, timeout: Duration, idleTimeout: Duration?, started: NIODeadline, eventLoop: any EventLoop
+    ) {
         guard case .idle = self.phase else { return }
         self.task = task
+        self.eventLoop = eventLoop
+        self.idleLimit = idleTimeout
         let connector = TunnelConnector(
             host: task.request.host, port: task.request.port, timeout: timeout, eventLoop: eventLoop, started: started)
         self.phase = .connecting(connector)
@@ -93,7 +100,31 @@ final class TunnelRelay {
         self.client = glue
         self.phase = .relaying
         upstream.release()
+        if let limit = self.idleLimit {
+            self.idleTimer = TunnelIdleTimer(limit: limit, now: .now)
+            self.scheduleIdleCheck()
+        }
         return true
+    }
+
+    // MARK: idle timeout
+
+    private func scheduleIdleCheck() {
+        guard let eventLoop = self.eventLoop, let timer = self.idleTimer else { return }
+        let relay = NIOLoopBound(self, eventLoop: eventLoop)
+        eventLoop.scheduleTask(in: TimeAmount(timer.checkInterval)) { relay.value.checkIdle() }
+    }
+
+    private func checkIdle() {
+        guard case .relaying = self.phase, var timer = self.idleTimer else { return }
+        let total = self.counters.uploaded.load(ordering: .relaxed) + self.counters.downloaded.load(ordering: .relaxed)
+        let idle = timer.isIdle(total: total, suspended: self.counters.isSuspended, now: .now)
+        self.idleTimer = timer
+        if idle {
+            self.apply(self.lifecycle.idle(seconds: Int(timer.limit.components.seconds)))
+        } else {
+            self.scheduleIdleCheck()
+        }
     }
 
     // MARK: verbs (the task hops here)
