@@ -61,6 +61,17 @@ def origin() -> Origin:
 
 
 @pytest.fixture
+def origin_v6() -> Origin:
+    """The same origin on ::1; skipped where this machine has no IPv6 loopback."""
+    try:
+        o = start_origin(ipv6=True)
+    except OSError as error:
+        pytest.skip(f"no IPv6 loopback here: {error}")
+    yield o
+    o.stop()
+
+
+@pytest.fixture
 def start_proxy(afproxy_bin, tmp_path, request):
     """Factory: start_proxy(*args, env=None, control_socket=None, wrapper=(), default_flags=True)
     starts a daemon with extra flags (and its control socket at `control_socket`, default a fresh

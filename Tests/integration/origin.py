@@ -426,10 +426,12 @@ class _OriginTCPServer(socketserver.ThreadingTCPServer):
     block_on_close = False
     request_queue_size = 256
 
-    def __init__(self, origin: "Origin", tls: ssl.SSLContext | None = None):
+    def __init__(self, origin: "Origin", tls: ssl.SSLContext | None = None, ipv6: bool = False):
         self.origin = origin
         self.tls = tls
-        super().__init__(("127.0.0.1", 0), _Handler)
+        if ipv6:
+            self.address_family = socket.AF_INET6
+        super().__init__(("::1" if ipv6 else "127.0.0.1", 0), _Handler)
 
     def get_request(self):
         sock, address = super().get_request()
@@ -444,14 +446,15 @@ class _OriginTCPServer(socketserver.ThreadingTCPServer):
 class Origin:
     """A running test origin. `connections` counts accepted TCP connections."""
 
-    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
+    def __init__(self, tls: ssl.SSLContext | None = None, ipv6: bool = False) -> None:
         self.scheme = "https" if tls is not None else "http"
+        self.address = "[::1]" if ipv6 else "127.0.0.1"
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._connections = 0
         self._open: set[socket.socket] = set()
         self.requests: deque[_Request] = deque(maxlen=1000)
-        self._server = _OriginTCPServer(self, tls)
+        self._server = _OriginTCPServer(self, tls, ipv6)
         self.port: int = self._server.server_address[1]
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.1},
@@ -462,11 +465,11 @@ class Origin:
     def url(self, path: str) -> str:
         if not path.startswith("/"):
             path = "/" + path
-        return f"{self.scheme}://127.0.0.1:{self.port}{path}"
+        return f"{self.scheme}://{self.address}:{self.port}{path}"
 
     @property
     def host(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        return f"{self.address}:{self.port}"
 
     @property
     def connections(self) -> int:
@@ -515,10 +518,10 @@ class Origin:
         self._thread.join(timeout=5)
 
 
-def start_origin(tls: ssl.SSLContext | None = None) -> Origin:
-    """Starts an origin on 127.0.0.1 with an ephemeral port, serving in a background thread;
-    with `tls` (a server context), the same endpoints over HTTPS."""
-    return Origin(tls)
+def start_origin(tls: ssl.SSLContext | None = None, ipv6: bool = False) -> Origin:
+    """Starts an origin on 127.0.0.1 (with `ipv6`, on ::1) with an ephemeral port, serving in a
+    background thread; with `tls` (a server context), the same endpoints over HTTPS."""
+    return Origin(tls, ipv6)
 
 
 # --------------------------------------------------------------------------------------------

@@ -220,6 +220,20 @@ def test_half_close_is_passed_on_and_early_bytes_arrive(start_proxy, origin):
     assert rec["upload"]["completed"] > 0 and rec["download"]["completed"] > 5000
 
 
+def test_tunnel_to_an_ipv6_literal(start_proxy, origin_v6):
+    """CONNECT [::1]:PORT: established, carries a request, and records the IPv6 remote address."""
+    proxy = start_proxy("--allow-connect-port", str(origin_v6.port))
+    with RawConn(proxy.port) as c:
+        c.send(connect_head(origin_v6.host))
+        assert c.read_response(head=True).status == 200
+        c.send(f"GET /bytes/5000 HTTP/1.1\r\nHost: {origin_v6.host}\r\nConnection: close\r\n\r\n".encode())
+        assert c.read_response().body == payload(5000)
+        assert c.wait_closed(timeout=10)
+    rec = proxy.history_record(origin_v6.host)
+    assert rec["error"] is None and rec["download"]["completed"] > 5000, rec
+    assert rec["metrics"]["remoteAddress"] == f"[::1]:{origin_v6.port}", rec["metrics"]
+
+
 def test_silent_tunnel_is_closed_after_the_idle_timeout(start_proxy, origin):
     """A tunnel that carries a request, then nothing either way for --tunnel-idle-timeout, is
     closed on both sides; its task ends without an error and says why. Suspended for three

@@ -197,6 +197,17 @@ def test_wget_client(proxy, origin, tmp_path):
     assert file_sha256(out) == (n, payload_sha256(n))
 
 
+def test_ipv6_origin(proxy, origin_v6):
+    """An origin named by an IPv6 literal, http://[::1]:PORT/…: intact, and Host keeps the brackets."""
+    n = 3 * MiB + 7
+    r = curl_sha256(proxy, "--max-time", "60", origin_v6.url(f"/bytes/{n}"))
+    assert r.returncode == 0, r.stderr
+    assert (r.size, r.sha256) == (n, payload_sha256(n))
+    assert origin_v6.last_request.header("host") == origin_v6.host
+    rec = proxy.history_record(origin_v6.url(f"/bytes/{n}"))
+    assert rec["metrics"]["remoteAddress"] == f"[::1]:{origin_v6.port}", rec["metrics"]
+
+
 # ---- connection reuse ---------------------------------------------------------------------------
 
 def test_keep_alive_reuses_client_and_upstream_connections(proxy, origin):
