@@ -32,6 +32,8 @@ final class TunnelRelay {
     private var eventLoop: (any EventLoop)?
     private var idleLimit: Duration?
     private var idleTimer: TunnelIdleTimer?
+    /// The next idle check; canceled when the tunnel ends, so the relay is not kept alive by it.
+    private var idleCheck: Scheduled<Void>?
 
     init(counters: TunnelCounters, established: EventLoopPromise<Void>) {
         self.counters = counters
@@ -112,7 +114,7 @@ final class TunnelRelay {
     private func scheduleIdleCheck() {
         guard let eventLoop = self.eventLoop, let timer = self.idleTimer else { return }
         let relay = NIOLoopBound(self, eventLoop: eventLoop)
-        eventLoop.scheduleTask(in: TimeAmount(timer.checkInterval)) { relay.value.checkIdle() }
+        self.idleCheck = eventLoop.scheduleTask(in: TimeAmount(timer.checkInterval)) { relay.value.checkIdle() }
     }
 
     private func checkIdle() {
@@ -208,6 +210,8 @@ final class TunnelRelay {
     private func finish(_ end: TunnelEnd, failing failure: UpstreamFailure? = nil) {
         if case .finished = self.phase { return }
         self.phase = .finished
+        self.idleCheck?.cancel()
+        self.idleCheck = nil
         if let failure { self.established.fail(failure) }
         self.task?.complete(end)
         self.task = nil
