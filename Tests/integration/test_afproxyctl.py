@@ -4,7 +4,9 @@ its exit codes (0 done, 1 refused, 2 usage, 69 unreachable) and its help."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import socket
 import subprocess
 import threading
@@ -282,6 +284,38 @@ def test_daemon_not_reachable_exit_69(tmp_path):
 
     r = ctl(None, "list", env={"AFPROXY_CONTROL_SOCKET": missing})
     assert r.returncode == 69 and missing in r.stderr, (r.returncode, r.stderr)
+
+
+def test_default_socket_falls_back_to_the_system_service(start_proxy, origin):
+    """With no --socket, no $AFPROXY_CONTROL_SOCKET and no daemon at the per-user default path,
+    afproxyctl reaches the system service's /run/afproxy/control.sock."""
+    system = "/run/afproxy/control.sock"
+    user_default = f"/tmp/afproxy-{os.getuid()}/control.sock"
+    if os.path.exists(system) or os.path.exists(user_default):
+        pytest.skip("a daemon's control socket is already at one of the default paths")
+    if not os.access("/run", os.W_OK):
+        pytest.skip("/run is not writable here")
+    made_directory = not os.path.isdir("/run/afproxy")
+    os.makedirs("/run/afproxy", exist_ok=True)
+    try:
+        proxy = start_proxy(control_socket=system)
+        url = origin.url("/bytes/10")
+        assert curl(proxy, "-o", "/dev/null", url).returncode == 0
+        env = {k: v for k, v in clean_env().items()
+               if k not in ("AFPROXY_CONTROL_SOCKET", "RUNTIME_DIRECTORY", "XDG_RUNTIME_DIR")}
+        wait_for(lambda: os.path.exists(system), timeout=10, message=system)
+        r = subprocess.run([afproxyctl_path(), "list", "--all", "--json"], capture_output=True, text=True,
+                           timeout=30, stdin=subprocess.DEVNULL, env=env)
+        assert r.returncode == 0, r.stderr
+        assert url in [t["url"] for t in json.loads(r.stdout)["tasks"]], r.stdout
+        proxy.stop(by_test=True)
+        # Gone again: the per-user default is what the error names.
+        r = subprocess.run([afproxyctl_path(), "list"], capture_output=True, text=True, timeout=30,
+                           stdin=subprocess.DEVNULL, env=env)
+        assert r.returncode == 69 and user_default in r.stderr, (r.returncode, r.stderr)
+    finally:
+        if made_directory:
+            shutil.rmtree("/run/afproxy", ignore_errors=True)
 
 
 def test_usage_errors_exit_2(tmp_path):

@@ -409,6 +409,30 @@ def test_log_target_stderr_writes_nothing_to_the_journal(start_proxy, origin, jo
     assert journal.entries() == []
 
 
+def test_completed_task_lines_on_stderr_one_per_task(start_proxy, origin):
+    """300 requests, 16 at a time: each gets exactly one whole line on stderr (they are written in
+    batches), with its status and byte count."""
+    p = start_proxy("--log-target", "stderr")
+    sizes = list(range(1000, 1300))
+    args = [a for n in sizes for a in ("-o", "/dev/null", origin.url(f"/bytes/{n}"))]
+    r = curl(p, "--max-time", "60", "-Z", "--parallel-max", "16", *args, timeout=90)
+    assert r.returncode == 0, r.stderr
+    line = re.compile(r"^\S+ info afproxy: task \d+: GET (\S+) 200, (\d+) bytes down, 0 up, \d+ ms$")
+
+    def logged() -> dict[str, list[int]]:
+        seen: dict[str, list[int]] = {}
+        for text in list(p.stderr_lines):
+            m = line.match(text)
+            if m:
+                seen.setdefault(m.group(1), []).append(int(m.group(2)))
+        return seen
+
+    wait_for(lambda: len(logged()) == len(sizes), timeout=10, message="a line for each of the 300 tasks")
+    seen = logged()
+    for n in sizes:
+        assert seen.get(origin.url(f"/bytes/{n}")) == [n], (n, seen.get(origin.url(f"/bytes/{n}")))
+
+
 def test_under_journald_stderr_stays_quiet(afproxy_bin, origin, journal, tmp_path):
     """What systemd does: stderr connected to the journal, named by JOURNAL_STREAM=DEV:INODE. The
     entries then go to the journal only, with their fields, and nothing is written to stderr."""
