@@ -25,8 +25,10 @@ public final class UpstreamTransfer: @unchecked Sendable {
     var sendWaiting = false
     /// The pause mask curl has now.
     var appliedPause: Int32 = 0
-    /// Something reached the delegate in this loop iteration.
+    /// Something reached the delegate since its last flush; the transfer is then in `flushes`.
     var needsFlush = false
+    /// The session loop's list of transfers to flush, set when the transfer starts.
+    var flushes: PendingFlushes?
     /// Monotonic time of the last byte moved, for the idle timeout.
     var lastActivity: ContinuousClock.Instant = .now
 
@@ -49,6 +51,13 @@ public final class UpstreamTransfer: @unchecked Sendable {
         return mask
     }
 
+    /// Queues the transfer for the flush that follows the current `curl_multi_socket_action`.
+    func markForFlush() {
+        guard !self.needsFlush else { return }
+        self.needsFlush = true
+        self.flushes?.transfers.append(self)
+    }
+
     /// Idle for the purpose of our timeout: running, and not waiting on a person or the client.
     var isWaitingOnUpstream: Bool {
         !self.suspended && !self.receiveWaiting && !self.sendWaiting
@@ -66,7 +75,7 @@ enum TransferCallbacks {
         let transfer = Unmanaged<UpstreamTransfer>.fromOpaque(userdata).takeUnretainedValue()
         if let head = transfer.headParser.feed(UnsafeRawBufferPointer(start: buffer, count: length)) {
             transfer.lastActivity = .now
-            transfer.needsFlush = true
+            transfer.markForFlush()
             let metrics = transfer.handle?.metrics() ?? TaskMetrics()
             transfer.delegate?.transfer(transfer, didReceive: head, metrics: metrics)
         }
@@ -78,7 +87,7 @@ enum TransferCallbacks {
         guard let buffer, let userdata else { return length }
         let transfer = Unmanaged<UpstreamTransfer>.fromOpaque(userdata).takeUnretainedValue()
         guard let delegate = transfer.delegate else { return length }
-        transfer.needsFlush = true
+        transfer.markForFlush()
         if delegate.transfer(transfer, didReceiveBodyBytes: UnsafeRawBufferPointer(start: buffer, count: length)) {
             transfer.lastActivity = .now
             return length
@@ -96,7 +105,7 @@ enum TransferCallbacks {
         switch delegate.transfer(transfer, fillRequestBody: UnsafeMutableRawBufferPointer(start: buffer, count: length)) {
         case .bytes(let count):
             transfer.lastActivity = .now
-            transfer.needsFlush = true
+            transfer.markForFlush()
             return count
         case .pause:
             transfer.sendWaiting = true
@@ -106,4 +115,11 @@ enum TransferCallbacks {
             return 0
         }
     }
+}
+
+/// Transfers that gathered something for their delegate since the last flush, in the order they
+/// did: the session loop flushes after every socket it served rather than scanning every active
+/// transfer once per loop iteration.
+final class PendingFlushes {
+    var transfers: [UpstreamTransfer] = []
 }
