@@ -69,7 +69,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
             config.upstreamTimeout = try seconds(value)
         },
         Key(name: "tunnel-idle-timeout", environment: "AFPROXY_TUNNEL_IDLE_TIMEOUT") { config, value throws(ConfigurationError) in
-            config.tunnelIdleTimeout = value == "0" ? 0 : try seconds(value)
+            guard let seconds = Double(value), seconds >= 0, seconds <= 86400 * 365 else {
+                throw ConfigurationError("expected 0 (never) or a number of seconds, got \(value)")
+            }
+            config.tunnelIdleTimeout = seconds
         },
         Key(name: "history-size", environment: "AFPROXY_HISTORY_SIZE") { config, value throws(ConfigurationError) in
             config.historySize = try integer(value, 0...1_000_000)

@@ -35,6 +35,13 @@ import Testing
         #expect(throws: ConfigurationError("log-target: must be one of auto, journal, stderr, not syslog", place: "c.conf:1")) {
             try ConfigurationFile.apply("log-target = syslog", path: "c.conf", to: &configuration)
         }
+        for line in ["tunnel-idle-timeout = -1", "tunnel-idle-timeout = soon", "tunnel-idle-timeout ="] {
+            #expect(throws: ConfigurationError.self) {
+                try ConfigurationFile.apply(line, path: "c.conf", to: &configuration)
+            }
+        }
+        try? ConfigurationFile.apply("tunnel-idle-timeout = 0", path: "c.conf", to: &configuration)
+        #expect(configuration.tunnelIdleTimeout == 0)
     }
 
     @Test func theExampleConfigHasEveryKeyWithItsDefault() throws {

@@ -266,6 +266,24 @@ def test_silent_tunnel_is_closed_after_the_idle_timeout(start_proxy, origin):
              message="the upstream side of the tunnel to close")
 
 
+def test_bad_tunnel_idle_timeout_is_refused_naming_it(afproxy_bin, tmp_path):
+    """A value that is neither 0 nor a number of seconds stops the daemon before it listens, from
+    the flag and from the config file (with its line)."""
+    r = subprocess.run([afproxy_bin, "--listen", "127.0.0.1:0", "--tunnel-idle-timeout", "soon"],
+                       capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert r.returncode != 0 and "tunnel-idle-timeout" in r.stderr and "soon" in r.stderr, r.stderr
+    assert "listening" not in r.stderr
+    conf = tmp_path / "afproxy.conf"
+    conf.write_text("tunnel-idle-timeout = -5\n")
+    r = subprocess.run([afproxy_bin, "--check-config", str(conf)], capture_output=True, text=True,
+                       timeout=30, stdin=subprocess.DEVNULL)
+    assert r.returncode == 1 and f"{conf}:1" in r.stderr and "-5" in r.stderr, r.stderr
+    conf.write_text("tunnel-idle-timeout = 0\n")
+    r = subprocess.run([afproxy_bin, "--check-config", str(conf)], capture_output=True, text=True,
+                       timeout=30, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+
+
 # ----------------------------------------------------------------------------------------------
 # refusals
 
