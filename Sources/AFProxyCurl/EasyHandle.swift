@@ -1,9 +1,13 @@
 import AFProxyModel
 import CCurl
 
-/// A curl easy handle with its error buffer. Handles are pooled by the session and reset between
-/// transfers: creating one costs more than resetting it, and the connection cache lives in the
-/// multi handle anyway.
+/// A curl easy handle with its error buffer, one per transfer and never reused.
+///
+/// Reuse is what Debian's libcurl 7.88.1 cannot take: `curl_easy_reset` leaves the header API's
+/// pointer to the previous transfer's last header behind (fixed upstream in 8.1), and a response
+/// whose first field line starts with a space then "unfolds" into freed memory, which glibc
+/// aborts on. A fresh handle starts with that pointer empty. Connections are unaffected: they
+/// live in the multi handle's cache, not in the easy handle.
 final class EasyHandle {
     let raw: UnsafeMutableRawPointer
     let errorBuffer: UnsafeMutablePointer<CChar>
@@ -18,11 +22,6 @@ final class EasyHandle {
     deinit {
         curl_easy_cleanup(self.raw)
         self.errorBuffer.deallocate()
-    }
-
-    func reset() {
-        curl_easy_reset(self.raw)
-        self.errorBuffer[0] = 0
     }
 
     var errorText: String { String(cString: self.errorBuffer) }
@@ -51,6 +50,14 @@ final class EasyHandle {
 
     func set(_ option: CURLoption, list: UnsafeMutablePointer<curl_slist>?) {
         _ = afc_easy_setopt_slist(self.raw, option, list)
+    }
+
+    /// The socket of the connection a finished transfer left in curl's cache, or -1 when curl
+    /// closed it.
+    var idleSocket: curl_socket_t {
+        var socket: curl_socket_t = -1
+        guard afc_easy_getinfo_socket(self.raw, CURLINFO_ACTIVESOCKET, &socket) == CURLE_OK else { return -1 }
+        return socket
     }
 
     /// The phase timings and connection facts of the transfer so far.

@@ -1,15 +1,13 @@
 import AFProxyModel
 import CCurl
 
-/// The state of the session thread: the multi handle, the transfers it drives and the pool of
-/// easy handles. Only the session thread touches it, hence `@unchecked Sendable`; the one call
+/// The state of the session thread: the multi handle and the transfers it drives. Only the session thread touches it, hence `@unchecked Sendable`; the one call
 /// allowed from other threads is `wakeup()`, which curl documents as thread-safe.
 final class SessionLoop: @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer
     private let watcher = SocketWatcher()
     private let configuration: UpstreamConfiguration
     private var active: [ObjectIdentifier: UpstreamTransfer] = [:]
-    private var pool: [EasyHandle] = []
     private let flushes = PendingFlushes()
     private var flushing: [UpstreamTransfer] = []
     private var lastHousekeeping = ContinuousClock.now
@@ -110,10 +108,11 @@ final class SessionLoop: @unchecked Sendable {
 
     private func start(_ transfer: UpstreamTransfer) {
         guard transfer.phase == .waiting else { return }
-        guard let handle = self.pool.popLast() ?? EasyHandle() else {
+        guard let handle = EasyHandle() else {
             self.finish(transfer, .failure(UpstreamFailure(.upstreamBroken, "curl_easy_init failed")))
             return
         }
+        self.watcher.adopt(handle)
         transfer.handle = handle
         transfer.flushes = self.flushes
         transfer.phase = .active
@@ -205,7 +204,13 @@ final class SessionLoop: @unchecked Sendable {
             guard let userdata else { continue }
             let transfer = Unmanaged<UpstreamTransfer>.fromOpaque(userdata).takeUnretainedValue()
             let detail = transfer.handle?.errorText ?? ""
-            self.finish(transfer, code == CURLE_OK ? .success : .failure(.fromCurl(code, detail: detail)))
+            if code == CURLE_OK {
+                self.finish(transfer, .success)
+            } else {
+                let failure = transfer.abortReason
+                    ?? .fromCurl(code, detail: detail, headComplete: transfer.headParser.isComplete)
+                self.finish(transfer, .failure(failure))
+            }
         }
     }
 
@@ -234,13 +239,12 @@ final class SessionLoop: @unchecked Sendable {
         var metrics = TaskMetrics()
         if let handle = transfer.handle {
             metrics = handle.metrics()
+            if result == .success { self.watcher.connectionWentIdle(handle.idleSocket) }
             curl_multi_remove_handle(self.multi, handle.raw)
-            handle.reset()
-            if self.pool.count < self.configuration.pooledHandles { self.pool.append(handle) }
         }
+        transfer.handle = nil  // curl_easy_cleanup, before the header list it points to goes
         if let headers = transfer.headers { curl_slist_free_all(headers) }
         transfer.headers = nil
-        transfer.handle = nil
         transfer.phase = .done
         self.active.removeValue(forKey: ObjectIdentifier(transfer))
         let delegate = transfer.delegate

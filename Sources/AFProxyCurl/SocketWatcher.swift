@@ -20,6 +20,13 @@ final class SocketWatcher {
     /// list at the end of every response and takes it back for the next request, and keeping it
     /// saves two epoll_ctl calls per request (measured: 2.3 a request before, at 64 connections).
     private var registered: [Int32: UInt32] = [:]
+    /// Sockets whose connection went back to curl's cache when its transfer ended. An origin has
+    /// nothing to say on such a connection: bytes or an end arriving there are a response nobody
+    /// asked for (a second answer, a body after a HEAD answer), which the next request reusing
+    /// the connection would receive as its own. libcurl 7.88.1 reuses such a connection (fixed
+    /// in 8.0), so the watcher shuts it down when it stirs, and curl's next use of it fails at
+    /// once and retries on a fresh connection.
+    private var idle = Set<Int32>()
     /// When curl wants `CURL_SOCKET_TIMEOUT`; nil when it has no timer.
     private(set) var deadline: ContinuousClock.Instant?
     private var events = [epoll_event](repeating: epoll_event(), count: 256)
@@ -61,12 +68,46 @@ final class SocketWatcher {
         _ = afc_multi_setopt_pointer(multi, CURLMOPT_TIMERDATA, userdata)
     }
 
+    /// Installs the close callback on a new easy handle: curl then closes its sockets here, and the
+    /// epoll set forgets each before the kernel can hand its number to the next socket (a new
+    /// socket with the number of a closed one was taken for the old, still-registered one, and
+    /// its transfer waited for curl's timer: 200 ms).
+    func adopt(_ handle: EasyHandle) {
+        _ = afc_easy_setopt_closesocket_callback(handle.raw, { userdata, socket in
+            Unmanaged<SocketWatcher>.fromOpaque(userdata!).takeUnretainedValue().forget(socket)
+            return close(socket)
+        })
+        _ = afc_easy_setopt_pointer(handle.raw, CURLOPT_CLOSESOCKETDATA, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// The transfer on `socket` ended and curl kept the connection for reuse.
+    func connectionWentIdle(_ socket: curl_socket_t) {
+        guard socket >= 0 else { return }
+        self.idle.insert(socket)
+        if self.registered[socket] == nil {
+            // Watch it for stirring even if curl never asked for input on it.
+            var event = epoll_event()
+            event.events = EPOLLIN.rawValue
+            event.data.fd = socket
+            if epoll_ctl(self.epoll, EPOLL_CTL_ADD, socket, &event) == 0 { self.registered[socket] = EPOLLIN.rawValue }
+        }
+    }
+
+    private func forget(_ socket: curl_socket_t) {
+        self.wanted.remove(socket)
+        self.idle.remove(socket)
+        if self.registered.removeValue(forKey: socket) != nil {
+            epoll_ctl(self.epoll, EPOLL_CTL_DEL, socket, nil)
+        }
+    }
+
     private func watch(_ socket: curl_socket_t, _ what: Int32) {
         if what == CURL_POLL_REMOVE {
             self.wanted.remove(socket)
             return
         }
         self.wanted.insert(socket)
+        self.idle.remove(socket)
         var events: UInt32 = 0
         if what & CURL_POLL_IN != 0 { events |= EPOLLIN.rawValue }
         if what & CURL_POLL_OUT != 0 { events |= EPOLLOUT.rawValue }
@@ -114,7 +155,10 @@ final class SocketWatcher {
                     continue
                 }
                 guard self.wanted.contains(fd) else {
-                    self.unregister(fd)  // an idle connection curl no longer watches stirred
+                    // A socket curl does not watch now stirred: a paused transfer's (it is
+                    // registered again when the transfer resumes), or an idle connection's.
+                    if self.idle.remove(fd) != nil { shutdown(fd, Int32(SHUT_RDWR)) }
+                    self.unregister(fd)
                     continue
                 }
                 var flags: Int32 = 0

@@ -8,8 +8,6 @@ public struct UpstreamConfiguration: Sendable, Equatable {
     public var idleTimeout: Duration
     /// curl's upload buffer: larger means fewer read callbacks per MiB sent.
     public var uploadBufferSize: Int
-    /// Easy handles kept for reuse.
-    public var pooledHandles: Int
     /// Idle upstream connections kept open for reuse (curl's connection cache,
     /// CURLMOPT_MAXCONNECTS). curl's default is four per easy handle in the multi handle at
     /// the moment a connection goes idle; since a handle leaves the multi handle when its
@@ -22,13 +20,12 @@ public struct UpstreamConfiguration: Sendable, Equatable {
 
     public init(
         connectTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(120),
-        uploadBufferSize: Int = 256 * 1024, pooledHandles: Int = 64, idleConnections: Int = 256,
+        uploadBufferSize: Int = 256 * 1024, idleConnections: Int = 256,
         tunnelIdleTimeout: Duration? = .seconds(900)
     ) {
         self.connectTimeout = connectTimeout
         self.idleTimeout = idleTimeout
         self.uploadBufferSize = uploadBufferSize
-        self.pooledHandles = pooledHandles
         self.idleConnections = idleConnections
         self.tunnelIdleTimeout = tunnelIdleTimeout
     }

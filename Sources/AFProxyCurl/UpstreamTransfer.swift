@@ -16,6 +16,9 @@ public final class UpstreamTransfer: @unchecked Sendable {
     var handle: EasyHandle?
     var headers: UnsafeMutablePointer<curl_slist>?
     var headParser = ResponseHeadParser()
+    /// Why the transfer was aborted from a callback (an invalid response head), which then
+    /// replaces curl's own code for it.
+    var abortReason: UpstreamFailure?
     var phase: Phase = .waiting
     /// Paused by a person (suspend): both directions.
     var suspended = false
@@ -58,6 +61,10 @@ public final class UpstreamTransfer: @unchecked Sendable {
         self.flushes?.transfers.append(self)
     }
 
+    /// The trailer fields of a chunked response; complete when the transfer completed. Session
+    /// thread only.
+    public var trailers: HTTPHeaderList { self.headParser.trailers }
+
     /// Idle for the purpose of our timeout: running, and not waiting on a person or the client.
     var isWaitingOnUpstream: Bool {
         !self.suspended && !self.receiveWaiting && !self.sendWaiting
@@ -73,13 +80,25 @@ enum TransferCallbacks {
         let length = size * count
         guard let buffer, let userdata else { return length }
         let transfer = Unmanaged<UpstreamTransfer>.fromOpaque(userdata).takeUnretainedValue()
-        if let head = transfer.headParser.feed(UnsafeRawBufferPointer(start: buffer, count: length)) {
+        switch transfer.headParser.feed(UnsafeRawBufferPointer(start: buffer, count: length)) {
+        case nil:
+            return length
+        case .interim(let head):
+            transfer.lastActivity = .now
+            transfer.markForFlush()
+            transfer.delegate?.transfer(transfer, didReceiveInterim: head)
+            return length
+        case .final(let head):
             transfer.lastActivity = .now
             transfer.markForFlush()
             let metrics = transfer.handle?.metrics() ?? TaskMetrics()
             transfer.delegate?.transfer(transfer, didReceive: head, metrics: metrics)
+            return length
+        case .invalid(let reason):
+            // Any other count than `length` aborts the transfer, and curl closes the connection.
+            transfer.abortReason = UpstreamFailure(.badResponse, "upstream sent an invalid response: \(reason)")
+            return 0
         }
-        return length
     }
 
     static let write: afc_data_callback = { buffer, size, count, userdata in

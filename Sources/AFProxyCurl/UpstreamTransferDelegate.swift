@@ -7,17 +7,22 @@ import AFProxyModel
 /// Every method is called on the session thread, so an implementation needs no lock for what only
 /// these methods touch, and must never block: a blocked delegate stalls every transfer. Order:
 ///
-/// 1. `transfer(_:didReceive:metrics:)` once, when the final response head is complete (1xx heads are
-///    skipped). Not called when the transfer fails before a head arrived.
+/// 1. `transfer(_:didReceiveInterim:)` for each interim 1xx head (102, 103), then
+///    `transfer(_:didReceive:metrics:)` once, when the final response head is complete and its
+///    framing checked. Not called when the transfer fails before a head arrived (an invalid head
+///    fails it).
 /// 2. `transfer(_:didReceiveBodyBytes:)` zero or more times, and `transfer(_:fillRequestBody:)` as curl
 ///    wants request bytes; either may answer "not now" (`false` / `.pause`). That pauses that
 ///    direction until the delegate calls `UpstreamSession.continueReceiving(_:)` or
 ///    `continueSending(_:)` (or `resume(_:)`); refused response bytes are offered again then, so
 ///    nothing is lost.
-/// 3. `transferDidFlush(_:)` at the end of each loop iteration in which 1 or 2 happened: the
+/// 3. `transferDidFlush(_:)` right after curl served the socket on which 1 or 2 happened: the
 ///    moment to hand what was gathered to the client in one hop rather than one per callback.
-/// 4. `transfer(_:didCompleteWith:metrics:)` exactly once, last; nothing follows it.
+/// 4. `transfer(_:didCompleteWith:metrics:)` exactly once, last; nothing follows it. On success,
+///    `UpstreamTransfer.trailers` holds a chunked body's trailer fields.
 public protocol UpstreamTransferDelegate: AnyObject, Sendable {
+    /// An interim 1xx head, passed on before the final one.
+    func transfer(_ transfer: UpstreamTransfer, didReceiveInterim head: ProxyResponseHead)
     /// `metrics` holds the phases up to the first byte (DNS, connect, TLS, TTFB) for live views.
     func transfer(_ transfer: UpstreamTransfer, didReceive head: ProxyResponseHead, metrics: TaskMetrics)
     /// Answer `true` when the bytes were taken, `false` to pause receiving.

@@ -33,6 +33,8 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         var keepAlive: Bool
         var requestEnded = false
         var responseStarted = false
+        /// How the response body is framed for the client, once its head went out.
+        var framing = ClientResponseHead.Framing.none
     }
 
     private enum State {
@@ -210,16 +212,35 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             if let body = delivery.body { task.clientDidWrite(bytes: body.readableBytes) }
             return
         }
-        if let head = delivery.head {
-            exchange.responseStarted = true
-            let (responseHead, closeAfter) = self.responseHead(head, exchange: exchange)
-            if closeAfter { exchange.keepAlive = false }
-            context.write(self.wrapOutboundOut(.head(responseHead)), promise: nil)
+        if !exchange.responseStarted {
+            for interim in delivery.interim {
+                guard let head = ClientResponseHead.interim(interim, clientVersion: exchange.version, via: self.validator.via)
+                else { continue }
+                context.write(self.wrapOutboundOut(.head(head)), promise: nil)
+            }
         }
-        if let body = delivery.body {
+        if let head = delivery.head {
+            switch ClientResponseHead.make(
+                head, requestIsHead: task.request.isHead, clientVersion: exchange.version,
+                keepAlive: exchange.keepAlive, via: self.validator.via)
+            {
+            case .success(let response):
+                exchange.responseStarted = true
+                exchange.framing = response.framing
+                if response.closeAfter { exchange.keepAlive = false }
+                context.write(self.wrapOutboundOut(.head(response.head)), promise: nil)
+            case .failure(let refusal):
+                task.abandon(because: refusal.message)
+                if let body = delivery.body { task.clientDidWrite(bytes: body.readableBytes) }
+                self.writeRefusal(refusal, version: exchange.version, context: context)
+                return
+            }
+        }
+        if var body = delivery.body {
             let count = body.readableBytes
             let promise = context.eventLoop.makePromise(of: Void.self)
             promise.futureResult.whenComplete { _ in task.clientDidWrite(bytes: count) }
+            if exchange.framing == .codedChunked { body = ChunkedFraming.chunk(body, allocator: context.channel.allocator) }
             context.write(self.wrapOutboundOut(.body(.byteBuffer(body))), promise: promise)
         }
         self.state = .forwarding(exchange)
@@ -229,7 +250,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         }
         switch end {
         case .complete where exchange.responseStarted:
-            self.finishExchange(exchange, context: context)
+            self.finishExchange(exchange, trailers: delivery.trailers, context: context)
         case .complete:
             let refusal = ProxyRefusal(.badGateway, "upstream ended without a response")
             self.writeRefusal(refusal, version: exchange.version, context: context)
@@ -247,11 +268,21 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         }
     }
 
-    private func finishExchange(_ exchange: Exchange, context: ChannelHandlerContext) {
+    private func finishExchange(_ exchange: Exchange, trailers: HTTPHeaderList, context: ChannelHandlerContext) {
         let keepOpen = exchange.keepAlive && exchange.requestEnded
         self.state = keepOpen ? .idle : .closed
         self.holds.removeAll()
-        let ended = context.writeAndFlush(self.wrapOutboundOut(.end(nil)))
+        var ending: HTTPHeaders?
+        switch exchange.framing {
+        case .chunked where !trailers.isEmpty:
+            ending = HTTPHeaders(trailers.map { ($0.name, $0.value) })
+        case .codedChunked:
+            let last = ChunkedFraming.last(trailers: trailers, allocator: context.channel.allocator)
+            context.write(self.wrapOutboundOut(.body(.byteBuffer(last))), promise: nil)
+        default:
+            break
+        }
+        let ended = context.writeAndFlush(self.wrapOutboundOut(.end(ending)))
         if keepOpen {
             context.triggerUserOutboundEvent(ConnectionPhase.responseEnded, promise: nil)
             self.drainQueued(context: context)
@@ -274,34 +305,6 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             context.triggerUserOutboundEvent(ConnectionPhase.responseEnded, promise: nil)
             self.drainQueued(context: context)
         }
-    }
-
-    /// The origin's head as this client gets it: its HTTP version, hop-by-hop fields removed, our
-    /// `Via` added, and framing chosen for this hop. Answers whether the connection must close
-    /// after the body (an HTTP/1.0 client and a body of unknown length).
-    private func responseHead(_ head: ProxyResponseHead, exchange: Exchange) -> (HTTPResponseHead, Bool) {
-        var headers = HTTPHeaders()
-        var via: [String] = []
-        for field in HopByHopHeaders.removing(from: head.headers) {
-            if field.hasName("via") { via.append(field.value); continue }
-            headers.add(name: field.name, value: field.value)
-        }
-        via.append("\(head.version) \(self.validator.via)")
-        headers.add(name: "Via", value: via.joined(separator: ", "))
-
-        let status = HTTPResponseStatus(statusCode: head.status, reasonPhrase: head.reason)
-        let bodiless = exchange.task.request.isHead || head.status == 204 || head.status == 304
-            || (100..<200).contains(head.status)
-        var closeAfter = !exchange.keepAlive
-        if !bodiless && head.contentLength == nil && exchange.version < .http1_1 {
-            closeAfter = true  // close-delimited: the only framing an HTTP/1.0 client understands
-        }
-        if exchange.version < .http1_1 {
-            if !closeAfter { headers.add(name: "Connection", value: "keep-alive") }
-        } else if closeAfter {
-            headers.add(name: "Connection", value: "close")
-        }
-        return (HTTPResponseHead(version: exchange.version, status: status, headers: headers), closeAfter)
     }
 }
 

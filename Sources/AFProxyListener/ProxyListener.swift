@@ -1,3 +1,4 @@
+import AFProxyModel
 import AFProxyManager
 import Logging
 import NIOCore
@@ -100,12 +101,19 @@ public final class ProxyListener: Service, Sendable {
                         withPipeliningAssistance: false,
                         withServerUpgrade: (upgraders: [], completionHandler: { _ in }),
                         withErrorHandling: false,
-                        withEncoderConfiguration: .init(), withDecoderLimitConfiguration: limits)
+                        withEncoderConfiguration: Self.encoderConfiguration, withDecoderLimitConfiguration: limits)
                     try sync.addHandler(ProxyErrorHandler(via: configuration.viaName))
                     try sync.addHandler(ProxyConnectionHandler(manager: manager, validator: validator, clientAddress: client))
                 }
             }
     }
+
+    /// Framing is chosen per response by `ClientResponseHead` (and set on every answer of our own).
+    static let encoderConfiguration: HTTPResponseEncoder.Configuration = {
+        var configuration = HTTPResponseEncoder.Configuration()
+        configuration.automaticallySetFramingHeaders = false
+        return configuration
+    }()
 
     private static func decoderLimits(_ configuration: ListenerConfiguration) -> NIOHTTPDecoderLimitConfiguration {
         var limits = NIOHTTPDecoderLimitConfiguration()
@@ -117,7 +125,8 @@ public final class ProxyListener: Service, Sendable {
     private static func refuseOverLimit(_ channel: any Channel, limit: Int, via: String) -> EventLoopFuture<Void> {
         let body = "503 Service Unavailable: the proxy is at its limit of \(limit) client connections\n"
         let response = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
-            + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\nRetry-After: 1\r\nVia: 1.1 \(via)\r\n\r\n\(body)"
+            + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\nRetry-After: 1\r\nDate: \(HTTPDate.now())\r\n"
+            + "Via: 1.1 \(via)\r\n\r\n\(body)"
         channel.writeAndFlush(ByteBuffer(string: response)).whenComplete { _ in
             channel.close(promise: nil)
         }

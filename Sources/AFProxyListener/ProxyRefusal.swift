@@ -1,3 +1,4 @@
+import AFProxyModel
 import NIOCore
 import NIOHTTP1
 
@@ -21,6 +22,7 @@ public struct ProxyRefusal: Error, Sendable, Equatable {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
         headers.add(name: "Content-Length", value: String(body.utf8.count))
+        headers.add(name: "Date", value: HTTPDate.now())
         headers.add(name: "Via", value: "\(version.major).\(version.minor) \(via)")
         headers.add(name: "Connection", value: self.closeConnection ? "close" : "keep-alive")
         return (HTTPResponseHead(version: version, status: self.status, headers: headers), body)

@@ -1,3 +1,4 @@
+import AFProxyModel
 import NIOCore
 
 /// Closes connections that hold a slot without using it: idle keep-alive connections after
@@ -113,7 +114,8 @@ final class RequestTimeoutHandler: ChannelDuplexHandler {
         case .receivingHead:
             let body = "408 Request Timeout: the request head did not arrive in time\n"
             let response = "HTTP/1.1 408 Request Timeout\r\nContent-Type: text/plain; charset=utf-8\r\n"
-                + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\nVia: 1.1 afproxy\r\n\r\n\(body)"
+                + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\nDate: \(HTTPDate.now())\r\n"
+                + "Via: 1.1 afproxy\r\n\r\n\(body)"
             context.writeAndFlush(self.wrapOutboundOut(ByteBuffer(string: response))).whenComplete { [channel = context.channel] _ in
                 channel.close(promise: nil)
             }

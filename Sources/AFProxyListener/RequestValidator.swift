@@ -42,7 +42,9 @@ public struct RequestValidator: Sendable {
             return .failure(ProxyRefusal(.loopDetected, "the request already passed through this proxy (Via: \(via))"))
         }
         var forwarded = HopByHopHeaders.removing(from: received).filter { field in
-            !(field.hasName("content-length") || field.hasName("expect") || field.hasName("host") || field.hasName("via"))
+            // Trailer: curl sends the request body without the client's trailer section.
+            !(field.hasName("content-length") || field.hasName("expect") || field.hasName("host") || field.hasName("via")
+                || field.hasName("trailer"))
         }
         forwarded.insert(HTTPHeaderField("Host", url.authority), at: 0)
         let ownVia = "\(head.version.major).\(head.version.minor) \(self.via)"

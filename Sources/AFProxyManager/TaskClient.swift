@@ -15,9 +15,13 @@ public protocol TaskClient: AnyObject, Sendable {
 }
 
 public struct ResponseDelivery: Sendable {
+    /// Interim 1xx heads that came before the final one, in order.
+    public var interim: [ProxyResponseHead] = []
     public var head: ProxyResponseHead?
     public var body: ByteBuffer?
     public var end: ResponseEnd?
+    /// With a complete end: the trailer fields of a chunked body.
+    public var trailers: HTTPHeaderList = []
 }
 
 public enum ResponseEnd: Sendable, Equatable {

@@ -25,6 +25,7 @@ public final class TaskDelegate: @unchecked Sendable {
         var machine = TaskStateMachine()
         var responseHead: ProxyResponseHead?
         var error: String?
+        var failureCode: String?
         var metrics = TaskMetrics()
     }
 
@@ -42,6 +43,7 @@ public final class TaskDelegate: @unchecked Sendable {
     static let clientLowWatermark = 256 << 10
 
     // Session thread only.
+    private var pendingInterim: [ProxyResponseHead] = []
     private var pendingHead: ProxyResponseHead?
     private var pendingBody: ByteBuffer?
     private let allocator = ByteBufferAllocator()
@@ -72,7 +74,8 @@ public final class TaskDelegate: @unchecked Sendable {
         return TaskRecord(
             id: self.id, kind: self.kind, state: shared.machine.state, method: self.request.method,
             url: self.request.url, client: self.request.client, createdAt: self.createdAt,
-            status: shared.responseHead?.status, error: shared.error, upload: upload, download: download,
+            status: shared.responseHead?.status, error: shared.error, failure: shared.failureCode,
+            upload: upload, download: download,
             metrics: shared.metrics, requestHeaders: self.request.headers,
             responseHeaders: shared.responseHead?.headers
         )
@@ -105,8 +108,12 @@ public final class TaskDelegate: @unchecked Sendable {
 
     /// `reason` becomes the task's error: "canceled" when a person asked for it.
     func cancel(reason: String = "canceled") throws(IllegalTransition) {
+        try self.cancel(failure: UpstreamFailure(.canceled, reason))
+    }
+
+    private func cancel(failure: UpstreamFailure) throws(IllegalTransition) {
         _ = try self.shared.withLock { shared throws(IllegalTransition) in try shared.machine.cancel() }
-        self.manager.session.cancel(self.transfer, reason: UpstreamFailure(.canceled, reason))
+        self.manager.session.cancel(self.transfer, reason: failure)
     }
 
     // MARK: client side (the client's event loop)
@@ -145,11 +152,21 @@ public final class TaskDelegate: @unchecked Sendable {
     public func clientClosed() {
         try? self.cancel(reason: "canceled: client closed the connection")
     }
+
+    /// The client cannot be given the response (the listener answered 502 instead): the task
+    /// ends as failed by the origin's response.
+    public func abandon(because message: String) {
+        try? self.cancel(failure: UpstreamFailure(.badResponse, message))
+    }
 }
 
 // MARK: - UpstreamTransferDelegate (the session thread)
 
 extension TaskDelegate: UpstreamTransferDelegate {
+    public func transfer(_ transfer: UpstreamTransfer, didReceiveInterim head: ProxyResponseHead) {
+        self.pendingInterim.append(head)
+    }
+
     public func transfer(_ transfer: UpstreamTransfer, didReceive head: ProxyResponseHead, metrics: TaskMetrics) {
         var metrics = metrics
         metrics.totalMs = nil  // not over yet: the total is known at completion
@@ -213,17 +230,21 @@ extension TaskDelegate: UpstreamTransferDelegate {
             shared.metrics = metrics
             if case .failed(let failure) = end {
                 shared.error = failure.message
+                shared.failureCode = failure.code
             }
         }
-        self.client.task(self, deliver: self.takePending(end: end)!)
+        var delivery = self.takePending(end: end)!
+        if result == .success { delivery.trailers = transfer.trailers }
+        self.client.task(self, deliver: delivery)
         self.manager.taskDidComplete(self)
     }
 
     private func takePending(end: ResponseEnd?) -> ResponseDelivery? {
         let body = self.pendingBody
-        guard self.pendingHead != nil || body != nil || end != nil else { return nil }
+        guard self.pendingHead != nil || body != nil || end != nil || !self.pendingInterim.isEmpty else { return nil }
         if let body { self.inFlight.add(body.readableBytes, ordering: .relaxed) }
-        let delivery = ResponseDelivery(head: self.pendingHead, body: body, end: end)
+        let delivery = ResponseDelivery(interim: self.pendingInterim, head: self.pendingHead, body: body, end: end)
+        self.pendingInterim.removeAll()
         self.pendingHead = nil
         self.pendingBody = nil
         return delivery

@@ -2,9 +2,10 @@
 /// fixed list plus every field the message's `Connection` header names.
 public enum HopByHopHeaders {
     /// Lower-case names. Proxy-Authorization and Proxy-Authenticate belong to this hop as well:
-    /// credentials meant for the proxy must not leak to the origin.
+    /// credentials meant for the proxy must not leak to the origin. `Trailer` is end-to-end
+    /// (RFC 9110 §6.6.2): it announces the trailer fields, which are passed on.
     public static let fixed: Set<String> = [
-        "connection", "proxy-connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade",
+        "connection", "proxy-connection", "keep-alive", "te", "transfer-encoding", "upgrade",
         "proxy-authorization", "proxy-authenticate",
     ]
 

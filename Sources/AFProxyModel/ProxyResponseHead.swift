@@ -1,4 +1,5 @@
-/// The final (non-1xx) response head received from upstream, as the origin sent it.
+/// A response head received from upstream, as the origin sent it (its framing checked by
+/// `ResponseFraming`): the final head, or an interim 1xx one.
 public struct ProxyResponseHead: Sendable, Codable, Equatable {
     public var status: Int
     public var reason: String
@@ -19,5 +20,12 @@ public struct ProxyResponseHead: Sendable, Codable, Equatable {
         guard self.headers.first("transfer-encoding") == nil, let value = self.headers.first("content-length")
         else { return nil }
         return Int64(value)
+    }
+
+    /// The transfer codings the origin applied, in order, lower-cased (`["gzip", "chunked"]`).
+    /// The client must receive all but the hop's own chunked framing, which is redone per hop.
+    public var transferCodings: [String] {
+        self.headers.values("transfer-encoding").flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingSpaces().lowercased() }.filter { !$0.isEmpty }
     }
 }

@@ -13,6 +13,9 @@ public struct TaskRecord: Sendable, Codable, Equatable {
     public var createdAt: Date
     public var status: Int?
     public var error: String?
+    /// The failure's stable code ("upstream-bad-response", "upstream-timeout", "canceled", …);
+    /// nil while running and after success.
+    public var failure: String?
     public var upload: TransferProgress
     public var download: TransferProgress
     public var metrics: TaskMetrics
@@ -24,7 +27,7 @@ public struct TaskRecord: Sendable, Codable, Equatable {
 
     public init(
         id: Int, kind: TaskKind, state: TaskState, method: String, url: String, client: String,
-        createdAt: Date, status: Int? = nil, error: String? = nil, upload: TransferProgress = .init(),
+        createdAt: Date, status: Int? = nil, error: String? = nil, failure: String? = nil, upload: TransferProgress = .init(),
         download: TransferProgress = .init(), metrics: TaskMetrics = .init(),
         requestHeaders: HTTPHeaderList = [], responseHeaders: HTTPHeaderList? = nil, endReason: String? = nil
     ) {
@@ -37,6 +40,7 @@ public struct TaskRecord: Sendable, Codable, Equatable {
         self.createdAt = createdAt
         self.status = status
         self.error = error
+        self.failure = failure
         self.upload = upload
         self.download = download
         self.metrics = metrics
@@ -57,6 +61,7 @@ public struct TaskRecord: Sendable, Codable, Equatable {
         try container.encode(self.createdAt, forKey: .createdAt)
         try container.encode(self.status, forKey: .status)
         try container.encode(self.error, forKey: .error)
+        try container.encode(self.failure, forKey: .failure)
         try container.encode(self.upload, forKey: .upload)
         try container.encode(self.download, forKey: .download)
         try container.encode(self.metrics, forKey: .metrics)

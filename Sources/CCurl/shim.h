@@ -43,6 +43,18 @@ static inline CURLcode afc_easy_setopt_data_callback(CURL *handle, CURLoption op
     return curl_easy_setopt(handle, option, value);
 }
 
+/* curl closes every socket it opened through this, so the session's epoll set can forget a
+ * descriptor before its number is handed out again. */
+typedef int (*afc_closesocket_callback)(void *userdata, curl_socket_t socket);
+
+static inline CURLcode afc_easy_setopt_closesocket_callback(CURL *handle, afc_closesocket_callback value) {
+    return curl_easy_setopt(handle, CURLOPT_CLOSESOCKETFUNCTION, value);
+}
+
+static inline CURLcode afc_easy_getinfo_socket(CURL *handle, CURLINFO info, curl_socket_t *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
 static inline CURLcode afc_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }

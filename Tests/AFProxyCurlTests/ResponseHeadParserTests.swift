@@ -1,35 +1,77 @@
 @testable import AFProxyCurl
 import AFProxyModel
+import CCurl
 import Testing
 
 @Suite struct ResponseHeadParserTests {
-    private func feed(_ parser: inout ResponseHeadParser, _ line: String) -> ProxyResponseHead? {
+    private func feed(_ parser: inout ResponseHeadParser, _ line: String) -> ResponseHeadParser.Event? {
         var bytes = Array(line.utf8)
         return bytes.withUnsafeMutableBytes { parser.feed(UnsafeRawBufferPointer($0)) }
     }
 
-    @Test func skipsInformationalHeadsAndFoldsContinuationLines() {
+    private func parse(_ lines: [String]) -> [ResponseHeadParser.Event] {
         var parser = ResponseHeadParser()
-        #expect(self.feed(&parser, "HTTP/1.1 100 Continue\r\n") == nil)
-        #expect(self.feed(&parser, "\r\n") == nil)
-        #expect(self.feed(&parser, "HTTP/1.1 201 Created Fine\r\n") == nil)
+        return lines.compactMap { self.feed(&parser, $0) }
+    }
+
+    @Test func reportsInterimHeadsAndFoldsContinuationLines() {
+        var parser = ResponseHeadParser()
+        #expect(self.feed(&parser, "HTTP/1.1 103 Early Hints\r\n") == nil)
+        #expect(self.feed(&parser, "Link: </a.css>\r\n") == nil)
+        #expect(self.feed(&parser, "\r\n") == .interim(ProxyResponseHead(
+            status: 103, reason: "Early Hints", version: "1.1", headers: [.init("Link", "</a.css>")])))
+        #expect(self.feed(&parser, "HTTP/1.1 201 funky chunky!\r\n") == nil)
         #expect(self.feed(&parser, "Content-Length: 5\r\n") == nil)
         #expect(self.feed(&parser, "X-Long: a\r\n") == nil)
         #expect(self.feed(&parser, "\tb\r\n") == nil)
-        let head = self.feed(&parser, "\r\n")
-        #expect(head == ProxyResponseHead(
-            status: 201, reason: "Created Fine", version: "1.1",
-            headers: [.init("Content-Length", "5"), .init("X-Long", "a b")]))
-        #expect(head?.contentLength == 5)
-        // Trailers after the head are not a second head.
-        #expect(self.feed(&parser, "X-Trailer: 1\r\n") == nil)
+        let head = ProxyResponseHead(
+            status: 201, reason: "funky chunky!", version: "1.1",
+            headers: [.init("Content-Length", "5"), .init("X-Long", "a b")])
+        #expect(self.feed(&parser, "\r\n") == .final(head))
+        #expect(head.contentLength == 5)
+        // Lines after the head are the trailer section, not a second head.
+        #expect(self.feed(&parser, "X-Sum: 1\r\n") == nil)
         #expect(self.feed(&parser, "\r\n") == nil)
+        #expect(parser.trailers == [.init("X-Sum", "1")])
     }
 
-    @Test func failureKindsMapToStatuses() {
+    @Test(arguments: [
+        "X-Bad : v\r\n",  // whitespace before the colon
+        "X-Bad: a\rb\r\n",  // bare CR
+        "X-Bad: a\u{0}b\r\n",  // NUL
+        "X-Bad: a\u{1}b\r\n",  // another control byte
+        "NoColon\r\n",
+        ": empty name\r\n",
+        "Bad(Name): v\r\n",
+    ])
+    func refusesInvalidFieldLines(_ line: String) {
+        let events = self.parse(["HTTP/1.1 200 OK\r\n", line, "Content-Length: 2\r\n", "\r\n"])
+        #expect(events.count == 1)
+        guard case .invalid = events.first else {
+            Issue.record("expected invalid, got \(events)")
+            return
+        }
+    }
+
+    @Test func refusesAFoldedFirstLineAndAnUnaskedSwitch() {
+        #expect(self.parse(["HTTP/1.1 200 OK\r\n", " Date: x\r\n"]) == [.invalid("the response head starts with a folded line")])
+        #expect(self.parse(["HTTP/1.1 101 Switching Protocols\r\n", "\r\n"]) == [.invalid("upstream switched protocols (101) unasked")])
+        #expect(self.parse(["HTTP/1.1 20 OK\r\n"]) == [.invalid("the status line has no three-digit status code")])
+    }
+
+    @Test func failureKindsMapToStatusesAndCodes() {
         #expect(UpstreamFailure(.unreachable, "x").httpStatus == 502)
         #expect(UpstreamFailure(.timeout, "x").httpStatus == 504)
         #expect(UpstreamFailure(.upstreamBroken, "x").httpStatus == 502)
+        #expect(UpstreamFailure(.badResponse, "x").httpStatus == 502)
+        #expect(UpstreamFailure(.badResponse, "x").code == "upstream-bad-response")
         #expect(UpstreamFailure(.badRequest, "x").httpStatus == 400)
+    }
+
+    @Test func curlRefusalsOfTheAnswerAreBadResponses() {
+        #expect(UpstreamFailure.fromCurl(CURLE_UNSUPPORTED_PROTOCOL, detail: "Received HTTP/0.9").kind == .badResponse)
+        #expect(UpstreamFailure.fromCurl(CURLE_WEIRD_SERVER_REPLY, detail: "").kind == .badResponse)
+        #expect(UpstreamFailure.fromCurl(CURLE_URL_MALFORMAT, detail: "").kind == .badRequest)
+        #expect(UpstreamFailure.fromCurl(CURLE_PARTIAL_FILE, detail: "", headComplete: true).kind == .upstreamBroken)
     }
 }

@@ -9,7 +9,8 @@ import Testing
             .init("Transfer-Encoding", "chunked"), .init("Upgrade", "h2c"), .init("Proxy-Connection", "close"),
             .init("Trailer", "X"), .init("Accept", "*/*"),
         ]
-        #expect(HopByHopHeaders.removing(from: headers) == [.init("Host", "a"), .init("Accept", "*/*")])
+        // Trailer is end-to-end (RFC 9110 §6.6.2).
+        #expect(HopByHopHeaders.removing(from: headers) == [.init("Host", "a"), .init("Trailer", "X"), .init("Accept", "*/*")])
     }
 
     @Test func progressFraction() {

@@ -1,0 +1,98 @@
+import AFProxyModel
+import NIOHTTP1
+
+/// The origin's response head as one client gets it: the client's HTTP version, the origin's
+/// status code and reason phrase as they came, hop-by-hop fields removed, our `Via` added, and
+/// the body framed for this hop (RFC 9112 §6). The origin's head reached here with its framing
+/// checked (`ResponseFraming`), so only the choice for this hop is made here.
+///
+/// The encoder's automatic framing is off on the proxy's pipelines: it would drop a 304's
+/// `Content-Length` and turn `Transfer-Encoding: gzip, chunked` into `chunked`, sending gzip
+/// bytes as if they were the body.
+struct ClientResponseHead: Equatable {
+    /// How the body travels to the client.
+    enum Framing: Equatable {
+        /// No body (HEAD, 1xx, 204, 304).
+        case none
+        /// The origin's Content-Length.
+        case length
+        /// `Transfer-Encoding: chunked`, which NIO's encoder frames.
+        case chunked
+        /// `Transfer-Encoding: CODINGS, chunked`: the origin applied codings the client must
+        /// undo. NIO chunks only a field that says exactly `chunked`, so the connection handler
+        /// writes this chunk framing itself.
+        case codedChunked
+        /// The body ends when the connection closes (an HTTP/1.0 client, no length).
+        case close
+    }
+
+    var head: HTTPResponseHead
+    var framing: Framing
+    /// The connection closes after this response.
+    var closeAfter: Bool
+
+    /// Fails with the reason when this client cannot receive the response at all: an HTTP/1.0
+    /// client cannot undo a transfer coding (RFC 9112 §6.1 forbids sending it one).
+    static func make(
+        _ origin: ProxyResponseHead, requestIsHead: Bool, clientVersion: HTTPVersion, keepAlive: Bool, via: String
+    ) -> Result<ClientResponseHead, ProxyRefusal> {
+        var headers = HTTPHeaders()
+        var received: [String] = []
+        for field in HopByHopHeaders.removing(from: origin.headers) {
+            if field.hasName("via") {
+                received.append(field.value)
+            } else if !field.hasName("content-length") {
+                headers.add(name: field.name, value: field.value)
+            }
+        }
+        received.append("\(origin.version) \(via)")
+        headers.add(name: "Via", value: received.joined(separator: ", "))
+
+        let modern = clientVersion >= .http1_1
+        let codings = origin.transferCodings
+        // The codings the origin applied beyond its own chunked framing of this hop.
+        let applied = codings.last == "chunked" ? Array(codings.dropLast()) : codings
+        let length = origin.headers.first("content-length")
+        let bodiless = requestIsHead || origin.status == 204 || origin.status == 304 || (100..<200).contains(origin.status)
+        var closeAfter = !keepAlive
+        let framing: Framing
+        if bodiless {
+            // A HEAD or 304 answer may say what the body would have been (RFC 9110 §8.6, RFC 9112 §6.1).
+            if let length, origin.status != 204 { headers.add(name: "Content-Length", value: length) }
+            if !codings.isEmpty && modern { headers.add(name: "Transfer-Encoding", value: codings.joined(separator: ", ")) }
+            framing = .none
+        } else if let length {
+            headers.add(name: "Content-Length", value: length)
+            framing = .length
+        } else if modern {
+            headers.add(name: "Transfer-Encoding", value: (applied + ["chunked"]).joined(separator: ", "))
+            framing = applied.isEmpty ? .chunked : .codedChunked
+        } else if applied.isEmpty {
+            closeAfter = true  // close-delimited: the only framing an HTTP/1.0 client understands
+            framing = .close
+        } else {
+            let message = "the response uses the transfer coding \(applied.joined(separator: ", ")), "
+                + "which an HTTP/1.0 client cannot receive"
+            return .failure(ProxyRefusal(.badGateway, message))
+        }
+        if !modern {
+            if !closeAfter { headers.add(name: "Connection", value: "keep-alive") }
+        } else if closeAfter {
+            headers.add(name: "Connection", value: "close")
+        }
+        let status = HTTPResponseStatus.custom(code: UInt(origin.status), reasonPhrase: origin.reason)
+        return .success(ClientResponseHead(
+            head: HTTPResponseHead(version: clientVersion, status: status, headers: headers),
+            framing: framing, closeAfter: closeAfter))
+    }
+
+    /// An interim 1xx head for a client that may receive one (HTTP/1.1; RFC 9110 §15.2). A 100
+    /// is not passed on: afproxy answers a client's `Expect` itself and never asks the origin.
+    static func interim(_ origin: ProxyResponseHead, clientVersion: HTTPVersion, via: String) -> HTTPResponseHead? {
+        guard clientVersion >= .http1_1, origin.status != 100 else { return nil }
+        var headers = HTTPHeaders()
+        for field in HopByHopHeaders.removing(from: origin.headers) { headers.add(name: field.name, value: field.value) }
+        let status = HTTPResponseStatus.custom(code: UInt(origin.status), reasonPhrase: origin.reason)
+        return HTTPResponseHead(version: clientVersion, status: status, headers: headers)
+    }
+}

@@ -1,0 +1,64 @@
+@testable import AFProxyListener
+import AFProxyModel
+import NIOHTTP1
+import Testing
+
+@Suite struct ClientResponseHeadTests {
+    private func make(
+        _ fields: [(String, String)], status: Int = 200, reason: String = "OK", head: Bool = false,
+        client: HTTPVersion = .http1_1, keepAlive: Bool = true
+    ) -> Result<ClientResponseHead, ProxyRefusal> {
+        let origin = ProxyResponseHead(status: status, reason: reason, version: "1.1", headers: fields.map { HTTPHeaderField($0.0, $0.1) })
+        return ClientResponseHead.make(origin, requestIsHead: head, clientVersion: client, keepAlive: keepAlive, via: "afproxy")
+    }
+
+    @Test func keepsTheOriginsReasonPhrase() throws {
+        let response = try self.make([("Content-Length", "2")], reason: "funky chunky!").get()
+        #expect(response.head.status.code == 200)
+        #expect(response.head.status.reasonPhrase == "funky chunky!")
+        #expect(response.framing == .length)
+        #expect(response.head.headers["content-length"] == ["2"])
+        #expect(response.head.headers["via"] == ["1.1 afproxy"])
+    }
+
+    @Test func keepsANotModifiedLengthAndAHeadLength() throws {
+        let notModified = try self.make([("Content-Length", "1234")], status: 304, reason: "Not Modified").get()
+        #expect(notModified.head.headers["content-length"] == ["1234"])
+        #expect(notModified.framing == .none)
+        let head = try self.make([("Content-Length", "99")], head: true).get()
+        #expect(head.head.headers["content-length"] == ["99"])
+        #expect(head.framing == .none)
+    }
+
+    @Test func passesAppliedCodingsToAnHTTP11Client() throws {
+        let coded = try self.make([("Transfer-Encoding", "gzip, chunked")]).get()
+        #expect(coded.head.headers["transfer-encoding"] == ["gzip, chunked"])
+        #expect(coded.framing == .codedChunked)
+        let closeDelimited = try self.make([("Transfer-Encoding", "gzip")]).get()
+        #expect(closeDelimited.head.headers["transfer-encoding"] == ["gzip, chunked"])
+        #expect(closeDelimited.framing == .codedChunked)
+        let plain = try self.make([("Transfer-Encoding", "chunked")]).get()
+        #expect(plain.head.headers["transfer-encoding"] == ["chunked"])
+        #expect(plain.framing == .chunked)
+    }
+
+    @Test func anHTTP10ClientGetsCloseDelimitedBodiesOrA502() throws {
+        let plain = try self.make([("Transfer-Encoding", "chunked")], client: .http1_0).get()
+        #expect(plain.framing == .close)
+        #expect(plain.closeAfter)
+        #expect(plain.head.headers["transfer-encoding"].isEmpty)
+        guard case .failure(let refusal) = self.make([("Transfer-Encoding", "gzip, chunked")], client: .http1_0) else {
+            Issue.record("an HTTP/1.0 client cannot receive a transfer coding")
+            return
+        }
+        #expect(refusal.status == .badGateway)
+    }
+
+    @Test func interimHeadsGoOnlyToHTTP11ClientsAndNeverAs100() {
+        let early = ProxyResponseHead(status: 103, reason: "Early Hints", version: "1.1", headers: [.init("Link", "<x>")])
+        #expect(ClientResponseHead.interim(early, clientVersion: .http1_1, via: "afproxy")?.status.code == 103)
+        #expect(ClientResponseHead.interim(early, clientVersion: .http1_0, via: "afproxy") == nil)
+        let hundred = ProxyResponseHead(status: 100, reason: "Continue", version: "1.1", headers: [])
+        #expect(ClientResponseHead.interim(hundred, clientVersion: .http1_1, via: "afproxy") == nil)
+    }
+}
