@@ -52,6 +52,16 @@ import Testing
         #expect(self.refusal(self.head(.GET, "http://h:99999/"))?.status == .badRequest)
     }
 
+    @Test(arguments: ["http://12*.0.0.1/", "http://a b/", "http://a%41.test/", "http://host,x/", "http://[::1/", "http://[zz::1]/", "http://[]/"])
+    func refusesHostsWithCharactersNoHostMayHold(_ uri: String) {
+        #expect(self.refusal(self.head(.GET, uri))?.status == .badRequest)
+    }
+
+    @Test(arguments: ["http://127.0.0.1:8080/", "http://[::1]:80/", "http://[fe80::1%25eth0]/", "http://my_host.example-1.test/"])
+    func acceptsNamesAndAddresses(_ uri: String) throws {
+        _ = try self.validator.validate(self.head(.GET, uri), client: "c").get()
+    }
+
     @Test func refusesAmbiguousFramingAndClosesTheConnection() {
         let cases: [[(String, String)]] = [
             [("Content-Length", "abc")],

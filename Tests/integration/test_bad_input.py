@@ -181,3 +181,43 @@ def test_client_sending_junk_then_closing(proxy, origin):
         s.sendall(data)
         s.close()
     assert_serves(proxy, origin)
+
+
+# ---- answers of our own -------------------------------------------------------------------------
+
+
+def test_host_with_characters_no_host_may_hold_is_400_at_once(proxy, origin):
+    """`http://12*.0.0.1/` became a task that curl then refused; it is answered before any task."""
+    with RawConn(proxy.port) as c:
+        c.send(b"GET http://12*.0.0.1/ HTTP/1.1\r\nHost: 12*.0.0.1\r\n\r\n")
+        resp = c.read_response()
+    assert resp.status == 400
+    assert "host" in resp.text, resp.text
+    assert not [t for t in proxy.tasks(all=True) if "12*" in t["url"]]
+    assert_serves(proxy, origin)
+
+
+def test_own_answers_carry_a_date(start_proxy, origin):
+    """RFC 9110 §6.6.1: 400, 403, 502 and the CONNECT 200 carry Date."""
+    from email.utils import parsedate_to_datetime
+    import time as clock
+
+    proxy = start_proxy("--allow-connect-port", str(origin.port))
+
+    def date_of(data: bytes) -> float:
+        head = data.split(b"\r\n\r\n", 1)[0].decode("latin-1")
+        dates = [line.split(":", 1)[1].strip() for line in head.split("\r\n")[1:] if line.lower().startswith("date:")]
+        assert len(dates) == 1, head
+        return parsedate_to_datetime(dates[0]).timestamp()
+
+    answers = {
+        400: raw(proxy.port, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", read_timeout=2),
+        403: raw(proxy.port, b"CONNECT 127.0.0.1:25 HTTP/1.1\r\nHost: 127.0.0.1:25\r\n\r\n", read_timeout=2),
+        502: raw(proxy.port, request_bytes("GET", f"http://127.0.0.1:{closed_port()}/"), read_timeout=2),
+    }
+    with socket.create_connection(("127.0.0.1", proxy.port), timeout=10) as s:
+        s.sendall(f"CONNECT 127.0.0.1:{origin.port} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+        answers[200] = s.recv(4096)
+    for status, data in answers.items():
+        assert parse_status(data) == status, data[:200]
+        assert abs(date_of(data) - clock.time()) < 60, data[:300]

@@ -1,0 +1,207 @@
+"""Origins that answer badly: the daemon never crashes, never passes bad framing on, answers 502
+with the failure code `upstream-bad-response`, and passes on faithfully what it may (reason
+phrases, 1xx heads, trailers, transfer codings, a 304's length). Each test drives the real
+daemon with curl or a raw client against a scripted origin (scripted_origin.py)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from helpers import RawConn, assert_serves, closed_port, curl, request_bytes
+from scripted_origin import CLOSE, ScriptedOrigin
+
+OK3 = b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc"
+
+
+@pytest.fixture
+def scripted():
+    o = ScriptedOrigin()
+    yield o
+    o.stop()
+
+
+def get(proxy, url: str, version: str = "1.1", method: str = "GET") -> "Response":
+    with RawConn(proxy.port) as c:
+        c.send(request_bytes(method, url, version=f"HTTP/{version}"))
+        return c.read_response(head=method == "HEAD", skip_informational=False)
+
+
+# ---- the crash ----------------------------------------------------------------------------------
+
+
+def test_folded_first_field_on_a_reused_connection_is_a_502_not_a_crash(proxy, scripted, origin):
+    """Two GETs on one upstream connection, the second answered with a head whose first field line
+    starts with a space: glibc aborted the daemon (a reused curl handle unfolded into freed memory)."""
+    scripted.script("/ok", OK3)
+    scripted.script("/fold", b"HTTP/1.1 200 OK\r\n Date: Tue, 09 Nov 2010 14:49:00 GMT\r\nContent-Length: 6\r\n\r\nabcdef")
+    for _ in range(3):
+        with RawConn(proxy.port) as c:
+            c.send(request_bytes("GET", scripted.url("/ok")))
+            assert c.read_response().body == b"abc"
+            c.send(request_bytes("GET", scripted.url("/fold")))
+            resp = c.read_response()
+            assert resp.status == 502, resp
+            assert "not valid HTTP/1.x" in resp.text
+    assert scripted.connections <= 3 * 2
+    record = proxy.history_record(scripted.url("/fold"))
+    assert record["failure"] == "upstream-bad-response"
+    assert proxy.alive()
+    assert_serves(proxy, origin)
+
+
+# ---- framing that must not be passed on -------------------------------------------------------
+
+BAD = {
+    "two-lengths": b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 10\r\n\r\n0123456789",
+    "length-list": b"HTTP/1.1 200 OK\r\nContent-Length: 5, 10\r\n\r\n0123456789",
+    "plus-length": b"HTTP/1.1 200 OK\r\nContent-Length: +5\r\n\r\nhello",
+    "chunked-not-last": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+    "length-beside-gzip": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nContent-Length: 3\r\n\r\nabc",
+    "space-before-colon": b"HTTP/1.1 200 OK\r\nX-Bad : v\r\nContent-Length: 2\r\n\r\nok",
+    "bare-cr": b"HTTP/1.1 200 OK\r\nX-Bad: a\rb\r\nContent-Length: 2\r\n\r\nok",
+    "nul": b"HTTP/1.1 200 OK\r\nX-Bad: a\x00b\r\nContent-Length: 2\r\n\r\nok",
+    "control-byte": b"HTTP/1.1 200 OK\r\nX-Bad: a\x07b\r\nContent-Length: 2\r\n\r\nok",
+    "http-0.9": b"hello world, no head at all\n",
+    "icy": b"ICY 200 OK\r\nicy-name: radio\r\n\r\nabc",
+    "http-1.2": b"HTTP/1.2 200 OK\r\nContent-Length: 2\r\n\r\nok",
+    "unasked-101": b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_bad_response_is_a_502_with_a_failure_code(proxy, scripted, origin, name):
+    scripted.script(f"/{name}", BAD[name], CLOSE)
+    resp = get(proxy, scripted.url(f"/{name}"))
+    assert resp.status == 502, (resp.status, resp.headers, resp.body)
+    assert resp.header("date"), "our own answers carry Date"
+    record = proxy.history_record(scripted.url(f"/{name}"))
+    assert record["failure"] == "upstream-bad-response", record
+    assert record["error"], record
+    assert_serves(proxy, origin)
+
+
+def test_transfer_encoding_overrides_content_length(proxy, scripted):
+    """`Content-Length: 5` beside chunked with a 10-byte body: the client got the length and
+    `hello`, a short body passed off as complete. The length is not forwarded now."""
+    scripted.script("/clte", b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
+                             b"a\r\n0123456789\r\n0\r\n\r\n")
+    resp = get(proxy, scripted.url("/clte"))
+    assert resp.status == 200
+    assert resp.header("content-length") is None
+    assert resp.header("transfer-encoding") == "chunked"
+    assert resp.body == b"0123456789" and resp.complete
+
+
+def test_identical_lengths_are_merged(proxy, scripted):
+    scripted.script("/same", b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello")
+    resp = get(proxy, scripted.url("/same"))
+    assert resp.status == 200 and resp.body == b"hello"
+    assert resp.header_all("content-length") == ["5"]
+
+
+def test_obsolete_line_folding_becomes_a_space(proxy, scripted):
+    scripted.script("/obs", b"HTTP/1.1 200 OK\r\nX-Long: a\r\n  b\r\nContent-Length: 2\r\n\r\nok")
+    resp = get(proxy, scripted.url("/obs"))
+    assert resp.status == 200 and resp.header("x-long") == "a b" and resp.body == b"ok"
+
+
+# ---- passed on faithfully ---------------------------------------------------------------------
+
+
+def test_reason_phrase_is_passed_on(proxy, scripted):
+    scripted.script("/funky", b"HTTP/1.1 200 funky chunky!\r\nContent-Length: 2\r\n\r\nok")
+    scripted.script("/teapot", b"HTTP/1.1 418 Short And Stout\r\nContent-Length: 0\r\n\r\n")
+    assert get(proxy, scripted.url("/funky")).reason == "funky chunky!"
+    assert get(proxy, scripted.url("/teapot")).reason == "Short And Stout"
+
+
+def test_trailers_are_passed_on(proxy, scripted):
+    scripted.script("/trailers", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-Sum\r\n\r\n"
+                                 b"5\r\nhello\r\n0\r\nX-Sum: 42\r\n\r\n")
+    with RawConn(proxy.port) as c:
+        c.send(request_bytes("GET", scripted.url("/trailers")))
+        head = c._read_until(b"\r\n\r\n", time.monotonic() + 10)
+        assert b"Trailer: X-Sum" in head and b"chunked" in head.lower(), head
+        rest = c._read_until(b"0\r\n", time.monotonic() + 10)
+        assert rest.endswith(b"hello\r\n0\r\n"), rest
+        trailer = c._read_until(b"\r\n\r\n", time.monotonic() + 10)
+        assert trailer == b"X-Sum: 42\r\n\r\n", trailer
+
+
+def test_interim_heads_are_passed_on_to_http11_clients_only(proxy, scripted):
+    scripted.script("/early", b"HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n"
+                              b"HTTP/1.1 102 Processing\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+    with RawConn(proxy.port) as c:
+        c.send(request_bytes("GET", scripted.url("/early")))
+        first = c.read_response(skip_informational=False)
+        second = c.read_response(skip_informational=False)
+        final = c.read_response(skip_informational=False)
+    assert (first.status, first.reason, first.header("link")) == (103, "Early Hints", "</s.css>; rel=preload")
+    assert second.status == 102
+    assert final.status == 200 and final.body == b"ok"
+    resp = get(proxy, scripted.url("/early"), version="1.0")
+    assert resp.status == 200 and resp.body == b"ok"  # RFC 9110 §15.2: no 1xx to HTTP/1.0
+
+
+def test_transfer_codings_reach_the_client(proxy, scripted):
+    """`gzip, chunked`: the gzip bytes went out as if they were the body, the coding dropped."""
+    scripted.script("/coded", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n4\r\nGZIP\r\n0\r\n\r\n")
+    scripted.script("/coded-close", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nGZIPBYTES", CLOSE)
+    resp = get(proxy, scripted.url("/coded"))
+    assert resp.header("transfer-encoding") == "gzip, chunked"
+    assert resp.body == b"GZIP" and resp.complete
+    resp = get(proxy, scripted.url("/coded-close"))
+    assert resp.header("transfer-encoding") == "gzip, chunked"
+    assert resp.body == b"GZIPBYTES" and resp.complete
+    # An HTTP/1.0 client cannot undo a transfer coding (RFC 9112 §6.1).
+    resp = get(proxy, scripted.url("/coded"), version="1.0")
+    assert resp.status == 502 and "transfer coding gzip" in resp.text
+
+
+def test_not_modified_keeps_its_content_length(proxy, scripted):
+    scripted.script("/nm", b"HTTP/1.1 304 Not Modified\r\nContent-Length: 1234\r\nETag: \"x\"\r\n\r\n")
+    resp = get(proxy, scripted.url("/nm"))
+    assert resp.status == 304 and resp.header("content-length") == "1234"
+
+
+# ---- a response reaches only the client that asked ------------------------------------------
+
+
+def test_extra_response_is_never_served_to_the_next_request(proxy, scripted):
+    """An origin sends a second response nobody asked for, after the first: the next request on
+    that upstream connection (another client's) got it as its own."""
+    scripted.script("/extra", OK3, 0.05, b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nEVIL!")
+    scripted.script("/next", b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ngood")
+    for _ in range(3):
+        assert curl(proxy, scripted.url("/extra")).stdout == b"abc"
+        time.sleep(0.3)
+        assert curl(proxy, scripted.url("/next")).stdout == b"good"
+
+
+def test_body_after_a_head_answer_is_never_served_to_the_next_request(proxy, scripted):
+    scripted.script("/head", b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n", 0.05, b"EVIL!")
+    scripted.script("/next", b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ngood")
+    for _ in range(3):
+        resp = get(proxy, scripted.url("/head"), method="HEAD")
+        assert resp.status == 200 and resp.header("content-length") == "5"
+        time.sleep(0.3)
+        assert curl(proxy, scripted.url("/next")).stdout == b"good"
+
+
+def test_a_reused_descriptor_number_does_not_stall(proxy, scripted):
+    """A connect that fails leaves its descriptor number free, and the next upstream socket gets
+    it: that socket was taken for the old, still-registered one, left out of the session's epoll
+    set, and its connect waited for curl's 200 ms timer. 20 refused connects alternating with
+    good requests took over 4 s; they take a fraction of a second now."""
+    scripted.script("/ok", b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+    dead = f"http://127.0.0.1:{closed_port()}/x"
+    args: list[str] = []
+    for _ in range(20):
+        args += ["-o", "/dev/null", "-w", "%{http_code} ", dead, "-o", "/dev/null", "-w", "%{http_code} ", scripted.url("/ok")]
+    started = time.monotonic()
+    result = curl(proxy, *args)
+    elapsed = time.monotonic() - started
+    assert result.stdout.split() == [b"502", b"200"] * 20
+    assert elapsed < 2.0, f"20 refused connects and 20 requests took {elapsed:.2f} s"
