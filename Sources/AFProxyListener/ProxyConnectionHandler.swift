@@ -25,6 +25,14 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         case backpressure
         case suspended
         case pipelined
+        /// The parser failed: nothing after the malformed request can be read.
+        case malformed
+    }
+
+    /// What arrived before the current exchange ended, replayed in order once it did.
+    private enum Queued {
+        case part(HTTPServerRequestPart)
+        case malformed(ProxyRefusal)
     }
 
     private struct Exchange {
@@ -56,7 +64,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     private var holds: Set<ReadHold> = []
     private var readPending = false
     /// Parts of requests that arrived before the current exchange ended.
-    private var queued = CircularBuffer<HTTPServerRequestPart>()
+    private var queued = CircularBuffer<Queued>()
 
     init(manager: SessionManager, validator: RequestValidator, clientAddress: String) {
         self.manager = manager
@@ -83,8 +91,46 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         } else if case .closed = self.state {
             return
         } else {
-            self.queued.append(part)
+            self.queued.append(.part(part))
             self.holds.insert(.pipelined)
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard let malformed = event as? ProxyErrorHandler.MalformedRequest else {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
+        self.holds.insert(.malformed)
+        if self.canHandleNow && self.queued.isEmpty {
+            self.refuseMalformed(malformed.refusal, context: context)
+        } else if case .closed = self.state {
+            return
+        } else {
+            self.queued.append(.malformed(malformed.refusal))
+        }
+    }
+
+    /// The parser failed on the current request (its body) or on the next one: answer unless a
+    /// response already started, and close either way.
+    private func refuseMalformed(_ refusal: ProxyRefusal, context: ChannelHandlerContext) {
+        var refusal = refusal
+        refusal.closeConnection = true
+        switch self.state {
+        case .forwarding(let exchange):
+            exchange.task.clientClosed()
+            if exchange.responseStarted {
+                self.state = .closed
+                context.close(promise: nil)
+            } else {
+                self.writeRefusal(refusal, version: exchange.version, context: context)
+            }
+        case .refusing(_, let version), .tunnel(_, let version):
+            self.writeRefusal(refusal, version: version, context: context)
+        case .idle:
+            self.writeRefusal(refusal, version: .http1_1, context: context)
+        case .closed:
+            break
         }
     }
 
@@ -128,8 +174,11 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// After an exchange ended on an open connection: the requests that waited, in order.
     private func drainQueued(context: ChannelHandlerContext) {
         self.holds.remove(.pipelined)
-        while self.canHandleNow, let part = self.queued.popFirst() {
-            self.handle(part, context: context)
+        while self.canHandleNow, let next = self.queued.popFirst() {
+            switch next {
+            case .part(let part): self.handle(part, context: context)
+            case .malformed(let refusal): self.refuseMalformed(refusal, context: context)
+            }
         }
         if !self.queued.isEmpty { self.holds.insert(.pipelined) }
         self.releaseReadIfPossible()
@@ -173,7 +222,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
-        // I/O errors (a reset) and parser errors, which ProxyErrorHandler already answered.
+        // I/O errors (a reset); parser errors arrive as `MalformedRequest` instead.
         context.close(promise: nil)
     }
 
@@ -271,7 +320,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     private func finishExchange(_ exchange: Exchange, trailers: HTTPHeaderList, context: ChannelHandlerContext) {
         let keepOpen = exchange.keepAlive && exchange.requestEnded
         self.state = keepOpen ? .idle : .closed
-        self.holds.removeAll()
+        self.holds.formIntersection([.malformed])  // the parser cannot go on past a failure
         var ending: HTTPHeaders?
         switch exchange.framing {
         case .chunked where !trailers.isEmpty:
@@ -296,7 +345,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         context.write(self.wrapOutboundOut(.head(head)), promise: nil)
         context.write(self.wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
         let ended = context.writeAndFlush(self.wrapOutboundOut(.end(nil)))
-        self.holds.removeAll()
+        self.holds.formIntersection([.malformed])  // the parser cannot go on past a failure
         if refusal.closeConnection {
             self.state = .closed
             ended.whenComplete { [channel = context.channel] _ in channel.close(promise: nil) }

@@ -1,61 +1,44 @@
 import NIOCore
 import NIOHTTP1
 
-/// Answers what the HTTP parser rejects, then closes: 431 when the header section is too large,
-/// 400 for everything else (malformed request line or fields, invalid or conflicting framing, which
-/// is also where request smuggling attempts end). Shaped like NIO's
-/// `HTTPServerProtocolErrorHandler`, which answers 400 to everything.
-final class ProxyErrorHandler: ChannelDuplexHandler, RemovableChannelHandler {
+/// Turns what the HTTP parser rejects into a refusal that travels inbound, in order, behind the
+/// requests parsed before it: 431 when the header section is too large, 400 for everything else
+/// (malformed request line or fields, invalid or conflicting framing, which is also where request
+/// smuggling attempts end). The connection handler answers it once the requests before it were
+/// answered, then closes: a valid request followed in the same packet by a malformed one gets its
+/// own response first (answering at once lost it, and cut its upstream request off).
+final class ProxyErrorHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
-    typealias OutboundIn = HTTPServerResponsePart
-    typealias OutboundOut = HTTPServerResponsePart
 
-    private let via: String
-    private var hasUnterminatedResponse = false
-
-    init(via: String) {
-        self.via = via
+    /// The inbound event carrying the refusal.
+    struct MalformedRequest: Sendable {
+        var refusal: ProxyRefusal
     }
 
+    private var failed = false
+
     func errorCaught(context: ChannelHandlerContext, error: Error) {
-        guard let parserError = error as? HTTPParserError else {
-            context.fireErrorCaught(error)
+        if let parserError = error as? HTTPParserError {
+            guard !self.failed else { return }
+            self.failed = true
+            context.fireUserInboundEventTriggered(MalformedRequest(refusal: Self.refusal(for: parserError)))
             return
         }
-        if !self.hasUnterminatedResponse {
-            let refusal: ProxyRefusal
-            switch parserError {
-            case .headerOverflow:
-                refusal = ProxyRefusal(.requestHeaderFieldsTooLarge, "the request header section is too large")
-            case .invalidContentLength, .unexpectedContentLength:
-                refusal = ProxyRefusal(.badRequest, "invalid or conflicting message framing (\(parserError))")
-            default:
-                refusal = ProxyRefusal(.badRequest, "malformed request (\(parserError))")
-            }
-            let (head, body) = refusal.response(version: .http1_1, via: self.via)
-            context.write(self.wrapOutboundOut(.head(head)), promise: nil)
-            context.write(self.wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
-            context.writeAndFlush(self.wrapOutboundOut(.end(nil))).whenComplete { [channel = context.channel] _ in
-                channel.close(promise: nil)
-            }
-        } else {
-            context.close(promise: nil)
+        if self.failed, case ByteToMessageDecoderError.dataReceivedInErrorState = error {
+            return  // bytes behind the malformed request: nothing after it can be parsed
         }
         context.fireErrorCaught(error)
     }
 
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        switch self.unwrapOutboundIn(data) {
-        case .head(let head) where (100..<200).contains(head.status.code) && head.status.code != 101:
-            break
-        case .head:
-            self.hasUnterminatedResponse = true
-        case .body:
-            break
-        case .end:
-            self.hasUnterminatedResponse = false
+    static func refusal(for error: HTTPParserError) -> ProxyRefusal {
+        switch error {
+        case .headerOverflow:
+            ProxyRefusal(.requestHeaderFieldsTooLarge, "the request header section is too large")
+        case .invalidContentLength, .unexpectedContentLength:
+            ProxyRefusal(.badRequest, "invalid or conflicting message framing (\(error))")
+        default:
+            ProxyRefusal(.badRequest, "malformed request (\(error))")
         }
-        context.write(data, promise: promise)
     }
 }

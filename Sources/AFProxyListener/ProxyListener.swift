@@ -102,7 +102,7 @@ public final class ProxyListener: Service, Sendable {
                         withServerUpgrade: (upgraders: [], completionHandler: { _ in }),
                         withErrorHandling: false,
                         withEncoderConfiguration: Self.encoderConfiguration, withDecoderLimitConfiguration: limits)
-                    try sync.addHandler(ProxyErrorHandler(via: configuration.viaName))
+                    try sync.addHandler(ProxyErrorHandler())
                     try sync.addHandler(ProxyConnectionHandler(manager: manager, validator: validator, clientAddress: client))
                 }
             }

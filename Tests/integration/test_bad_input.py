@@ -221,3 +221,22 @@ def test_own_answers_carry_a_date(start_proxy, origin):
     for status, data in answers.items():
         assert parse_status(data) == status, data[:200]
         assert abs(date_of(data) - clock.time()) < 60, data[:300]
+
+
+def test_valid_request_then_malformed_one_in_one_packet(proxy, origin):
+    """Only the 400 came back: the valid request's answer was lost and its upstream request cut
+    off. Now the valid one is answered in full, then the 400, then the connection closes."""
+    with RawConn(proxy.port) as c:
+        c.send(request_bytes("GET", origin.url("/bytes/300000")) + b"GARBAGE LINE\r\n\r\n")
+        first = c.read_response()
+        assert first.status == 200 and first.complete and len(first.body) == 300000
+        second = c.read_response()
+        assert second.status == 400, second
+        assert c.wait_closed(5)
+    with RawConn(proxy.port) as c:
+        c.send(request_bytes("GET", origin.url("/delay/0.3")) + request_bytes("GET", origin.url("/bytes/10"))
+               + f"GET {origin.url('/echo')} HTTP/1.1\r\nNo Colon Here\r\n\r\n".encode())
+        statuses = [c.read_response().status for _ in range(3)]
+        assert statuses == [200, 200, 400]
+        assert c.wait_closed(5)
+    assert_serves(proxy, origin)
