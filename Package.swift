@@ -111,6 +111,7 @@ let package = Package(
         ),
         .testTarget(name: "AFProxyCurlTests", dependencies: ["AFProxyCurl", "AFProxyModel"]),
         .testTarget(name: "AFProxyControlTests", dependencies: ["AFProxyControl"]),
+        .testTarget(name: "AFProxyCLITests", dependencies: ["AFProxyCLI", "AFProxyModel"]),
         .testTarget(name: "AFProxyDaemonTests", dependencies: ["AFProxyDaemon"]),
         .testTarget(
             name: "AFProxySystemdTests",

@@ -43,10 +43,13 @@ enum Formatting {
         return text
     }
 
-    /// The direction that matters for the task: download, unless it is an upload still sending.
+    /// The direction that matters for the task: download, unless it is an upload still sending
+    /// (with no answer yet, or an answer that came before the body ended: its length is then
+    /// still unknown, or short of the total).
     static func mainProgress(_ task: TaskRecord) -> TransferProgress {
-        if task.kind == .upload && task.status == nil { return task.upload }
-        return task.download
+        guard task.kind == .upload else { return task.download }
+        let sending = task.upload.total.map { task.upload.completed < $0 } ?? true
+        return task.status == nil || sending ? task.upload : task.download
     }
 
     /// `[#####.....]  50%` on a terminal, `50%` piped; a byte count when the total is unknown.

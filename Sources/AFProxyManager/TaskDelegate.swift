@@ -67,6 +67,9 @@ public final class TaskDelegate: @unchecked Sendable {
         var upload = TransferProgress(completed: self.uploaded.load(ordering: .relaxed))
         if case .length(let length) = self.request.body { upload.total = length }
         if self.request.body == .none { upload.total = 0 }
+        if self.request.body == .streamed, self.upload.withLock({ $0.ended && $0.bytes == 0 }) {
+            upload.total = upload.completed  // a body of unknown length is known once it ended
+        }
         let download = TransferProgress(
             completed: self.downloaded.load(ordering: .relaxed),
             total: self.request.isHead ? 0 : shared.responseHead?.contentLength
