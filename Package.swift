@@ -112,6 +112,7 @@ let package = Package(
         .testTarget(name: "AFProxyCurlTests", dependencies: ["AFProxyCurl", "AFProxyModel"]),
         .testTarget(name: "AFProxyControlTests", dependencies: ["AFProxyControl"]),
         .testTarget(name: "AFProxyCLITests", dependencies: ["AFProxyCLI", "AFProxyModel"]),
+        .testTarget(name: "AFProxyManagerTests", dependencies: ["AFProxyManager"]),
         .testTarget(name: "AFProxyDaemonTests", dependencies: ["AFProxyDaemon"]),
         .testTarget(
             name: "AFProxySystemdTests",

@@ -12,7 +12,8 @@ import AFProxyModel
 ///    framing checked. Not called when the transfer fails before a head arrived (an invalid head
 ///    fails it).
 /// 2. `transfer(_:didReceiveBodyBytes:)` zero or more times, and `transfer(_:fillRequestBody:)` as curl
-///    wants request bytes; either may answer "not now" (`false` / `.pause`). That pauses that
+///    wants request bytes; either may answer "no more now" (`.takenWindowFull`, `.refused`,
+///    `.pause`). That pauses that
 ///    direction until the delegate calls `UpstreamSession.continueReceiving(_:)` or
 ///    `continueSending(_:)` (or `resume(_:)`); refused response bytes are offered again then, so
 ///    nothing is lost.
@@ -25,11 +26,19 @@ public protocol UpstreamTransferDelegate: AnyObject, Sendable {
     func transfer(_ transfer: UpstreamTransfer, didReceiveInterim head: ProxyResponseHead)
     /// `metrics` holds the phases up to the first byte (DNS, connect, TLS, TTFB) for live views.
     func transfer(_ transfer: UpstreamTransfer, didReceive head: ProxyResponseHead, metrics: TaskMetrics)
-    /// Answer `true` when the bytes were taken, `false` to pause receiving.
-    func transfer(_ transfer: UpstreamTransfer, didReceiveBodyBytes bytes: UnsafeRawBufferPointer) -> Bool
+    func transfer(_ transfer: UpstreamTransfer, didReceiveBodyBytes bytes: UnsafeRawBufferPointer) -> BodyReceipt
     func transfer(_ transfer: UpstreamTransfer, fillRequestBody buffer: UnsafeMutableRawBufferPointer) -> RequestBodyRead
     func transferDidFlush(_ transfer: UpstreamTransfer)
     func transfer(_ transfer: UpstreamTransfer, didCompleteWith result: UpstreamResult, metrics: TaskMetrics)
+}
+
+/// The answer to response bytes.
+public enum BodyReceipt: Sendable, Equatable {
+    case taken
+    /// Taken, and no more now: receiving pauses until `continueReceiving`.
+    case takenWindowFull
+    /// Not taken (the task is suspended): curl keeps them and offers them again on resume.
+    case refused
 }
 
 /// The answer to curl's request for upload bytes.

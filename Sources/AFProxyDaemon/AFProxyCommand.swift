@@ -56,6 +56,9 @@ public struct AFProxyCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Completed tasks kept for list --all (default 1000).")
     var historySize: String?
 
+    @Option(name: .long, help: "Bytes the transfers' buffers may hold beyond their minimum, together, e.g. 64M (default 64M).")
+    var bufferBudget: String?
+
     @Option(name: .long, help: "Event loop threads for client connections; 0 = one per core less the session thread's (default 0).")
     var threads: String?
 
@@ -115,7 +118,7 @@ public struct AFProxyCommand: AsyncParsableCommand {
             ("max-header-bytes", self.maxHeaderBytes), ("idle-timeout", self.idleTimeout),
             ("header-timeout", self.headerTimeout), ("connect-timeout", self.connectTimeout),
             ("upstream-timeout", self.upstreamTimeout), ("tunnel-idle-timeout", self.tunnelIdleTimeout),
-            ("history-size", self.historySize),
+            ("history-size", self.historySize), ("buffer-budget", self.bufferBudget),
             ("threads", self.threads), ("log-level", self.logLevel),
             ("grace-period", self.gracePeriod), ("log-completed-tasks", self.logCompletedTasks),
             ("log-target", self.logTarget),

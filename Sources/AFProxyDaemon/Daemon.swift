@@ -38,7 +38,8 @@ struct Daemon {
             tunnelIdleTimeout: self.configuration.tunnelIdleTimeout > 0
                 ? .seconds(self.configuration.tunnelIdleTimeout) : nil))
         session.run()
-        let manager = SessionManager(session: session, historyCapacity: self.configuration.historySize)
+        let manager = SessionManager(
+            session: session, historyCapacity: self.configuration.historySize, bufferBudget: self.configuration.bufferBudget)
         let listener = ProxyListener(
             manager: manager, configuration: Self.listenerConfiguration(self.configuration),
             group: group, logger: logger)

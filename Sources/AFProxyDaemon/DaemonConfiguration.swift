@@ -18,6 +18,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// A CONNECT tunnel silent both ways this long is closed; 0: never.
     public var tunnelIdleTimeout = 900.0
     public var historySize = 1000
+    /// Bytes the receive windows of all tasks may hold beyond their minimum (`ReceiveWindow`).
+    public var bufferBudget = 64 << 20
     /// Event loop threads for client connections; 0 means one per core but the session thread's.
     public var threads = 0
     public var logLevel = "info"
@@ -77,6 +79,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
         Key(name: "history-size", environment: "AFPROXY_HISTORY_SIZE") { config, value throws(ConfigurationError) in
             config.historySize = try integer(value, 0...1_000_000)
         },
+        Key(name: "buffer-budget", environment: "AFPROXY_BUFFER_BUDGET") { config, value throws(ConfigurationError) in
+            config.bufferBudget = try size(value, 0...(16 << 30))
+        },
         Key(name: "threads", environment: "AFPROXY_THREADS") { config, value throws(ConfigurationError) in
             config.threads = try integer(value, 0...256)
         },
@@ -118,6 +123,23 @@ public struct DaemonConfiguration: Sendable, Equatable {
     private static func integer(_ text: String, _ range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
         guard let value = Int(text), range.contains(value) else {
             throw ConfigurationError("expected an integer in \(range.lowerBound)...\(range.upperBound), got \(text)")
+        }
+        return value
+    }
+
+    /// A byte count: digits with an optional binary unit, `512K`, `64M`, `1G` (or `KiB`, `MiB`, `GiB`).
+    static func size(_ text: String, _ range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
+        let units: [(String, Int)] = [("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30)]
+        var digits = Substring(text)
+        var multiplier = 1
+        if let (suffix, factor) = units.first(where: { text.hasSuffix($0.0) }) {
+            digits = digits.dropLast(suffix.count)
+            multiplier = factor
+        }
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let number = Int(digits),
+            case let (value, overflow) = number.multipliedReportingOverflow(by: multiplier), !overflow, range.contains(value)
+        else {
+            throw ConfigurationError("expected a size such as 64M (bytes, or with K, M, G), up to \(range.upperBound >> 30)G, got \(text)")
         }
         return value
     }

@@ -49,6 +49,7 @@ extension DaemonService {
         if old.upstreamTimeout != new.upstreamTimeout { keys.append("upstream-timeout") }
         if old.tunnelIdleTimeout != new.tunnelIdleTimeout { keys.append("tunnel-idle-timeout") }
         if old.historySize != new.historySize { keys.append("history-size") }
+        if old.bufferBudget != new.bufferBudget { keys.append("buffer-budget") }
         if old.threads != new.threads { keys.append("threads") }
         if old.logTarget != new.logTarget { keys.append("log-target") }
         return keys

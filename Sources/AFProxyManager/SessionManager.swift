@@ -11,6 +11,8 @@ import Synchronization
 public final class SessionManager: Sendable {
     public let session: UpstreamSession
     public let events = EventBus()
+    /// What the tasks' receive windows may hold beyond their minimum, together.
+    public let budget: BufferBudget
     private let registry: Mutex<Registry>
     private let startedAt = ContinuousClock.now
 
@@ -24,8 +26,9 @@ public final class SessionManager: Sendable {
         var bytesDown: Int64 = 0
     }
 
-    public init(session: UpstreamSession, historyCapacity: Int) {
+    public init(session: UpstreamSession, historyCapacity: Int, bufferBudget: Int = 64 << 20) {
         self.session = session
+        self.budget = BufferBudget(limit: bufferBudget)
         self.registry = Mutex(Registry(history: TaskHistory(capacity: historyCapacity)))
     }
 

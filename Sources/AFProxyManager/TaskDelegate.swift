@@ -35,12 +35,18 @@ public final class TaskDelegate: @unchecked Sendable {
     private let upload = Mutex(UploadQueue())
     /// Response bytes handed to the client's event loop and not yet written to its socket.
     private let inFlight = Atomic<Int>(0)
+    /// How many bytes may be on their way to the client; changed on the client's event loop,
+    /// released at completion. `windowSize` mirrors its size for the session thread's hot path.
+    private let window = Mutex((window: ReceiveWindow(), closed: false))
+    private let windowSize = Atomic<Int>(ReceiveWindow.minimum)
+    /// When the transfer last paused because the client had its window full (`Clock.nanoseconds`),
+    /// 0 while it did not: how long the client then took to drain says whether it keeps up.
+    private let pausedForClientAt = Atomic<Int64>(0)
+    /// Response bytes written to the client's socket so far.
+    private let clientWritten = Atomic<Int64>(0)
     /// Set before a suspend is even queued to the session thread: from that moment every curl
     /// callback is refused, so not one byte is counted or moved once the API said "suspended".
     private let suspended = Atomic<Bool>(false)
-
-    static let clientHighWatermark = 1 << 20
-    static let clientLowWatermark = 256 << 10
 
     // Session thread only.
     private var pendingInterim: [ProxyResponseHead] = []
@@ -146,8 +152,28 @@ public final class TaskDelegate: @unchecked Sendable {
     /// `bytes` of a delivered body reached the client's socket.
     public func clientDidWrite(bytes: Int) {
         let remaining = self.inFlight.subtract(bytes, ordering: .relaxed).newValue
-        if remaining < Self.clientLowWatermark && remaining + bytes >= Self.clientLowWatermark {
-            self.manager.session.continueReceiving(self.transfer)
+        self.clientWritten.add(Int64(bytes), ordering: .relaxed)
+        let low = self.windowSize.load(ordering: .relaxed) / 2
+        guard remaining < low && remaining + bytes >= low else { return }
+        let pausedAt = self.pausedForClientAt.exchange(0, ordering: .relaxed)
+        if pausedAt != 0 { self.adjustWindow(paused: .nanoseconds(Clock.nanoseconds() - pausedAt)) }
+        self.manager.session.continueReceiving(self.transfer)
+    }
+
+    /// Grows the window of a client that drained it promptly (if the budget allows), shrinks
+    /// that of one that kept the transfer waiting.
+    private func adjustWindow(paused: Duration) {
+        let budget = self.manager.budget
+        self.window.withLock { state in
+            guard !state.closed else { return }
+            let change = state.window.afterDrain(paused: paused, written: self.clientWritten.load(ordering: .relaxed))
+            switch change {
+            case .keep: return
+            case .grow(let reserve): guard budget.reserve(reserve) else { return }
+            case .shrink(let release): budget.release(release)
+            }
+            state.window.apply(change)
+            self.windowSize.store(state.window.size, ordering: .relaxed)
         }
     }
 
@@ -180,12 +206,8 @@ extension TaskDelegate: UpstreamTransferDelegate {
         self.pendingHead = head
     }
 
-    public func transfer(_ transfer: UpstreamTransfer, didReceiveBodyBytes bytes: UnsafeRawBufferPointer) -> Bool {
-        if self.suspended.load(ordering: .sequentiallyConsistent) { return false }
-        let pending = self.pendingBody?.readableBytes ?? 0
-        if pending > 0 && self.inFlight.load(ordering: .relaxed) + pending >= Self.clientHighWatermark {
-            return false
-        }
+    public func transfer(_ transfer: UpstreamTransfer, didReceiveBodyBytes bytes: UnsafeRawBufferPointer) -> BodyReceipt {
+        if self.suspended.load(ordering: .sequentiallyConsistent) { return .refused }
         if self.pendingBody == nil {
             // Sized to what arrived: most responses fit one callback, and a roomier buffer that
             // is never filled still dirties pages that stay resident after it is freed.
@@ -193,7 +215,12 @@ extension TaskDelegate: UpstreamTransferDelegate {
         }
         self.pendingBody!.writeBytes(bytes)
         self.downloaded.add(Int64(bytes.count), ordering: .relaxed)
-        return true
+        // Taken, always: refused bytes would be copied into curl's pause buffer, a second copy
+        // of what waits for the client. Once the window is full, receiving pauses instead.
+        let waiting = self.inFlight.load(ordering: .relaxed) + self.pendingBody!.readableBytes
+        guard waiting >= self.windowSize.load(ordering: .relaxed) else { return .taken }
+        _ = self.pausedForClientAt.compareExchange(expected: 0, desired: Clock.nanoseconds(), ordering: .relaxed)
+        return .takenWindowFull
     }
 
     public func transfer(_ transfer: UpstreamTransfer, fillRequestBody buffer: UnsafeMutableRawBufferPointer) -> RequestBodyRead {
@@ -236,6 +263,11 @@ extension TaskDelegate: UpstreamTransferDelegate {
                 shared.failureCode = failure.code
             }
         }
+        let reserved = self.window.withLock { state in
+            state.closed = true
+            return state.window.reserved
+        }
+        self.manager.budget.release(reserved)
         var delivery = self.takePending(end: end)!
         if result == .success { delivery.trailers = transfer.trailers }
         self.client.task(self, deliver: delivery)
@@ -251,5 +283,15 @@ extension TaskDelegate: UpstreamTransferDelegate {
         self.pendingHead = nil
         self.pendingBody = nil
         return delivery
+    }
+}
+
+/// Monotonic nanoseconds, for a duration measured across threads through an atomic.
+enum Clock {
+    private static let origin = ContinuousClock.now
+
+    static func nanoseconds() -> Int64 {
+        let (seconds, attoseconds) = (ContinuousClock.now - Self.origin).components
+        return max(1, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 }

@@ -26,6 +26,19 @@ import Testing
         #expect(resolved.listen == ["127.0.0.1:0"])
     }
 
+    @Test func bufferBudgetTakesSizesWithUnits() throws {
+        #expect(try DaemonConfiguration.size("64M", 0...(16 << 30)) == 64 << 20)
+        #expect(try DaemonConfiguration.size("512KiB", 0...(16 << 30)) == 512 << 10)
+        #expect(try DaemonConfiguration.size("1G", 0...(16 << 30)) == 1 << 30)
+        #expect(try DaemonConfiguration.size("0", 0...(16 << 30)) == 0)
+        for bad in ["", "M", "-1M", "64 M", "1.5G", "64X", "17G", "99999999999999999999G"] {
+            #expect(throws: ConfigurationError.self) { try DaemonConfiguration.size(bad, 0...(16 << 30)) }
+        }
+        let command = try AFProxyCommand.parse(["--buffer-budget", "8M"])
+        #expect(try command.resolve(environment: [:]).bufferBudget == 8 << 20)
+        #expect(DaemonConfiguration().bufferBudget == 64 << 20)
+    }
+
     @Test func allowConnectPortAddsFromEverySource() throws {
         var configuration = DaemonConfiguration()
         try ConfigurationFile.apply("allow-connect-port = 8443\nallow-connect-port = 563, 993\n", path: "c.conf", to: &configuration)

@@ -1,0 +1,60 @@
+/// How many response bytes one task may have on their way to its client (gathered for it, or
+/// handed to its connection and not yet written to the socket), and how that grows.
+///
+/// Every transfer starts at `minimum`, which is what a client that reads slowly costs: 500 slow
+/// downloads held about 970 KiB each with a fixed 1 MiB window and curl's 512 KiB receive
+/// buffer. A client that drains its window promptly shows it can take more, and the window
+/// doubles, up to `maximum`, as long as the daemon-wide `BufferBudget` has room; a client that
+/// then keeps the transfer paused for long goes back to the minimum and gives the budget back.
+/// A plain value: the task delegate feeds it the drains it sees and applies what it answers.
+public struct ReceiveWindow: Sendable, Equatable {
+    public static let minimum = 8 << 10
+    public static let maximum = 1 << 20
+    /// Drained within this long after the transfer paused for the client: the client keeps up.
+    public static let fastDrain: Duration = .milliseconds(50)
+    /// Paused this long: the client reads slowly, a big window would only hold memory.
+    public static let slowDrain: Duration = .seconds(1)
+    /// A window grows only once the client took this much: until then the kernel's send buffer
+    /// for the client (autotuned up to tcp_wmem's maximum, 4 MiB by default) swallows what is
+    /// written however slowly the client reads, and every drain looks prompt. Measured: growing
+    /// from the first drain gave 300 clients reading 5 KiB/s about 300 KiB each.
+    public static let growAfter: Int64 = 8 << 20
+
+    public private(set) var size = Self.minimum
+
+    public init() {}
+
+    /// Resume receiving once fewer bytes than this are on their way.
+    public var lowWatermark: Int { self.size / 2 }
+
+    /// What a drain asks of the budget: bytes to reserve before growing, or to give back.
+    public enum Change: Sendable, Equatable {
+        case keep
+        case grow(reserve: Int)
+        case shrink(release: Int)
+    }
+
+    /// The client drained below the low watermark `paused` after the transfer had paused for it,
+    /// having taken `written` bytes so far.
+    public func afterDrain(paused: Duration, written: Int64) -> Change {
+        if paused <= Self.fastDrain && self.size < Self.maximum && written >= Self.growAfter {
+            return .grow(reserve: min(self.size * 2, Self.maximum) - self.size)
+        }
+        if paused >= Self.slowDrain && self.size > Self.minimum {
+            return .shrink(release: self.size - Self.minimum)
+        }
+        return .keep
+    }
+
+    /// Applies a change the budget granted (`grow`) or that needs no grant (`shrink`).
+    public mutating func apply(_ change: Change) {
+        switch change {
+        case .keep: break
+        case .grow(let reserve): self.size += reserve
+        case .shrink(let release): self.size -= release
+        }
+    }
+
+    /// What the window holds of the budget: all but the minimum every transfer keeps.
+    public var reserved: Int { self.size - Self.minimum }
+}
