@@ -94,6 +94,7 @@ final class ControlHandler: ChannelInboundHandler {
             var headers = HTTPHeaders()
             headers.add(name: "Content-Type", value: "application/x-ndjson")
             headers.add(name: "Cache-Control", value: "no-store")
+            headers.add(name: "Date", value: HTTPDate.now())
             context.writeAndFlush(self.wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))), promise: nil)
             self.stream = EventStream(manager: self.manager, context: context)
         }
@@ -110,6 +111,7 @@ final class ControlHandler: ChannelInboundHandler {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: "application/json")
         headers.add(name: "Content-Length", value: String(body.readableBytes))
+        headers.add(name: "Date", value: HTTPDate.now())
         if !request.isKeepAlive { headers.add(name: "Connection", value: "close") }
         context.write(self.wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: status, headers: headers))), promise: nil)
         context.write(self.wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
