@@ -14,7 +14,7 @@ import Glibc
 /// The control socket: a Unix domain socket speaking HTTP/1.1 with JSON, so that `afproxyctl` and
 /// `curl --unix-socket` both work. Not world-writable (0600, or 0660 under systemd so the
 /// daemon's group may steer it); a stale socket from a crashed daemon is replaced, a live one is
-/// not; the file is removed at exit.
+/// not; the file is removed at exit. Each connection is held to `ControlLimits`.
 public final class ControlServer: Service, Sendable {
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
@@ -89,7 +89,10 @@ public final class ControlServer: Service, Sendable {
                     .recover { _ in nil }
                     .flatMapThrowing { peer in
                         let sync = channel.pipeline.syncOperations
-                        try sync.configureHTTPServerPipeline(withErrorHandling: true)
+                        try sync.configureHTTPServerPipeline(
+                            withErrorHandling: false, withEncoderConfiguration: .init(),
+                            withDecoderLimitConfiguration: ControlLimits.decoder)
+                        try sync.addHandler(ControlParserErrorHandler())
                         try sync.addHandler(ControlHandler(manager: manager, peer: peer, extraStats: extraStats))
                     }
             }

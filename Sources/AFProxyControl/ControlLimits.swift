@@ -1,0 +1,21 @@
+import NIOCore
+import NIOHTTP1
+
+/// What a control connection may take from the daemon. The API's requests are a line and a few
+/// fields with no body worth the name, sent by afproxyctl or a script on the same machine, so every
+/// limit sits far above what they use and far below what would cost the daemon anything; a client
+/// over one is answered at once instead of waited for or dropped.
+enum ControlLimits {
+    /// A request head (request line and fields): 16 KiB, twice the 8 KiB most servers keep for a
+    /// line, where the API's heads are under 200 bytes. NIO's default would be 80 KiB.
+    static let maxHeaderBytes = 16 << 10
+
+    /// The parser's limits: a head over `maxHeaderBytes`, in one field or in all, is its
+    /// `headerOverflow`, which `ControlParserErrorHandler` answers with 431.
+    static var decoder: NIOHTTPDecoderLimitConfiguration {
+        var limits = NIOHTTPDecoderLimitConfiguration()
+        limits.maxHeaderListSize = Self.maxHeaderBytes
+        limits.maxHeaderFieldSize = Self.maxHeaderBytes
+        return limits
+    }
+}
