@@ -18,4 +18,8 @@ enum ControlLimits {
         limits.maxHeaderFieldSize = Self.maxHeaderBytes
         return limits
     }
+
+    /// A request body: no endpoint reads one, so 64 KiB is only tolerance for a client that sends
+    /// a small JSON document anyway; beyond it the answer is 413 without reading further.
+    static let maxBodyBytes = 64 << 10
 }

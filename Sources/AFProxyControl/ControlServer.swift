@@ -93,6 +93,7 @@ public final class ControlServer: Service, Sendable {
                             withErrorHandling: false, withEncoderConfiguration: .init(),
                             withDecoderLimitConfiguration: ControlLimits.decoder)
                         try sync.addHandler(ControlParserErrorHandler())
+                        try sync.addHandler(ControlBodyLimitHandler())
                         try sync.addHandler(ControlHandler(manager: manager, peer: peer, extraStats: extraStats))
                     }
             }
