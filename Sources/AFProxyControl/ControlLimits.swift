@@ -6,6 +6,12 @@ import NIOHTTP1
 /// limit sits far above what they use and far below what would cost the daemon anything; a client
 /// over one is answered at once instead of waited for or dropped.
 enum ControlLimits {
+    /// Concurrent control connections. afproxyctl holds one per command (`watch` one for its
+    /// stream), so a person and a few scripts or dashboards stay under ten; 64 leaves room for a
+    /// burst of parallel commands while bounding the descriptors and memory that a runaway loop of
+    /// clients can pin.
+    static let maxConnections = 64
+
     /// A request head (request line and fields): 16 KiB, twice the 8 KiB most servers keep for a
     /// line, where the API's heads are under 200 bytes. NIO's default would be 80 KiB.
     static let maxHeaderBytes = 16 << 10
@@ -22,4 +28,9 @@ enum ControlLimits {
     /// A request body: no endpoint reads one, so 64 KiB is only tolerance for a client that sends
     /// a small JSON document anyway; beyond it the answer is 413 without reading further.
     static let maxBodyBytes = 64 << 10
+
+    /// How long a refused connection (over `maxConnections`) is kept half-closed to take the request
+    /// the client is sending: closing it at once would make the client's write fail (EPIPE) before
+    /// it reads the 503 that says why.
+    static let refusalLinger = TimeAmount.seconds(1)
 }
