@@ -29,6 +29,16 @@ enum ControlLimits {
     /// a small JSON document anyway; beyond it the answer is 413 without reading further.
     static let maxBodyBytes = 64 << 10
 
+    /// From a request's first byte to its last (head and body): a client on the same machine sends
+    /// a request in well under a millisecond, so 10 s is only reached by one that stopped halfway,
+    /// which would otherwise pin a connection (and one of `maxConnections`) for good.
+    static let requestTimeout = TimeAmount.seconds(10)
+
+    /// A connection with no request under way (just opened, or its last answer ended): HTTP lets a
+    /// server close an idle connection, and without this a client that connects and says nothing
+    /// would hold a slot for ever. 60 s keeps keep-alive reuse by a polling client working.
+    static let idleTimeout = TimeAmount.seconds(60)
+
     /// How long a refused connection (over `maxConnections`) is kept half-closed to take the request
     /// the client is sending: closing it at once would make the client's write fail (EPIPE) before
     /// it reads the 503 that says why.

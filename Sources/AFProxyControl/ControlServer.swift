@@ -15,7 +15,7 @@ import Glibc
 /// `curl --unix-socket` both work. Not world-writable (0600, or 0660 under systemd so the
 /// daemon's group may steer it); a stale socket from a crashed daemon is replaced, a live one is
 /// not; the file is removed at exit. Each connection is held to `ControlLimits`: a cap on
-/// connections, and sizes for a request's head and body.
+/// connections, sizes for a request's head and body, and timeouts for a request that stops halfway.
 public final class ControlServer: Service, Sendable {
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
@@ -98,6 +98,7 @@ public final class ControlServer: Service, Sendable {
                     .recover { _ in nil }
                     .flatMapThrowing { peer in
                         let sync = channel.pipeline.syncOperations
+                        try sync.addHandler(ControlTimeoutHandler())
                         try sync.configureHTTPServerPipeline(
                             withErrorHandling: false, withEncoderConfiguration: .init(),
                             withDecoderLimitConfiguration: ControlLimits.decoder)
