@@ -110,7 +110,15 @@ let package = Package(
             ]
         ),
         .testTarget(name: "AFProxyCurlTests", dependencies: ["AFProxyCurl", "AFProxyModel"]),
-        .testTarget(name: "AFProxyControlTests", dependencies: ["AFProxyControl"]),
+        .testTarget(
+            name: "AFProxyControlTests",
+            dependencies: [
+                "AFProxyControl",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         .testTarget(name: "AFProxyCLITests", dependencies: ["AFProxyCLI", "AFProxyModel"]),
         .testTarget(name: "AFProxyManagerTests", dependencies: ["AFProxyManager"]),
         .testTarget(name: "AFProxyDaemonTests", dependencies: ["AFProxyDaemon"]),

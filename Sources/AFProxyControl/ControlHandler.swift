@@ -5,7 +5,8 @@ import NIOCore
 import NIOHTTP1
 
 /// One control connection: HTTP/1.1 requests in, JSON out; `GET /v1/events` turns the connection
-/// into a stream of events, one JSON object a line, until the client hangs up.
+/// into a stream of events, one JSON object a line, until the client hangs up. It tells
+/// `ControlTimeoutHandler` when a request has arrived and when its answer ends (`ControlPhase`).
 final class ControlHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -35,6 +36,7 @@ final class ControlHandler: ChannelInboundHandler {
         case .end:
             guard let head = self.request, self.stream == nil else { return }
             self.request = nil
+            context.triggerUserOutboundEvent(ControlPhase.requestReceived, promise: nil)
             self.respond(to: head, context: context)
         }
     }
@@ -94,6 +96,7 @@ final class ControlHandler: ChannelInboundHandler {
             var headers = HTTPHeaders()
             headers.add(name: "Content-Type", value: "application/x-ndjson")
             headers.add(name: "Cache-Control", value: "no-store")
+            headers.add(name: "Date", value: HTTPDate.now())
             context.writeAndFlush(self.wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))), promise: nil)
             self.stream = EventStream(manager: self.manager, context: context)
         }
@@ -110,9 +113,11 @@ final class ControlHandler: ChannelInboundHandler {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: "application/json")
         headers.add(name: "Content-Length", value: String(body.readableBytes))
+        headers.add(name: "Date", value: HTTPDate.now())
         if !request.isKeepAlive { headers.add(name: "Connection", value: "close") }
         context.write(self.wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: status, headers: headers))), promise: nil)
         context.write(self.wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        if request.isKeepAlive { context.triggerUserOutboundEvent(ControlPhase.responseEnding, promise: nil) }
         let done = context.writeAndFlush(self.wrapOutboundOut(.end(nil)))
         if !request.isKeepAlive {
             done.whenComplete { [channel = context.channel] _ in channel.close(promise: nil) }

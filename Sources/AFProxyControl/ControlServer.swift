@@ -14,7 +14,8 @@ import Glibc
 /// The control socket: a Unix domain socket speaking HTTP/1.1 with JSON, so that `afproxyctl` and
 /// `curl --unix-socket` both work. Not world-writable (0600, or 0660 under systemd so the
 /// daemon's group may steer it); a stale socket from a crashed daemon is replaced, a live one is
-/// not; the file is removed at exit.
+/// not; the file is removed at exit. Each connection is held to `ControlLimits`: a cap on
+/// connections, sizes for a request's head and body, and timeouts for a request that stops halfway.
 public final class ControlServer: Service, Sendable {
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
@@ -25,6 +26,7 @@ public final class ControlServer: Service, Sendable {
     private let logger: Logger
     private let extraStats: @Sendable (inout SessionStats) -> Void
     private let state = Mutex<(channel: (any Channel)?, path: String?)>((nil, nil))
+    private let cap = ControlConnectionCap()
 
     public init(
         manager: SessionManager, group: any EventLoopGroup, logger: Logger,
@@ -81,15 +83,27 @@ public final class ControlServer: Service, Sendable {
     private func bootstrap() -> ServerBootstrap {
         let manager = self.manager
         let extraStats = self.extraStats
+        let cap = self.cap
         return ServerBootstrap(group: self.group)
             .serverChannelOption(.backlog, value: 64)
             .childChannelInitializer { channel in
-                PeerCredentials.of(channel)
+                guard cap.acquire() else {
+                    return channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(OverCapacityHandler(limit: cap.limit))
+                    }
+                }
+                channel.closeFuture.whenComplete { _ in cap.release() }
+                return PeerCredentials.of(channel)
                     .map { Optional($0) }
                     .recover { _ in nil }
                     .flatMapThrowing { peer in
                         let sync = channel.pipeline.syncOperations
-                        try sync.configureHTTPServerPipeline(withErrorHandling: true)
+                        try sync.addHandler(ControlTimeoutHandler())
+                        try sync.configureHTTPServerPipeline(
+                            withErrorHandling: false, withEncoderConfiguration: .init(),
+                            withDecoderLimitConfiguration: ControlLimits.decoder)
+                        try sync.addHandler(ControlParserErrorHandler())
+                        try sync.addHandler(ControlBodyLimitHandler())
                         try sync.addHandler(ControlHandler(manager: manager, peer: peer, extraStats: extraStats))
                     }
             }
