@@ -104,10 +104,21 @@ final class ControlHandler: ChannelInboundHandler {
 
     private func send(status: HTTPResponseStatus, _ value: some Encodable, _ request: HTTPRequestHead, _ context: ChannelHandlerContext) {
         var body = ByteBuffer()
-        do {
-            body.writeBytes(try self.encoder.encode(value))
-        } catch {
-            body.writeString(#"{"error":"cannot encode the response"}"#)
+        var bytes: [UInt8] = []
+        // Task records, by far the largest bodies, are written without Codable (TaskRecord+JSON).
+        if let list = value as? TaskList {
+            bytes.reserveCapacity(list.tasks.count * 1024)
+            list.writeJSON(to: &bytes)
+            body.writeBytes(bytes)
+        } else if let record = value as? TaskRecord {
+            record.writeJSON(to: &bytes)
+            body.writeBytes(bytes)
+        } else {
+            do {
+                body.writeBytes(try self.encoder.encode(value))
+            } catch {
+                body.writeString(#"{"error":"cannot encode the response"}"#)
+            }
         }
         body.writeString("\n")
         var headers = HTTPHeaders()
