@@ -213,9 +213,12 @@ EOF
     for i in "${!names[@]}"; do PORT[${names[i]}]=${ports[i]}; done
 }
 
-render() {  # render TEMPLATE PORT OUT
+# render TEMPLATE PORT OUT. ORIGIN_LISTEN_OPTS (e.g. " sndbuf=64k") is added to
+# the origin's listen lines.
+render() {
     sed -e "s|@DIR@|$TMP|g" -e "s|@PORT@|$2|g" -e "s|@TLSPORT@|${PORT[tls]:-}|g" \
-        -e "s|@ORIGINPORT@|${PORT[origin]:-}|g" -e "s|@RELAYPORT@|${PORT[relay]:-}|g" "$BENCH_DIR/$1" >"$3"
+        -e "s|@ORIGINPORT@|${PORT[origin]:-}|g" -e "s|@RELAYPORT@|${PORT[relay]:-}|g" \
+        -e "s|@LISTENOPTS@|${ORIGIN_LISTEN_OPTS:-}|g" "$BENCH_DIR/$1" >"$3"
 }
 
 # Wait until PID accepts connections on PORT (or dies, or TIMEOUT s pass).
