@@ -181,8 +181,25 @@ def probe_get(proxy, url):
             status, _ = read_response(s)
         return 200 <= status < 300, (time.perf_counter() - t0) * 1000
     except OSError as e:
-        print(f"slow_clients: probe GET failed: {e}", file=sys.stderr)
-        return False, (time.perf_counter() - t0) * 1000
+        ms = (time.perf_counter() - t0) * 1000
+        print(f"slow_clients: probe GET failed after {ms:.1f} ms: {e} ({listen_state(proxy[1])})",
+              file=sys.stderr)
+        return False, ms
+
+
+def listen_state(port):
+    """Whether anything listens on PORT, and its accept queue (for a failed probe)."""
+    try:
+        with open("/proc/net/tcp") as f:
+            next(f)
+            for line in f:
+                p = line.split()
+                if p[3] == "0A" and int(p[1].rpartition(":")[2], 16) == port:
+                    rx = int(p[4].partition(":")[2], 16)
+                    return f"port {port} listening, accept queue {rx}"
+    except OSError:
+        pass
+    return f"nothing listens on port {port}"
 
 
 def control_get(path, target):
