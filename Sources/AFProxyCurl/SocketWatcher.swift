@@ -26,7 +26,14 @@ final class SocketWatcher {
     /// the connection would receive as its own. libcurl 7.88.1 reuses such a connection (fixed
     /// in 8.0), so the watcher shuts it down when it stirs, and curl's next use of it fails at
     /// once and retries on a fresh connection.
-    private var idle = Set<Int32>()
+    ///
+    /// A transfer that takes such a connection from the cache may never tell the watcher: curl
+    /// sends the request and reads an answer that is already there without asking for the
+    /// socket, and a transfer paused from its write callback then drops it. So a connection
+    /// leaves this set when a transfer takes it (the prerequest callback, which names the
+    /// connection only by its ports), not only when curl asks to watch it; otherwise the rest
+    /// of a live response looked like an unsolicited one and was cut off.
+    private var idle: [Int32: ConnectionPorts] = [:]
     /// When curl wants `CURL_SOCKET_TIMEOUT`; nil when it has no timer.
     private(set) var deadline: ContinuousClock.Instant?
     private var events = [epoll_event](repeating: epoll_event(), count: 256)
@@ -72,18 +79,36 @@ final class SocketWatcher {
     /// epoll set forgets each before the kernel can hand its number to the next socket (a new
     /// socket with the number of a closed one was taken for the old, still-registered one, and
     /// its transfer waited for curl's timer: 200 ms).
+    /// The prerequest callback says which cached connection a transfer took (see `idle`).
     func adopt(_ handle: EasyHandle) {
+        let userdata = Unmanaged.passUnretained(self).toOpaque()
         _ = afc_easy_setopt_closesocket_callback(handle.raw, { userdata, socket in
             Unmanaged<SocketWatcher>.fromOpaque(userdata!).takeUnretainedValue().forget(socket)
             return close(socket)
         })
-        _ = afc_easy_setopt_pointer(handle.raw, CURLOPT_CLOSESOCKETDATA, Unmanaged.passUnretained(self).toOpaque())
+        _ = afc_easy_setopt_pointer(handle.raw, CURLOPT_CLOSESOCKETDATA, userdata)
+        _ = afc_easy_setopt_prereq_callback(handle.raw, { userdata, _, _, remotePort, localPort in
+            Unmanaged<SocketWatcher>.fromOpaque(userdata!).takeUnretainedValue()
+                .connectionTaken(ConnectionPorts(local: localPort, remote: remotePort))
+            return CURL_PREREQFUNC_OK
+        })
+        _ = afc_easy_setopt_pointer(handle.raw, CURLOPT_PREREQDATA, userdata)
+    }
+
+    /// A transfer took the connection with these ports: it is no longer idle.
+    private func connectionTaken(_ ports: ConnectionPorts) {
+        guard !self.idle.isEmpty else { return }
+        // Two idle connections to different hosts may share both ports: release every match
+        // (an idle connection left unwatched is the old behaviour; a live one cut off is not).
+        for (socket, idlePorts) in self.idle where idlePorts == ports {
+            self.idle.removeValue(forKey: socket)
+        }
     }
 
     /// The transfer on `socket` ended and curl kept the connection for reuse.
     func connectionWentIdle(_ socket: curl_socket_t) {
-        guard socket >= 0 else { return }
-        self.idle.insert(socket)
+        guard socket >= 0, let ports = ConnectionPorts(of: socket) else { return }
+        self.idle[socket] = ports
         if self.registered[socket] == nil {
             // Watch it for stirring even if curl never asked for input on it.
             var event = epoll_event()
@@ -95,7 +120,7 @@ final class SocketWatcher {
 
     private func forget(_ socket: curl_socket_t) {
         self.wanted.remove(socket)
-        self.idle.remove(socket)
+        self.idle.removeValue(forKey: socket)
         if self.registered.removeValue(forKey: socket) != nil {
             epoll_ctl(self.epoll, EPOLL_CTL_DEL, socket, nil)
         }
@@ -107,7 +132,7 @@ final class SocketWatcher {
             return
         }
         self.wanted.insert(socket)
-        self.idle.remove(socket)
+        self.idle.removeValue(forKey: socket)
         var events: UInt32 = 0
         if what & CURL_POLL_IN != 0 { events |= EPOLLIN.rawValue }
         if what & CURL_POLL_OUT != 0 { events |= EPOLLOUT.rawValue }
@@ -157,7 +182,7 @@ final class SocketWatcher {
                 guard self.wanted.contains(fd) else {
                     // A socket curl does not watch now stirred: a paused transfer's (it is
                     // registered again when the transfer resumes), or an idle connection's.
-                    if self.idle.remove(fd) != nil { shutdown(fd, Int32(SHUT_RDWR)) }
+                    if self.idle.removeValue(forKey: fd) != nil { shutdown(fd, Int32(SHUT_RDWR)) }
                     self.unregister(fd)
                     continue
                 }

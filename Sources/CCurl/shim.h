@@ -51,6 +51,12 @@ static inline CURLcode afc_easy_setopt_closesocket_callback(CURL *handle, afc_cl
     return curl_easy_setopt(handle, CURLOPT_CLOSESOCKETFUNCTION, value);
 }
 
+/* curl calls this once a transfer has its connection, new or reused, before the request goes
+ * out: the only moment libcurl 7.88 says which connection a running transfer took. */
+static inline CURLcode afc_easy_setopt_prereq_callback(CURL *handle, curl_prereq_callback value) {
+    return curl_easy_setopt(handle, CURLOPT_PREREQFUNCTION, value);
+}
+
 static inline CURLcode afc_easy_getinfo_socket(CURL *handle, CURLINFO info, curl_socket_t *value) {
     return curl_easy_getinfo(handle, info, value);
 }

@@ -412,6 +412,10 @@ class Response(HeaderLookup):
     headers: list[tuple[str, str]]
     body: bytes
     complete: bool  # False when the connection closed before the framing said the body ended
+    trailers: list[tuple[str, str]] = field(default_factory=list)
+
+    def trailer(self, name: str) -> str | None:
+        return next((v for n, v in self.trailers if n.lower() == name.lower()), None)
 
     @property
     def text(self) -> str:
@@ -528,6 +532,8 @@ class RawConn:
                             break
                         if t == b"\r\n":
                             break
+                        name, _, value = t.decode("latin-1").partition(":")
+                        resp.trailers.append((name.strip(), value.strip()))
                     resp.body = bytes(body)
                     return resp
                 data, ok = self._read_exact(size + 2, deadline)
