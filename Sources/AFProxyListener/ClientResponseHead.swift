@@ -59,7 +59,13 @@ struct ClientResponseHead: Equatable {
         if bodiless {
             // A HEAD or 304 answer may say what the body would have been (RFC 9110 §8.6, RFC 9112 §6.1).
             if let length, origin.status != 204 { headers.add(name: "Content-Length", value: length) }
-            if !codings.isEmpty && modern { headers.add(name: "Transfer-Encoding", value: codings.joined(separator: ", ")) }
+            // Transfer-Encoding only on a HEAD answer, whose body the encoder leaves out whatever
+            // the field says: on a 304 a `chunked` field has the encoder write a last-chunk that
+            // the client reads as the next response. RFC 9112 §6.1 makes it a MAY; 204 and 1xx
+            // must not carry it at all.
+            if !codings.isEmpty && modern && requestIsHead {
+                headers.add(name: "Transfer-Encoding", value: codings.joined(separator: ", "))
+            }
             framing = .none
         } else if let length {
             headers.add(name: "Content-Length", value: length)

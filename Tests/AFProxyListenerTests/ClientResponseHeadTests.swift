@@ -30,6 +30,17 @@ import Testing
         #expect(head.framing == .none)
     }
 
+    @Test func aTransferCodingIsNamedOnlyOnAHeadAnswer() throws {
+        let head = try self.make([("Transfer-Encoding", "chunked")], head: true).get()
+        #expect(head.head.headers["transfer-encoding"] == ["chunked"])
+        #expect(head.framing == .none)
+        for status in [204, 304] {
+            let bodiless = try self.make([("Transfer-Encoding", "chunked")], status: status).get()
+            #expect(bodiless.head.headers["transfer-encoding"] == [])
+            #expect(bodiless.framing == .none)
+        }
+    }
+
     @Test func passesAppliedCodingsToAnHTTP11Client() throws {
         let coded = try self.make([("Transfer-Encoding", "gzip, chunked")]).get()
         #expect(coded.head.headers["transfer-encoding"] == ["gzip, chunked"])

@@ -166,6 +166,20 @@ def test_not_modified_keeps_its_content_length(proxy, scripted):
     assert resp.status == 304 and resp.header("content-length") == "1234"
 
 
+def test_not_modified_with_chunked_coding_has_no_body(proxy, scripted):
+    """A 304 that names `Transfer-Encoding: chunked` has no body: the last-chunk went out after
+    its head, and the client read `0` as the next response's status line."""
+    scripted.script("/nm-te", b"HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: chunked\r\nETag: \"y\"\r\n\r\n")
+    scripted.script("/after", b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ngood")
+    with RawConn(proxy.port) as c:
+        c.send(request_bytes("GET", scripted.url("/nm-te")))
+        first = c.read_response()
+        assert first.status == 304 and first.body == b""
+        c.send(request_bytes("GET", scripted.url("/after")))
+        second = c.read_response()
+    assert second.status == 200 and second.body == b"good"
+
+
 # ---- a response reaches only the client that asked ------------------------------------------
 
 
