@@ -99,6 +99,28 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "afproxyctl", dependencies: ["AFProxyCLI"]),
+        /// Fuzz targets (Fuzz/; README, "Sanitizers and fuzzing"). A plain build replays corpus
+        /// files through them (scripts/test does, with the seed corpus); `scripts/fuzz` builds them
+        /// with `-DAFPROXY_FUZZING --sanitize=fuzzer` into libFuzzer targets.
+        .target(name: "FuzzSupport", path: "Fuzz/FuzzSupport"),
+        .executableTarget(
+            name: "FuzzRequest",
+            dependencies: [
+                "FuzzSupport", "AFProxyListener", "AFProxyModel",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Fuzz/FuzzRequest"
+        ),
+        .executableTarget(
+            name: "FuzzResponseHead",
+            dependencies: [
+                "FuzzSupport", "AFProxyCurl", "AFProxyListener", "AFProxyModel",
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Fuzz/FuzzResponseHead"
+        ),
         .testTarget(name: "AFProxyModelTests", dependencies: ["AFProxyModel"]),
         .testTarget(
             name: "AFProxyListenerTests",

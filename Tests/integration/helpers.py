@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+import pytest
+
 import origin as origin_module
 from origin import HeaderLookup
 
@@ -33,6 +35,17 @@ PROXY_ENV_VARS = (
 
 LISTENING_RE = re.compile(rb"listening on 127\.0\.0\.1:(\d+)")
 
+# scripts/sanitize runs the suite against binaries built with a sanitizer and says which one here
+# ("address" or "thread"); empty for a normal build.
+SANITIZER = os.environ.get("AFPROXY_SANITIZER", "")
+# What a sanitized daemon must see of the environment wherever it is started: its options (where
+# reports go, halt on error) and the symbolizer. clean_env keeps them; wrappers that build a fresh
+# environment must pass them on (socket_activate does).
+SANITIZER_ENV_VARS = (
+    "ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS", "UBSAN_OPTIONS", "ASAN_SYMBOLIZER_PATH",
+    "SWIFT_BACKTRACE",
+)
+
 
 def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """The current environment without any proxy variables, plus `extra`."""
@@ -40,6 +53,20 @@ def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     if extra:
         env.update(extra)
     return env
+
+
+def socket_activate(*args: str) -> tuple[str, ...]:
+    """`systemd-socket-activate ARGS` as a wrapper. It gives the program it starts only PATH, TERM,
+    USER, HOME and what `-E` names, so the sanitizer's variables are named here when set."""
+    passed = [arg for name in SANITIZER_ENV_VARS if name in os.environ for arg in ("-E", name)]
+    return ("systemd-socket-activate", *args, *passed)
+
+
+def skip_under_sanitizer(reason: str, *kinds: str):
+    """Marks a test that cannot work with a sanitized daemon (all sanitizers, or only `kinds`):
+    skipped there with `reason`, which pytest's summary shows (scripts/sanitize passes -rs)."""
+    applies = bool(SANITIZER) and (not kinds or SANITIZER in kinds)
+    return pytest.mark.skipif(applies, reason=f"under the {SANITIZER} sanitizer: {reason}")
 
 
 def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, interval: float = 0.1,

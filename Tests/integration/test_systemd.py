@@ -20,7 +20,7 @@ import pytest
 
 from helpers import (
     JournalSocket, NotifySocket, RawConn, closed_port, curl, request_bytes, short_socket_dir,
-    start_curl, wait_for,
+    socket_activate, start_curl, wait_for,
 )
 from origin import payload, payload_sha256
 
@@ -143,8 +143,8 @@ def test_socket_activation_with_named_descriptors(start_proxy, origin, tmp_path)
     control = str(sock_dir / "activated.sock")
     with NotifySocket(sock_dir / "notify.sock") as notify:
         activate_when_listening(port)
-        wrapper = ("systemd-socket-activate", "-l", f"127.0.0.1:{port}", "-l", control,
-                   "--fdname=proxy:control", "-E", "NOTIFY_SOCKET")
+        wrapper = socket_activate("-l", f"127.0.0.1:{port}", "-l", control, "--fdname=proxy:control",
+                                  "-E", "NOTIFY_SOCKET")
         p = start_proxy(wrapper=wrapper, default_flags=False, env={"NOTIFY_SOCKET": notify.path})
         assert p.port == port
         r = curl(p, "--max-time", "30", origin.url("/bytes/5000"))
@@ -170,7 +170,7 @@ def test_single_unnamed_descriptor_is_the_proxy_port(start_proxy, origin, tmp_pa
     control = str(sock_dir / "own.sock")
     activate_when_listening(port)
     p = start_proxy("--control-socket", control, "--listen", "127.0.0.1:1", control_socket=control,
-                    wrapper=("systemd-socket-activate", "-l", f"127.0.0.1:{port}"), default_flags=False)
+                    wrapper=socket_activate("-l", f"127.0.0.1:{port}"), default_flags=False)
     assert p.port == port
     r = curl(p, "--max-time", "30", origin.url("/bytes/100"))
     assert r.returncode == 0 and r.stdout == payload(100), r.stderr
