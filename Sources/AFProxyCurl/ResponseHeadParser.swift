@@ -5,7 +5,8 @@ import AFProxyModel
 /// before the colon), a value holds no NUL, bare CR or other control byte, obsolete line folding
 /// becomes a space, and the final head's framing goes through `ResponseFraming`. Interim 1xx
 /// heads are reported on their own; lines after the final head are the chunked body's trailer
-/// fields. Works on the bytes: this runs for every header line of every response.
+/// fields. Works on the bytes: this runs for every header line of every response. Values and
+/// the reason phrase keep bytes that are not UTF-8 (`FieldText`).
 struct ResponseHeadParser {
     enum Event: Equatable {
         /// A complete 1xx head (102, 103; not 101, which is refused).
@@ -68,7 +69,7 @@ struct ResponseHeadParser {
         if bytes[0] == Self.space || bytes[0] == Self.tab {
             // obs-fold (RFC 9112 §5.2): replaced with a space.
             let rest = Self.trimmed(bytes, from: 0, to: bytes.count)
-            let folded = String(decoding: rest, as: UTF8.self)
+            let folded = FieldText.decode(rest)
             if self.isComplete {
                 guard !self.trailers.isEmpty else { return .invalid("a trailer section starts with a folded line") }
                 self.trailers[self.trailers.count - 1].value += " " + folded
@@ -87,7 +88,7 @@ struct ResponseHeadParser {
         }
         let field = HTTPHeaderField(
             String(decoding: nameBytes, as: UTF8.self),
-            String(decoding: Self.trimmed(bytes, from: colon + 1, to: bytes.count), as: UTF8.self))
+            FieldText.decode(Self.trimmed(bytes, from: colon + 1, to: bytes.count)))
         if self.isComplete {
             self.trailers.append(field)
         } else {
@@ -117,7 +118,7 @@ struct ResponseHeadParser {
         self.status = status
         // The reason phrase is the origin's, passed on as it came: only leading and trailing
         // blanks go (the single space after the code is syntax).
-        self.reason = String(decoding: Self.trimmed(bytes, from: index, to: bytes.count), as: UTF8.self)
+        self.reason = FieldText.decode(Self.trimmed(bytes, from: index, to: bytes.count))
         return nil
     }
 

@@ -1,8 +1,8 @@
 import AFProxyModel
 import NIOCore
 
-/// Chunked framing written by hand for the one case NIO's encoder does not chunk: a response
-/// whose `Transfer-Encoding` names codings before chunked (RFC 9112 §7.1).
+/// The chunked framing of a response body to a client (RFC 9112 §7.1), written by the connection
+/// handler for every chunked response, whatever codings come before `chunked`.
 enum ChunkedFraming {
     /// `body` as one chunk: size line, data, CRLF.
     static func chunk(_ body: ByteBuffer, allocator: ByteBufferAllocator) -> ByteBuffer {
@@ -18,7 +18,12 @@ enum ChunkedFraming {
     static func last(trailers: HTTPHeaderList, allocator: ByteBufferAllocator) -> ByteBuffer {
         var framed = allocator.buffer(capacity: 64)
         framed.writeString("0\r\n")
-        for field in trailers { framed.writeString("\(field.name): \(field.value)\r\n") }
+        for field in trailers {
+            framed.writeString(field.name)
+            framed.writeString(": ")
+            FieldText.encode(field.value) { framed.writeBytes($0) }
+            framed.writeString("\r\n")
+        }
         framed.writeString("\r\n")
         return framed
     }

@@ -6,9 +6,9 @@ import NIOHTTP1
 /// the body framed for this hop (RFC 9112 §6). The origin's head reached here with its framing
 /// checked (`ResponseFraming`), so only the choice for this hop is made here.
 ///
-/// The encoder's automatic framing is off on the proxy's pipelines: it would drop a 304's
-/// `Content-Length` and turn `Transfer-Encoding: gzip, chunked` into `chunked`, sending gzip
-/// bytes as if they were the body.
+/// The proxy's pipelines frame bodies by this choice alone (`ClientResponseEncoder`): NIO's
+/// automatic framing dropped a 304's `Content-Length` and turned `Transfer-Encoding: gzip,
+/// chunked` into `chunked`, sending gzip bytes as if they were the body.
 struct ClientResponseHead: Equatable {
     /// How the body travels to the client.
     enum Framing: Equatable {
@@ -16,12 +16,8 @@ struct ClientResponseHead: Equatable {
         case none
         /// The origin's Content-Length.
         case length
-        /// `Transfer-Encoding: chunked`, which NIO's encoder frames.
+        /// `Transfer-Encoding: [CODINGS, ]chunked`: the connection handler writes the chunks.
         case chunked
-        /// `Transfer-Encoding: CODINGS, chunked`: the origin applied codings the client must
-        /// undo. NIO chunks only a field that says exactly `chunked`, so the connection handler
-        /// writes this chunk framing itself.
-        case codedChunked
         /// The body ends when the connection closes (an HTTP/1.0 client, no length).
         case close
     }
@@ -59,10 +55,9 @@ struct ClientResponseHead: Equatable {
         if bodiless {
             // A HEAD or 304 answer may say what the body would have been (RFC 9110 §8.6, RFC 9112 §6.1).
             if let length, origin.status != 204 { headers.add(name: "Content-Length", value: length) }
-            // Transfer-Encoding only on a HEAD answer, whose body the encoder leaves out whatever
-            // the field says: on a 304 a `chunked` field has the encoder write a last-chunk that
-            // the client reads as the next response. RFC 9112 §6.1 makes it a MAY; 204 and 1xx
-            // must not carry it at all.
+            // Transfer-Encoding only on a HEAD answer: a client may take a 304's `chunked` as
+            // the start of a body (RFC 9112 §6.1 makes it a MAY there); 204 and 1xx must not
+            // carry it at all.
             if !codings.isEmpty && modern && requestIsHead {
                 headers.add(name: "Transfer-Encoding", value: codings.joined(separator: ", "))
             }
@@ -72,7 +67,7 @@ struct ClientResponseHead: Equatable {
             framing = .length
         } else if modern {
             headers.add(name: "Transfer-Encoding", value: (applied + ["chunked"]).joined(separator: ", "))
-            framing = applied.isEmpty ? .chunked : .codedChunked
+            framing = .chunked
         } else if applied.isEmpty {
             closeAfter = true  // close-delimited: the only framing an HTTP/1.0 client understands
             framing = .close

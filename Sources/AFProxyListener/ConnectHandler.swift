@@ -56,7 +56,7 @@ final class ConnectHandler: ChannelDuplexHandler, RemovableChannelHandler {
         do {
             try pipeline.addHandler(handler)
             try pipeline.addHandler(gate, position: .first)
-            try pipeline.removeHandler(pipeline.handler(type: HTTPResponseEncoder.self), promise: nil)
+            try pipeline.removeHandler(pipeline.handler(type: ClientResponseEncoder.self), promise: nil)
             try pipeline.removeHandler(pipeline.handler(type: NIOHTTPResponseHeadersValidator.self), promise: nil)
             try pipeline.removeHandler(pipeline.handler(type: ProxyErrorHandler.self), promise: nil)
             pipeline.removeHandler(context: context, promise: nil)

@@ -55,6 +55,8 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         case closed
     }
 
+    /// The request being answered is a HEAD: an answer of our own then has no body either.
+    private var answeringHead = false
     private let manager: SessionManager
     private let validator: RequestValidator
     private let clientAddress: String
@@ -128,6 +130,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         case .refusing(_, let version), .tunnel(_, let version):
             self.writeRefusal(refusal, version: version, context: context)
         case .idle:
+            self.answeringHead = false  // the malformed request is the one answered
             self.writeRefusal(refusal, version: .http1_1, context: context)
         case .closed:
             break
@@ -147,6 +150,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     private func handle(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
         switch part {
         case .head(let head):
+            self.answeringHead = head.method == .HEAD
             self.receiveHead(head, context: context)
         case .body(let buffer):
             guard case .forwarding(let exchange) = self.state, !exchange.requestEnded else { return }
@@ -285,11 +289,13 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
                 return
             }
         }
-        if var body = delivery.body {
+        if let body = delivery.body, exchange.framing == .none {
+            task.clientDidWrite(bytes: body.readableBytes)  // a bodiless answer: nothing to send
+        } else if var body = delivery.body {
             let count = body.readableBytes
             let promise = context.eventLoop.makePromise(of: Void.self)
             promise.futureResult.whenComplete { _ in task.clientDidWrite(bytes: count) }
-            if exchange.framing == .codedChunked { body = ChunkedFraming.chunk(body, allocator: context.channel.allocator) }
+            if exchange.framing == .chunked { body = ChunkedFraming.chunk(body, allocator: context.channel.allocator) }
             context.write(self.wrapOutboundOut(.body(.byteBuffer(body))), promise: promise)
         }
         self.state = .forwarding(exchange)
@@ -321,17 +327,11 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         let keepOpen = exchange.keepAlive && exchange.requestEnded
         self.state = keepOpen ? .idle : .closed
         self.holds.formIntersection([.malformed])  // the parser cannot go on past a failure
-        var ending: HTTPHeaders?
-        switch exchange.framing {
-        case .chunked where !trailers.isEmpty:
-            ending = HTTPHeaders(trailers.map { ($0.name, $0.value) })
-        case .codedChunked:
+        if exchange.framing == .chunked {
             let last = ChunkedFraming.last(trailers: trailers, allocator: context.channel.allocator)
             context.write(self.wrapOutboundOut(.body(.byteBuffer(last))), promise: nil)
-        default:
-            break
         }
-        let ended = context.writeAndFlush(self.wrapOutboundOut(.end(ending)))
+        let ended = context.writeAndFlush(self.wrapOutboundOut(.end(nil)))
         if keepOpen {
             context.triggerUserOutboundEvent(ConnectionPhase.responseEnded, promise: nil)
             self.drainQueued(context: context)
@@ -343,7 +343,9 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     private func writeRefusal(_ refusal: ProxyRefusal, version: HTTPVersion, context: ChannelHandlerContext) {
         let (head, body) = refusal.response(version: version, via: self.validator.via)
         context.write(self.wrapOutboundOut(.head(head)), promise: nil)
-        context.write(self.wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
+        if !self.answeringHead {
+            context.write(self.wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
+        }
         let ended = context.writeAndFlush(self.wrapOutboundOut(.end(nil)))
         self.holds.formIntersection([.malformed])  // the parser cannot go on past a failure
         if refusal.closeConnection {

@@ -96,28 +96,17 @@ public final class ProxyListener: Service, Sendable {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(RequestTimeoutHandler(
                         idleTimeout: configuration.idleTimeout, headerTimeout: configuration.headerTimeout))
-                    // An upgrade configuration with no upgraders is there for its side effect: NIO
-                    // then builds the decoder with `leftOverBytesStrategy: .forwardBytes`, so bytes
-                    // a client sends right behind its CONNECT reach the tunnel when the decoder
-                    // leaves (otherwise they are dropped). The upgrade handler itself passes the
-                    // first request on and removes itself.
-                    try sync.configureHTTPServerPipeline(
-                        withPipeliningAssistance: false,
-                        withServerUpgrade: (upgraders: [], completionHandler: { _ in }),
-                        withErrorHandling: false,
-                        withEncoderConfiguration: Self.encoderConfiguration, withDecoderLimitConfiguration: limits)
+                    // `.forwardBytes`: bytes a client sends right behind its CONNECT reach the
+                    // tunnel when the decoder leaves (otherwise they are dropped).
+                    try sync.addHandler(ClientResponseEncoder())
+                    try sync.addHandler(ByteToMessageHandler(
+                        HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes, limitConfiguration: limits)))
+                    try sync.addHandler(NIOHTTPResponseHeadersValidator())
                     try sync.addHandler(ProxyErrorHandler())
                     try sync.addHandler(ProxyConnectionHandler(manager: manager, validator: validator, clientAddress: client))
                 }
             }
     }
-
-    /// Framing is chosen per response by `ClientResponseHead` (and set on every answer of our own).
-    static let encoderConfiguration: HTTPResponseEncoder.Configuration = {
-        var configuration = HTTPResponseEncoder.Configuration()
-        configuration.automaticallySetFramingHeaders = false
-        return configuration
-    }()
 
     private static func decoderLimits(_ configuration: ListenerConfiguration) -> NIOHTTPDecoderLimitConfiguration {
         var limits = NIOHTTPDecoderLimitConfiguration()

@@ -86,7 +86,7 @@ public final class TaskDelegate: @unchecked Sendable {
             status: shared.responseHead?.status, error: shared.error, failure: shared.failureCode,
             upload: upload, download: download,
             metrics: shared.metrics, requestHeaders: self.request.headers,
-            responseHeaders: shared.responseHead?.headers
+            responseHeaders: shared.responseHead?.headers.map { HTTPHeaderField($0.name, FieldText.display($0.value)) }
         )
     }
 

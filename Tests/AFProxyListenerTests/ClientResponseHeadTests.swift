@@ -44,10 +44,10 @@ import Testing
     @Test func passesAppliedCodingsToAnHTTP11Client() throws {
         let coded = try self.make([("Transfer-Encoding", "gzip, chunked")]).get()
         #expect(coded.head.headers["transfer-encoding"] == ["gzip, chunked"])
-        #expect(coded.framing == .codedChunked)
+        #expect(coded.framing == .chunked)
         let closeDelimited = try self.make([("Transfer-Encoding", "gzip")]).get()
         #expect(closeDelimited.head.headers["transfer-encoding"] == ["gzip, chunked"])
-        #expect(closeDelimited.framing == .codedChunked)
+        #expect(closeDelimited.framing == .chunked)
         let plain = try self.make([("Transfer-Encoding", "chunked")]).get()
         #expect(plain.head.headers["transfer-encoding"] == ["chunked"])
         #expect(plain.framing == .chunked)
