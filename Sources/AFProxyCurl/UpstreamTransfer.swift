@@ -81,28 +81,44 @@ public final class UpstreamTransfer: @unchecked Sendable {
 /// curl's callbacks, as C function pointers without captures: the transfer arrives through the
 /// userdata pointer (`Unmanaged`), which the session keeps alive while curl holds the handle.
 enum TransferCallbacks {
+    /// curl hands over one header line per call, except when the transfer was paused as lines
+    /// arrived: it then keeps them in its pause buffer and hands them over together on resume
+    /// (a suspended chunked response's trailer section came as one "line" and was lost). So the
+    /// buffer is split into lines here.
     static let header: afc_data_callback = { buffer, size, count, userdata in
         let length = size * count
         guard let buffer, let userdata else { return length }
         let transfer = Unmanaged<UpstreamTransfer>.fromOpaque(userdata).takeUnretainedValue()
-        switch transfer.headParser.feed(UnsafeRawBufferPointer(start: buffer, count: length)) {
+        let bytes = UnsafeRawBufferPointer(start: buffer, count: length)
+        var start = 0
+        while start < length {
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? length
+            guard Self.headerLine(UnsafeRawBufferPointer(rebasing: bytes[start..<end]), of: transfer) else { return 0 }
+            start = end
+        }
+        return length
+    }
+
+    /// False when the line ends the transfer (any count other than the length does).
+    private static func headerLine(_ line: UnsafeRawBufferPointer, of transfer: UpstreamTransfer) -> Bool {
+        switch transfer.headParser.feed(line) {
         case nil:
-            return length
+            return true
         case .interim(let head):
             transfer.lastActivity = .now
             transfer.markForFlush()
             transfer.delegate?.transfer(transfer, didReceiveInterim: head)
-            return length
+            return true
         case .final(let head):
             transfer.lastActivity = .now
             transfer.markForFlush()
             let metrics = transfer.handle?.metrics() ?? TaskMetrics()
             transfer.delegate?.transfer(transfer, didReceive: head, metrics: metrics)
-            return length
+            return true
         case .invalid(let reason):
-            // Any other count than `length` aborts the transfer, and curl closes the connection.
+            // curl then closes the connection.
             transfer.abortReason = UpstreamFailure(.badResponse, "upstream sent an invalid response: \(reason)")
-            return 0
+            return false
         }
     }
 
