@@ -117,6 +117,33 @@ def test_reason_phrase_is_passed_on(proxy, scripted):
     assert get(proxy, scripted.url("/teapot")).reason == "Short And Stout"
 
 
+def test_bytes_that_are_not_utf8_are_passed_on_as_they_came(proxy, scripted):
+    """obs-text (RFC 9110 §5.5), here Latin-1, in a reason phrase, a field value and a trailer:
+    each byte reached the client as U+FFFD."""
+    scripted.script("/latin1", b"HTTP/1.1 200 caf\xe9\r\nContent-Disposition: attachment; filename=\"cr\xe8me.txt\"\r\n"
+                               b"Transfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nX-Note: na\xefve\r\n\r\n")
+    with RawConn(proxy.port) as c:
+        c.send(request_bytes("GET", scripted.url("/latin1")))
+        head = c._read_until(b"\r\n\r\n", time.monotonic() + 10)
+        rest = c._read_until(b"\r\n\r\n", time.monotonic() + 10)
+    assert head.startswith(b"HTTP/1.1 200 caf\xe9\r\n"), head
+    assert b'Content-Disposition: attachment; filename="cr\xe8me.txt"\r\n' in head, head
+    assert rest == b"2\r\nok\r\n0\r\nX-Note: na\xefve\r\n\r\n", rest
+
+
+def test_an_answer_of_our_own_to_a_head_request_has_no_body(proxy, scripted):
+    """A 502 to a HEAD carries Content-Length but no body: its text was read as the next
+    response's status line."""
+    scripted.script("/after", b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ngood")
+    with RawConn(proxy.port) as c:
+        c.send(request_bytes("HEAD", f"http://127.0.0.1:{closed_port()}/gone"))
+        first = c.read_response(head=True)
+        assert first.status == 502 and int(first.header("content-length")) > 0
+        c.send(request_bytes("GET", scripted.url("/after")))
+        second = c.read_response()
+    assert second.status == 200 and second.body == b"good"
+
+
 def test_trailers_are_passed_on(proxy, scripted):
     scripted.script("/trailers", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-Sum\r\n\r\n"
                                  b"5\r\nhello\r\n0\r\nX-Sum: 42\r\n\r\n")
@@ -236,3 +263,19 @@ def test_a_live_response_on_a_reused_connection_is_never_cut_off(proxy, scripted
         assert resp.complete and resp.body == body, f"attempt {attempt}: {len(resp.body)} of {len(body)} bytes"
         assert resp.trailer("x-sum") == "ok", attempt
     assert scripted.connections < 40  # the connection was reused, as the case needs
+
+
+def test_trailer_lines_held_in_curls_pause_buffer_are_passed_on(proxy, scripted):
+    """A body larger than the first receive window pauses the transfer inside curl's write
+    callback; the trailer lines read in the same buffer wait in curl's pause buffer and come
+    back as one call holding every line: a section of two fields was taken for one line with a
+    CR inside and dropped."""
+    body = bytes(range(256)) * 40
+    scripted.script("/two-trailers", b"HTTP/1.1 200 OK\r\nTrailer: X-A, X-B\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                     + b"%x\r\n" % len(body) + body + b"\r\n0\r\nX-A: 1\r\nX-B: 2\r\n\r\n")
+    for attempt in range(10):
+        with RawConn(proxy.port) as c:
+            c.send(request_bytes("GET", scripted.url("/two-trailers")))
+            resp = c.read_response()
+        assert resp.complete and resp.body == body, attempt
+        assert resp.trailers == [("X-A", "1"), ("X-B", "2")], (attempt, resp.trailers)
