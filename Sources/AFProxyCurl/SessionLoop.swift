@@ -8,6 +8,8 @@ final class SessionLoop: @unchecked Sendable {
     private let watcher = SocketWatcher()
     private let configuration: UpstreamConfiguration
     private var active: [ObjectIdentifier: UpstreamTransfer] = [:]
+    /// The active transfers by their easy handle, for the socket watcher's owners.
+    private var byHandle: [UnsafeMutableRawPointer: UpstreamTransfer] = [:]
     private let flushes = PendingFlushes()
     private var flushing: [UpstreamTransfer] = []
     private var lastHousekeeping = ContinuousClock.now
@@ -40,7 +42,9 @@ final class SessionLoop: @unchecked Sendable {
         self.handOver()  // what the commands just handled produced (an unpause delivers at once)
         let (ready, timerDue) = self.watcher.wait(limit: .seconds(1))
         var running: Int32 = 0
+        let served = ContinuousClock.now
         for (socket, flags) in ready {
+            if let easy = self.watcher.owner(of: socket) { self.byHandle[easy]?.lastActivity = served }
             curl_multi_socket_action(self.multi, socket, flags, &running)
             self.handOver()
         }
@@ -118,6 +122,7 @@ final class SessionLoop: @unchecked Sendable {
         transfer.phase = .active
         transfer.lastActivity = .now
         self.active[ObjectIdentifier(transfer)] = transfer
+        self.byHandle[handle.raw] = transfer
         self.configure(handle, for: transfer)
         let code = curl_multi_add_handle(self.multi, handle.raw)
         guard code == CURLM_OK else {
@@ -172,6 +177,8 @@ final class SessionLoop: @unchecked Sendable {
             handle.set(CURLOPT_UPLOAD, 1)
             handle.set(CURLOPT_READFUNCTION, callback: TransferCallbacks.read)
             handle.set(CURLOPT_READDATA, pointer: userdata)
+            _ = afc_easy_setopt_seek_callback(handle.raw, TransferCallbacks.seek)
+            handle.set(CURLOPT_SEEKDATA, pointer: userdata)
             handle.set(CURLOPT_UPLOAD_BUFFERSIZE, self.configuration.uploadBufferSize)
             if case .length(let length) = request.body {
                 handle.set(CURLOPT_INFILESIZE_LARGE, offset: length)
@@ -237,6 +244,7 @@ final class SessionLoop: @unchecked Sendable {
             metrics = handle.metrics()
             if result == .success { self.watcher.connectionWentIdle(handle.idleSocket) }
             curl_multi_remove_handle(self.multi, handle.raw)
+            self.byHandle.removeValue(forKey: handle.raw)
         }
         transfer.handle = nil  // curl_easy_cleanup, before the header list it points to goes
         if let headers = transfer.headers { curl_slist_free_all(headers) }

@@ -34,6 +34,10 @@ final class SocketWatcher {
     /// connection only by its ports), not only when curl asks to watch it; otherwise the rest
     /// of a live response looked like an unsolicited one and was cut off.
     private var idle: [Int32: ConnectionPorts] = [:]
+    /// The easy handle whose transfer asked for each watched socket: bytes arriving count as
+    /// that transfer's activity even before curl hands any over (a head line trickled slowly
+    /// reaches no callback until it is complete).
+    private var owners: [Int32: UnsafeMutableRawPointer] = [:]
     /// When curl wants `CURL_SOCKET_TIMEOUT`; nil when it has no timer.
     private(set) var deadline: ContinuousClock.Instant?
     private var events = [epoll_event](repeating: epoll_event(), count: 256)
@@ -62,8 +66,8 @@ final class SocketWatcher {
     /// Installs the callbacks on `multi`; `self` must outlive it.
     func attach(to multi: UnsafeMutableRawPointer) {
         let userdata = Unmanaged.passUnretained(self).toOpaque()
-        _ = afc_multi_setopt_socket_callback(multi, { _, socket, what, userdata, _ in
-            Unmanaged<SocketWatcher>.fromOpaque(userdata!).takeUnretainedValue().watch(socket, what)
+        _ = afc_multi_setopt_socket_callback(multi, { easy, socket, what, userdata, _ in
+            Unmanaged<SocketWatcher>.fromOpaque(userdata!).takeUnretainedValue().watch(socket, what, for: easy)
             return 0
         })
         _ = afc_multi_setopt_pointer(multi, CURLMOPT_SOCKETDATA, userdata)
@@ -120,18 +124,26 @@ final class SocketWatcher {
 
     private func forget(_ socket: curl_socket_t) {
         self.wanted.remove(socket)
+        self.owners.removeValue(forKey: socket)
         self.idle.removeValue(forKey: socket)
         if self.registered.removeValue(forKey: socket) != nil {
             epoll_ctl(self.epoll, EPOLL_CTL_DEL, socket, nil)
         }
     }
 
-    private func watch(_ socket: curl_socket_t, _ what: Int32) {
+    /// The easy handle that last asked to watch `socket`, while curl watches it.
+    func owner(of socket: curl_socket_t) -> UnsafeMutableRawPointer? {
+        self.owners[socket]
+    }
+
+    private func watch(_ socket: curl_socket_t, _ what: Int32, for easy: UnsafeMutableRawPointer?) {
         if what == CURL_POLL_REMOVE {
             self.wanted.remove(socket)
+            self.owners.removeValue(forKey: socket)
             return
         }
         self.wanted.insert(socket)
+        self.owners[socket] = easy
         self.idle.removeValue(forKey: socket)
         var events: UInt32 = 0
         if what & CURL_POLL_IN != 0 { events |= EPOLLIN.rawValue }

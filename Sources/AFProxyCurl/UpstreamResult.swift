@@ -77,6 +77,10 @@ public struct UpstreamFailure: Error, Sendable, Equatable, CustomStringConvertib
             return UpstreamFailure(.timeout, "upstream timed out: \(text)")
         case CURLE_URL_MALFORMAT:
             return UpstreamFailure(.badRequest, "request URL refused: \(text)")
+        case CURLE_SEND_FAIL_REWIND:
+            return UpstreamFailure(
+                .upstreamBroken,
+                "the upstream connection broke while the request body was being sent, and what was sent is no longer kept to send again")
         case CURLE_GOT_NOTHING:
             return UpstreamFailure(.upstreamBroken, "upstream closed the connection without a response")
         case CURLE_PARTIAL_FILE:

@@ -148,6 +148,16 @@ enum TransferCallbacks {
         }
     }
 
+    static let seek: afc_seek_callback = { userdata, offset, origin in
+        guard let userdata, offset == 0, origin == SEEK_SET else { return CURL_SEEKFUNC_CANTSEEK }
+        let transfer = Unmanaged<UpstreamTransfer>.fromOpaque(userdata).takeUnretainedValue()
+        guard let delegate = transfer.delegate, delegate.transferRewindRequestBody(transfer) else {
+            return CURL_SEEKFUNC_CANTSEEK
+        }
+        transfer.sendWaiting = false
+        return CURL_SEEKFUNC_OK
+    }
+
     static let read: afc_data_callback = { buffer, size, count, userdata in
         let length = size * count
         guard let buffer, let userdata else { return Int(CURL_READFUNC_ABORT) }

@@ -28,6 +28,9 @@ public protocol UpstreamTransferDelegate: AnyObject, Sendable {
     func transfer(_ transfer: UpstreamTransfer, didReceive head: ProxyResponseHead, metrics: TaskMetrics)
     func transfer(_ transfer: UpstreamTransfer, didReceiveBodyBytes bytes: UnsafeRawBufferPointer) -> BodyReceipt
     func transfer(_ transfer: UpstreamTransfer, fillRequestBody buffer: UnsafeMutableRawBufferPointer) -> RequestBodyRead
+    /// curl sends the request again on a fresh connection (the reused one died under it) and
+    /// needs the body from its start: true when the delegate will hand it over again.
+    func transferRewindRequestBody(_ transfer: UpstreamTransfer) -> Bool
     func transferDidFlush(_ transfer: UpstreamTransfer)
     func transfer(_ transfer: UpstreamTransfer, didCompleteWith result: UpstreamResult, metrics: TaskMetrics)
 }

@@ -199,6 +199,7 @@ extension TaskDelegate: UpstreamTransferDelegate {
     public func transfer(_ transfer: UpstreamTransfer, didReceive head: ProxyResponseHead, metrics: TaskMetrics) {
         var metrics = metrics
         metrics.totalMs = nil  // not over yet: the total is known at completion
+        self.upload.withLock { $0.forgetSent() }
         self.shared.withLock { shared in
             shared.responseHead = head
             shared.metrics = metrics
@@ -242,6 +243,12 @@ extension TaskDelegate: UpstreamTransferDelegate {
         if case .bytes(let count) = read { self.uploaded.add(Int64(count), ordering: .relaxed) }
         if wantsMore { self.client.taskWantsRequestBody(self) }
         return read
+    }
+
+    public func transferRewindRequestBody(_ transfer: UpstreamTransfer) -> Bool {
+        guard let count = self.upload.withLock({ $0.rewind() }) else { return false }
+        self.uploaded.add(-Int64(count), ordering: .relaxed)
+        return true
     }
 
     public func transferDidFlush(_ transfer: UpstreamTransfer) {

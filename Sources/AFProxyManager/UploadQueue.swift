@@ -14,6 +14,13 @@ struct UploadQueue {
     var curlWaiting = false
     /// The client is not being read because the queue was full.
     var readerStopped = false
+    /// What curl took so far, while that is at most `replayLimit`: curl sends a request again on
+    /// a fresh connection when a reused one turns out dead as it sends (an origin closing an
+    /// idle connection races the request), and for a request with a body it must rewind. Kept
+    /// until the response starts; nil once more went out or the response began.
+    private var sent: [ByteBuffer]? = []
+    private var sentBytes = 0
+    static let replayLimit = 64 << 10
 
     /// Answers whether the client may be read further.
     mutating func append(_ buffer: ByteBuffer) -> Bool {
@@ -29,6 +36,14 @@ struct UploadQueue {
         var copied = 0
         while copied < target.count, var chunk = self.chunks.first {
             let count = min(chunk.readableBytes, target.count - copied)
+            if self.sent != nil {
+                self.sentBytes += count
+                if self.sentBytes <= Self.replayLimit {
+                    self.sent!.append(chunk.getSlice(at: chunk.readerIndex, length: count)!)
+                } else {
+                    self.sent = nil
+                }
+            }
             chunk.withUnsafeReadableBytes { source in
                 UnsafeMutableRawBufferPointer(rebasing: target[copied..<(copied + count)])
                     .copyMemory(from: UnsafeRawBufferPointer(rebasing: source[0..<count]))
@@ -43,5 +58,23 @@ struct UploadQueue {
         }
         self.bytes -= copied
         return copied
+    }
+
+    /// Puts what curl took back in front, for sending again from the start. Answers how many
+    /// bytes went back, or nil when they are gone (more than `replayLimit`, or the response began).
+    mutating func rewind() -> Int? {
+        guard let sent = self.sent else { return nil }
+        for chunk in sent.reversed() { self.chunks.prepend(chunk) }
+        let count = self.sentBytes
+        self.bytes += count
+        self.sent = []
+        self.sentBytes = 0
+        return count
+    }
+
+    /// The response began: curl will not send the request again.
+    mutating func forgetSent() {
+        self.sent = nil
+        self.sentBytes = 0
     }
 }

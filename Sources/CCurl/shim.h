@@ -51,6 +51,14 @@ static inline CURLcode afc_easy_setopt_closesocket_callback(CURL *handle, afc_cl
     return curl_easy_setopt(handle, CURLOPT_CLOSESOCKETFUNCTION, value);
 }
 
+/* curl rewinds a request body through this before sending the request again on a fresh
+ * connection. */
+typedef int (*afc_seek_callback)(void *userdata, curl_off_t offset, int origin);
+
+static inline CURLcode afc_easy_setopt_seek_callback(CURL *handle, afc_seek_callback value) {
+    return curl_easy_setopt(handle, CURLOPT_SEEKFUNCTION, value);
+}
+
 /* curl calls this once a transfer has its connection, new or reused, before the request goes
  * out: the only moment libcurl 7.88 says which connection a running transfer took. */
 static inline CURLcode afc_easy_setopt_prereq_callback(CURL *handle, curl_prereq_callback value) {

@@ -5,6 +5,10 @@ daemon with curl or a raw client against a scripted origin (scripted_origin.py).
 
 from __future__ import annotations
 
+import os
+import socket
+import struct
+import threading
 import time
 
 import pytest
@@ -279,3 +283,85 @@ def test_trailer_lines_held_in_curls_pause_buffer_are_passed_on(proxy, scripted)
             resp = c.read_response()
         assert resp.complete and resp.body == body, attempt
         assert resp.trailers == [("X-A", "1"), ("X-B", "2")], (attempt, resp.trailers)
+
+
+class _ClosesAfterFirstAnswer:
+    """An origin that answers the first request on each connection and closes the connection
+    when the second arrives, unanswered: the race of an origin closing an idle connection just
+    as a proxy reuses it. Records the body of each POST it answered."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.bodies: list[bytes] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        with conn:
+            buf = b""
+            for index in range(2):
+                while b"\r\n\r\n" not in buf:
+                    data = conn.recv(65536)
+                    if not data:
+                        return
+                    buf += data
+                head, buf = buf.split(b"\r\n\r\n", 1)
+                length = 0
+                for line in head.split(b"\r\n")[1:]:
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value)
+                if index == 1:
+                    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    return  # a reset, unanswered
+                while len(buf) < length:
+                    buf += conn.recv(65536)
+                body, buf = buf[:length], buf[length:]
+                if head.startswith(b"POST"):
+                    self.bodies.append(body)
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+
+
+def test_a_request_body_is_sent_again_when_a_reused_connection_dies_under_it(proxy):
+    """curl sends a request again on a fresh connection when the reused one dies before any
+    answer, and must rewind its body: afproxy could not, and the POST got a 502 (the reset, or
+    "necessary data rewind wasn't possible"). Bodies up to 64 KiB are kept until the response
+    starts."""
+    origin = _ClosesAfterFirstAnswer()
+    body = os.urandom(40_000)
+    with RawConn(proxy.port) as c:
+        c.send(request_bytes("GET", f"http://127.0.0.1:{origin.port}/warm"))
+        assert c.read_response().status == 200
+        c.send(request_bytes("POST", f"http://127.0.0.1:{origin.port}/post", body=body))
+        resp = c.read_response()
+    assert resp.status == 200, resp.text
+    assert origin.bodies == [body]
+    tasks = proxy.api("GET", "/v1/tasks?all=1")[1]
+    post = [t for t in tasks["tasks"] if t["method"] == "POST"][-1]
+    assert post["upload"]["completed"] == len(body)
+
+
+def test_an_origin_that_trickles_a_long_head_line_is_not_timed_out(start_proxy, scripted):
+    """The upstream idle timeout counted only bytes curl had handed over: a field line sent
+    a byte at a time for longer than the timeout reached no callback until complete, and the
+    task failed with "upstream sent nothing for 1 s" while bytes kept arriving."""
+    proxy = start_proxy("--upstream-timeout", "1")
+    line = b"X-Slow: " + b"s" * 30 + b"\r\n"
+    steps = [b"HTTP/1.1 200 OK\r\n"]
+    for byte in line:
+        steps += [bytes([byte]), 0.08]  # 40 bytes over about 3 s
+    steps.append(b"Content-Length: 2\r\n\r\nok")
+    scripted.script("/trickle", *steps)
+    resp = get(proxy, scripted.url("/trickle"))
+    assert resp.status == 200 and resp.body == b"ok", resp.text
+    assert resp.header("x-slow") == "s" * 30
