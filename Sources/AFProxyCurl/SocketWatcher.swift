@@ -106,6 +106,14 @@ final class SocketWatcher {
         // (an idle connection left unwatched is the old behaviour; a live one cut off is not).
         for (socket, idlePorts) in self.idle where idlePorts == ports {
             self.idle.removeValue(forKey: socket)
+            // Bytes (or an end) that came while it was idle, which the watcher has not seen stir
+            // yet: a response nobody asked for, which this transfer would take for its own. Shut
+            // down, the connection fails at once and curl sends the request again on a new one.
+            var byte: UInt8 = 0
+            let peeked = recv(socket, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+            if peeked >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK) {
+                shutdown(socket, Int32(SHUT_RDWR))
+            }
         }
     }
 
