@@ -5,7 +5,6 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import ServiceLifecycle
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -25,7 +24,7 @@ public final class ControlServer: Service, Sendable {
     private let group: any EventLoopGroup
     private let logger: Logger
     private let extraStats: @Sendable (inout SessionStats) -> Void
-    private let state = Mutex<(channel: (any Channel)?, path: String?)>((nil, nil))
+    private let state = Locked<(channel: (any Channel)?, path: String?)>((nil, nil))
     private let cap = ControlConnectionCap()
 
     public init(

@@ -34,8 +34,8 @@ public final class UpstreamSession: Sendable {
     /// The knobs it was made with; the tunnel layer reads `connectTimeout` from here too.
     public let configuration: UpstreamConfiguration
     private let loop: SessionLoop
-    private let inbox = Mutex(Inbox())
-    private let thread = Mutex<pthread_t?>(nil)
+    private let inbox = Locked(Inbox())
+    private let thread = Locked<pthread_t?>(nil)
     /// Loop iterations so far; the systemd watchdog pings only while this moves.
     private let heartbeat = Atomic<UInt64>(0)
 

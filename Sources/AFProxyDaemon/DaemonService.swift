@@ -6,7 +6,6 @@ import AFProxyModel
 import AFProxySystemd
 import Logging
 import ServiceLifecycle
-import Synchronization
 import UnixSignals
 
 #if canImport(Glibc)
@@ -40,7 +39,7 @@ final class DaemonService: Service, Sendable {
     let control: ControlServer
     let notifier: SystemdNotifier
     let taskLog: TaskLog
-    let state: Mutex<State>
+    let state: Locked<State>
 
     init(
         configuration: DaemonConfiguration, environment: [String: String],
@@ -60,7 +59,7 @@ final class DaemonService: Service, Sendable {
         self.notifier = SystemdNotifier(environment: environment)
         self.taskLog = TaskLog(
             manager: manager, logger: logger, enabled: configuration.logCompletedTasks, structured: logging.journal)
-        self.state = Mutex(State(configuration: configuration))
+        self.state = Locked(State(configuration: configuration))
     }
 
     func run() async throws {

@@ -1,5 +1,5 @@
+import AFProxyModel
 import Logging
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -74,12 +74,12 @@ struct StderrLogHandler: LogHandler {
         }
     }
 
-    private static let lastTimestamp = Mutex<(second: time_t, text: String)>((-1, ""))
+    private static let lastTimestamp = Locked<(second: time_t, text: String)>((-1, ""))
 }
 
 /// Lines gathered by `StderrLogHandler.batched(_:)`.
 private final class LineBatch: Sendable {
-    private let text = Mutex("")
+    private let text = Locked("")
 
     func append(_ line: String) { self.text.withLock { $0 += line } }
 

@@ -38,10 +38,10 @@ final class TaskLog: Sendable {
     /// Whether a handler reads metadata (the journal's fields); stderr lines do not, and the
     /// eight-entry dictionary per request is then not built.
     private let structured: Bool
-    private let queue = Mutex(Queue())
+    private let queue = Locked(Queue())
     private let doorbell: AsyncStream<Void>
     private let ring: AsyncStream<Void>.Continuation
-    private let token = Mutex<Int?>(nil)
+    private let token = Locked<Int?>(nil)
 
     init(manager: SessionManager, logger: Logger, enabled: Bool, structured: Bool) {
         self.manager = manager

@@ -5,21 +5,20 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import ServiceLifecycle
-import Synchronization
 
 /// The proxy's listening sockets (bound here, or adopted from systemd) and the pipeline of each
 /// client connection. As a `Service` it runs until graceful shutdown, then stops accepting.
 public final class ProxyListener: Service, Sendable {
     private let manager: SessionManager
-    private let configuration: Mutex<ListenerConfiguration>
+    private let configuration: Locked<ListenerConfiguration>
     private let group: any EventLoopGroup
     private let logger: Logger
     private let limiter: ConnectionLimiter
-    private let channels = Mutex<[any Channel]>([])
+    private let channels = Locked<[any Channel]>([])
 
     public init(manager: SessionManager, configuration: ListenerConfiguration, group: any EventLoopGroup, logger: Logger) {
         self.manager = manager
-        self.configuration = Mutex(configuration)
+        self.configuration = Locked(configuration)
         self.group = group
         self.logger = logger
         self.limiter = ConnectionLimiter(limit: configuration.maxConnections)

@@ -16,7 +16,7 @@ public final class EventBus: Sendable {
 
     private static let allKinds: Set<TaskEvent.Kind> = [.created, .suspended, .resumed, .progress, .completed]
 
-    private let subscriptions = Mutex<[Int: Subscription]>([:])
+    private let subscriptions = Locked<[Int: Subscription]>([:])
     /// One bit per kind that at least one subscriber wants; rewritten under the lock.
     private let wanted = Atomic<UInt8>(0)
     private let nextToken = Atomic<Int>(0)

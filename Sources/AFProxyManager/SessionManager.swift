@@ -1,7 +1,6 @@
 import AFProxyCurl
 import AFProxyModel
 import NIOCore
-import Synchronization
 
 /// The session manager, as AFURLSessionManager is to NSURLSession: it creates each task and its
 /// delegate, keeps the registry of live tasks keyed by id (behind a lock, as
@@ -13,7 +12,7 @@ public final class SessionManager: Sendable {
     public let events = EventBus()
     /// What the tasks' receive windows may hold beyond their minimum, together.
     public let budget: BufferBudget
-    private let registry: Mutex<Registry>
+    private let registry: Locked<Registry>
     private let startedAt = ContinuousClock.now
 
     struct Registry {
@@ -29,7 +28,7 @@ public final class SessionManager: Sendable {
     public init(session: UpstreamSession, historyCapacity: Int, bufferBudget: Int = 64 << 20) {
         self.session = session
         self.budget = BufferBudget(limit: bufferBudget)
-        self.registry = Mutex(Registry(history: TaskHistory(capacity: historyCapacity)))
+        self.registry = Locked(Registry(history: TaskHistory(capacity: historyCapacity)))
     }
 
     /// Registers a task for `request`, publishes `created` and starts its transfer.

@@ -29,15 +29,15 @@ public final class TaskDelegate: @unchecked Sendable {
         var metrics = TaskMetrics()
     }
 
-    private let shared = Mutex(Shared())
+    private let shared = Locked(Shared())
     private let uploaded = Atomic<Int64>(0)
     private let downloaded = Atomic<Int64>(0)
-    private let upload = Mutex(UploadQueue())
+    private let upload = Locked(UploadQueue())
     /// Response bytes handed to the client's event loop and not yet written to its socket.
     private let inFlight = Atomic<Int>(0)
     /// How many bytes may be on their way to the client; changed on the client's event loop,
     /// released at completion. `windowSize` mirrors its size for the session thread's hot path.
-    private let window = Mutex((window: ReceiveWindow(), closed: false))
+    private let window = Locked((window: ReceiveWindow(), closed: false))
     private let windowSize = Atomic<Int>(ReceiveWindow.minimum)
     /// When the transfer last paused because the client had its window full (`Clock.nanoseconds`),
     /// 0 while it did not: how long the client then took to drain says whether it keeps up.

@@ -40,7 +40,7 @@ public final class StreamTask: Sendable {
         var metrics = TaskMetrics()
     }
 
-    private let shared = Mutex(Shared())
+    private let shared = Locked(Shared())
 
     /// On `eventLoop`.
     init(
