@@ -117,6 +117,7 @@ let package = Package(
             name: "FuzzResponseHead",
             dependencies: [
                 "FuzzSupport", "AFProxyCurl", "AFProxyListener", "AFProxyModel",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Fuzz/FuzzResponseHead"

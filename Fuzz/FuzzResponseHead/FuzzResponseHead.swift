@@ -11,6 +11,7 @@
 @testable import AFProxyListener
 import AFProxyModel
 import FuzzSupport
+import NIOCore
 import NIOHTTP1
 
 enum FuzzResponseHead {
@@ -47,6 +48,26 @@ enum FuzzResponseHead {
             }
         }
         Self.checkFields(parser.trailers, "trailer section")
+    }
+
+    /// The bytes `ClientResponseEncoder` writes: lines that end in CRLF and hold no other CR,
+    /// LF or NUL, one per field after the status line, and the empty line last.
+    static func checkWritten(_ head: HTTPResponseHead, _ what: String) {
+        var buffer = ByteBufferAllocator().buffer(capacity: 256)
+        ClientResponseEncoder.write(head, into: &buffer)
+        let bytes = Array(buffer.readableBytesView)
+        var lines: [ArraySlice<UInt8>] = []
+        var start = 0
+        for index in bytes.indices where bytes[index] == UInt8(ascii: "\n") {
+            check(index > start && bytes[index - 1] == UInt8(ascii: "\r"), "\(what) written with a bare LF")
+            lines.append(bytes[start..<max(start, index - 1)])
+            start = index + 1
+        }
+        check(start == bytes.count, "\(what) written with bytes after its last line")
+        check(lines.count == head.headers.count + 2 && lines.last?.isEmpty == true, "\(what) written as \(lines.count) lines")
+        for line in lines {
+            check(!line.contains(where: { $0 == 0 || $0 == UInt8(ascii: "\r") }), "\(what) written with a CR or NUL inside a line")
+        }
     }
 
     static func checkFinal(_ head: ProxyResponseHead) {
@@ -90,6 +111,7 @@ enum FuzzResponseHead {
         }
         let headers = client.head.headers
         Self.checkClientFields(headers, what)
+        Self.checkWritten(client.head, what)
         check(client.head.version == version, "\(what) has version \(client.head.version)")
         check(client.head.status.code == UInt(origin.status), "\(what) changed the status")
         check(client.head.status.reasonPhrase == origin.reason, "\(what) changed the reason")
