@@ -286,8 +286,8 @@ def test_trailer_lines_held_in_curls_pause_buffer_are_passed_on(proxy, scripted)
 
 
 class _ClosesAfterFirstAnswer:
-    """An origin that answers the first request on each connection and closes the connection
-    when the second arrives, unanswered: the race of an origin closing an idle connection just
+    """An origin that answers the first request on each connection and resets the connection
+    once the second has arrived, unanswered: the race of an origin closing an idle connection just
     as a proxy reuses it. Records the body of each POST it answered."""
 
     def __init__(self) -> None:
@@ -321,12 +321,13 @@ class _ClosesAfterFirstAnswer:
                     name, _, value = line.partition(b":")
                     if name.strip().lower() == b"content-length":
                         length = int(value)
-                if index == 1:
-                    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-                    return  # a reset, unanswered
                 while len(buf) < length:
                     buf += conn.recv(65536)
                 body, buf = buf[:length], buf[length:]
+                if index == 1:
+                    # Read in full (so that curl's send completes, however slow), then a reset.
+                    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    return
                 if head.startswith(b"POST"):
                     self.bodies.append(body)
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
