@@ -4,7 +4,7 @@ import Glibc
 
 /// The local and remote TCP ports of an upstream connection: how curl's prerequest callback
 /// names the connection a transfer took, matched against the sockets of idle connections.
-struct ConnectionPorts: Equatable {
+struct ConnectionPorts: Hashable {
     var local: Int32
     var remote: Int32
 

@@ -215,6 +215,7 @@ final class SessionLoop: @unchecked Sendable {
                 self.finish(transfer, .failure(failure))
             }
         }
+        self.watcher.reaped()
     }
 
     private func expireIdle(now: ContinuousClock.Instant) {
