@@ -60,6 +60,16 @@ final class EasyHandle {
         return socket
     }
 
+    /// The ports of the connection the transfer used, as curl recorded them (no system call).
+    var connectionPorts: ConnectionPorts? {
+        var local = 0
+        var remote = 0
+        guard afc_easy_getinfo_long(self.raw, CURLINFO_LOCAL_PORT, &local) == CURLE_OK,
+            afc_easy_getinfo_long(self.raw, CURLINFO_PRIMARY_PORT, &remote) == CURLE_OK, local > 0, remote > 0
+        else { return nil }
+        return ConnectionPorts(local: Int32(local), remote: Int32(remote))
+    }
+
     /// The phase timings and connection facts of the transfer so far.
     func metrics() -> TaskMetrics {
         func milliseconds(_ info: CURLINFO) -> Double? {

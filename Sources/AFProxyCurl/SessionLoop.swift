@@ -243,7 +243,9 @@ final class SessionLoop: @unchecked Sendable {
         var metrics = TaskMetrics()
         if let handle = transfer.handle {
             metrics = handle.metrics()
-            if result == .success { self.watcher.connectionWentIdle(handle.idleSocket) }
+            if result == .success, let ports = handle.connectionPorts {
+                self.watcher.connectionWentIdle(handle.idleSocket, ports: ports)
+            }
             curl_multi_remove_handle(self.multi, handle.raw)
             self.byHandle.removeValue(forKey: handle.raw)
         }

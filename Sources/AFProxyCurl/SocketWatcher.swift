@@ -132,8 +132,8 @@ final class SocketWatcher {
     }
 
     /// The transfer on `socket` ended and curl kept the connection for reuse.
-    func connectionWentIdle(_ socket: curl_socket_t) {
-        guard socket >= 0, let ports = ConnectionPorts(of: socket) else { return }
+    func connectionWentIdle(_ socket: curl_socket_t, ports: ConnectionPorts) {
+        guard socket >= 0 else { return }
         if let taken = self.takenSinceReap[ports], taken > 0 {
             // Already in another transfer's hands.
             self.takenSinceReap[ports] = taken == 1 ? nil : taken - 1
