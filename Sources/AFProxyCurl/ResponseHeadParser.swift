@@ -103,9 +103,17 @@ struct ResponseHeadParser {
             return .invalid("the status line holds the control byte 0x\(String(bad, radix: 16))")
         }
         self.headers = []
-        let firstSpace = bytes.firstIndex(of: Self.space) ?? bytes.count
-        self.version = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[5..<firstSpace]), as: UTF8.self)
-        var index = firstSpace
+        // HTTP-version = "HTTP/" DIGIT "." DIGIT, then a space (RFC 9112 §2.3, §4). curl reads
+        // only the digits; what follows them is checked here, since the version is passed on
+        // (in Via).
+        let decimal = UInt8(ascii: "0")...UInt8(ascii: "9")
+        guard bytes.count > 9, decimal.contains(bytes[5]), bytes[6] == UInt8(ascii: "."), decimal.contains(bytes[7]),
+            bytes[8] == Self.space
+        else {
+            return .invalid("the status line has no valid HTTP version")
+        }
+        self.version = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[5..<8]), as: UTF8.self)
+        var index = 8
         while index < bytes.count, bytes[index] == Self.space { index += 1 }
         var status = 0
         var digits = 0

@@ -59,6 +59,15 @@ import Testing
         #expect(self.parse(["HTTP/1.1 20 OK\r\n"]) == [.invalid("the status line has no three-digit status code")])
     }
 
+    /// Found by scripts/fuzz: bytes after the version's digits became part of the version,
+    /// which reaches the client in Via.
+    @Test func refusesAnythingButDigitDotDigitAsTheVersion() {
+        for line in ["HTTP/1.1\u{BE}\t 200 OK\r\n", "HTTP/1.10 200 OK\r\n", "HTTP/1 200 OK\r\n", "HTTP/1.1\r\n"] {
+            #expect(self.parse([line, "\r\n"]) == [.invalid("the status line has no valid HTTP version")], "\(line)")
+        }
+        #expect(self.parse(["HTTP/1.0 200 OK\r\n", "\r\n"]) == [.final(ProxyResponseHead(status: 200, reason: "OK", version: "1.0", headers: []))])
+    }
+
     @Test func failureKindsMapToStatusesAndCodes() {
         #expect(UpstreamFailure(.unreachable, "x").httpStatus == 502)
         #expect(UpstreamFailure(.timeout, "x").httpStatus == 504)
