@@ -117,7 +117,7 @@ struct ResponseHeadParser {
         while index < bytes.count, bytes[index] == Self.space { index += 1 }
         var status = 0
         var digits = 0
-        while index < bytes.count, (48...57).contains(bytes[index]) {
+        while index < bytes.count, (48...57).contains(bytes[index]), digits < 4 {  // 4: too many, not an overflow
             status = status * 10 + Int(bytes[index] - 48)
             index += 1
             digits += 1

@@ -57,6 +57,9 @@ import Testing
         #expect(self.parse(["HTTP/1.1 200 OK\r\n", " Date: x\r\n"]) == [.invalid("the response head starts with a folded line")])
         #expect(self.parse(["HTTP/1.1 101 Switching Protocols\r\n", "\r\n"]) == [.invalid("upstream switched protocols (101) unasked")])
         #expect(self.parse(["HTTP/1.1 20 OK\r\n"]) == [.invalid("the status line has no three-digit status code")])
+        // Found by scripts/fuzz: 60 digits overflowed the status and trapped.
+        #expect(self.parse(["HTTP/1.1 200" + String(repeating: "1", count: 60) + " OK\r\n"])
+            == [.invalid("the status line has no three-digit status code")])
     }
 
     /// Found by scripts/fuzz: bytes after the version's digits became part of the version,
