@@ -116,7 +116,7 @@ final class SessionLoop: @unchecked Sendable {
             self.finish(transfer, .failure(UpstreamFailure(.upstreamBroken, "curl_easy_init failed")))
             return
         }
-        self.watcher.adopt(handle)
+        self.watcher.adopt(handle, for: transfer)
         transfer.handle = handle
         transfer.flushes = self.flushes
         transfer.phase = .active
@@ -244,7 +244,7 @@ final class SessionLoop: @unchecked Sendable {
         if let handle = transfer.handle {
             metrics = handle.metrics()
             if result == .success, let ports = handle.connectionPorts {
-                self.watcher.connectionWentIdle(handle.idleSocket, ports: ports)
+                self.watcher.connectionWentIdle(handle.idleSocket, ports: ports, by: ObjectIdentifier(transfer))
             }
             curl_multi_remove_handle(self.multi, handle.raw)
             self.byHandle.removeValue(forKey: handle.raw)

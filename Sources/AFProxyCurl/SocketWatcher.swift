@@ -83,29 +83,31 @@ final class SocketWatcher {
     /// epoll set forgets each before the kernel can hand its number to the next socket (a new
     /// socket with the number of a closed one was taken for the old, still-registered one, and
     /// its transfer waited for curl's timer: 200 ms).
-    /// The prerequest callback says which cached connection a transfer took (see `idle`).
-    func adopt(_ handle: EasyHandle) {
+    /// The prerequest callback says which cached connection `transfer` took (see `idle`).
+    func adopt(_ handle: EasyHandle, for transfer: UpstreamTransfer) {
         let userdata = Unmanaged.passUnretained(self).toOpaque()
         _ = afc_easy_setopt_closesocket_callback(handle.raw, { userdata, socket in
             Unmanaged<SocketWatcher>.fromOpaque(userdata!).takeUnretainedValue().forget(socket)
             return close(socket)
         })
         _ = afc_easy_setopt_pointer(handle.raw, CURLOPT_CLOSESOCKETDATA, userdata)
+        transfer.watcher = self
         _ = afc_easy_setopt_prereq_callback(handle.raw, { userdata, _, _, remotePort, localPort in
-            Unmanaged<SocketWatcher>.fromOpaque(userdata!).takeUnretainedValue()
-                .connectionTaken(ConnectionPorts(local: localPort, remote: remotePort))
+            let transfer = Unmanaged<UpstreamTransfer>.fromOpaque(userdata!).takeUnretainedValue()
+            transfer.watcher?.connectionTaken(
+                ConnectionPorts(local: localPort, remote: remotePort), by: ObjectIdentifier(transfer))
             return CURL_PREREQFUNC_OK
         })
-        _ = afc_easy_setopt_pointer(handle.raw, CURLOPT_PREREQDATA, userdata)
+        _ = afc_easy_setopt_pointer(handle.raw, CURLOPT_PREREQDATA, Unmanaged.passUnretained(transfer).toOpaque())
     }
 
     /// Connections transfers took since the finished transfers were last reaped. curl returns a
     /// finished transfer's connection to its cache and may hand it to another transfer in the
     /// same `curl_multi_socket_action` call, before the session loop hears that the first one
     /// finished: marking it idle then would cut the second one off (the soak saw 37 of about
-    /// 4000 downloads end this way after 118 KB). Counted, so that a connection that is taken
-    /// and given back again within the call still ends up idle.
-    private var takenSinceReap: [ConnectionPorts: Int] = [:]
+    /// 4000 downloads end this way after 118 KB). By taker, since a transfer that takes a
+    /// connection and finishes within one call leaves it idle all the same.
+    private var takenSinceReap: [ConnectionPorts: [ObjectIdentifier]] = [:]
 
     /// The finished transfers of the last call were reaped.
     func reaped() {
@@ -113,8 +115,8 @@ final class SocketWatcher {
     }
 
     /// A transfer took the connection with these ports: it is no longer idle.
-    private func connectionTaken(_ ports: ConnectionPorts) {
-        self.takenSinceReap[ports, default: 0] += 1
+    private func connectionTaken(_ ports: ConnectionPorts, by transfer: ObjectIdentifier) {
+        self.takenSinceReap[ports, default: []].append(transfer)
         guard !self.idle.isEmpty else { return }
         // Two idle connections to different hosts may share both ports: release every match
         // (an idle connection left unwatched is the old behaviour; a live one cut off is not).
@@ -132,12 +134,13 @@ final class SocketWatcher {
     }
 
     /// The transfer on `socket` ended and curl kept the connection for reuse.
-    func connectionWentIdle(_ socket: curl_socket_t, ports: ConnectionPorts) {
+    func connectionWentIdle(_ socket: curl_socket_t, ports: ConnectionPorts, by transfer: ObjectIdentifier) {
         guard socket >= 0 else { return }
-        if let taken = self.takenSinceReap[ports], taken > 0 {
-            // Already in another transfer's hands.
-            self.takenSinceReap[ports] = taken == 1 ? nil : taken - 1
-            return
+        if let takers = self.takenSinceReap[ports] {
+            // Taken by another transfer after this one took it (or at all, if this one took it
+            // in an earlier call): already in other hands.
+            let since = takers.lastIndex(of: transfer).map { $0 + 1 } ?? 0
+            if since < takers.count { return }
         }
         self.idle[socket] = ports
         if self.registered[socket] == nil {

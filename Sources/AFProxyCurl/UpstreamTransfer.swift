@@ -16,6 +16,8 @@ public final class UpstreamTransfer: @unchecked Sendable {
     var handle: EasyHandle?
     var headers: UnsafeMutablePointer<curl_slist>?
     var headParser = ResponseHeadParser()
+    /// The session's socket watcher, told which cached connection this transfer takes.
+    var watcher: SocketWatcher?
     /// Why the transfer was aborted from a callback (an invalid response head), which then
     /// replaces curl's own code for it.
     var abortReason: UpstreamFailure?
