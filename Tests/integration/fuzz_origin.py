@@ -456,10 +456,7 @@ def _framing(rng: random.Random, d: _Draft, name: str, rid: str, method: str) ->
             d.trailers = [(b"X-Trailer-Rid", rid.encode())]
         full = _chunk(rng, body, d.trailers)
         d.body_wire = full[: rng.randint(0, len(full) - 1)]
-        # Cut in the final CRLF only, after the last line of the trailer section's CR: libcurl
-        # takes that CR as the end. Body and trailers are complete, and afproxy frames the
-        # message anew for its client: a repair.
-        lenient = len(d.body_wire) == len(full) - 1
+        lenient = _only_final_line_cut(d, full, len(d.body_wire))
         d.body_fail = not lenient
         d.invalid(recoverable=lenient, head=False)
         d.keep = False
@@ -489,6 +486,15 @@ def _framing(rng: random.Random, d: _Draft, name: str, rid: str, method: str) ->
         d.keep = False
     else:
         raise ValueError(name)
+
+
+def _only_final_line_cut(d: _Draft, wire: bytes, k: int) -> bool:
+    """A chunked message without trailers cut only in its final empty line, after the complete
+    last-chunk line: libcurl 7.88 takes the last chunk as the end. The body is complete, and
+    afproxy frames the message anew for its client: a repair, not a body passed off as whole."""
+    chunked = any(f.lower().startswith(b"transfer-encoding:") and f.lower().rstrip().endswith(b"chunked")
+                  for f in d.fields)
+    return chunked and not d.trailers and wire[k:] in (b"\n", b"\r\n")
 
 
 def _mutate(rng: random.Random, d: _Draft, name: str, rid: str) -> None:
@@ -713,8 +719,9 @@ def make_plan(seed: int | str, rid: str, method: str) -> Plan:
     elif transport == "disconnect-body":
         k = rng.randint(head_end, len(wire) - 1)
         steps.append(("send", wire[:k]))
-        d.invalid(recoverable=False, head=False)
-        d.body_fail = True
+        lenient = _only_final_line_cut(d, wire, k)
+        d.invalid(recoverable=lenient, head=False)
+        d.body_fail = not lenient
         d.keep = False
     elif transport == "extra":
         if d.has_body:
