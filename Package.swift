@@ -2,7 +2,8 @@
 import PackageDescription
 
 /// Modules follow DESIGN.md, one direction of dependency:
-/// AFProxyModel ← AFProxyCurl ← AFProxyManager ← AFProxyListener / AFProxyControl ← AFProxyDaemon ← executables.
+/// AFProxyModel ← AFProxyCurl / AFProxyTunnel (the transports) ← AFProxyManager ← AFProxyListener /
+/// AFProxyControl ← AFProxyDaemon ← executables.
 let package = Package(
     name: "afproxy",
     platforms: [.macOS(.v15)],
@@ -36,14 +37,21 @@ let package = Package(
             dependencies: [
 "CCurl", "AFProxyModel"]
         ),
+        /// CONNECT tunnels: the upstream channel (ClientBootstrap) on the client's event loop,
+        /// getaddrinfo on NIO's thread pool, and the byte relay between the two channels.
+        .target(
+            name: "AFProxyTunnel",
+            dependencies: [
+                "AFProxyModel",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
         .target(
             name: "AFProxyManager",
             dependencies: [
-                "AFProxyModel", "AFProxyCurl",
+                "AFProxyModel", "AFProxyCurl", "AFProxyTunnel",
                 .product(name: "NIOCore", package: "swift-nio"),
-                // CONNECT tunnels: the upstream channel (ClientBootstrap) and getaddrinfo on NIO's thread pool.
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(
@@ -126,7 +134,7 @@ let package = Package(
         .testTarget(
             name: "AFProxyListenerTests",
             dependencies: [
-                "AFProxyListener", "AFProxyModel",
+                "AFProxyListener", "AFProxyManager", "AFProxyCurl", "AFProxyModel",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -143,7 +151,22 @@ let package = Package(
             ]
         ),
         .testTarget(name: "AFProxyCLITests", dependencies: ["AFProxyCLI", "AFProxyModel"]),
-        .testTarget(name: "AFProxyManagerTests", dependencies: ["AFProxyManager"]),
+        .testTarget(
+            name: "AFProxyManagerTests",
+            dependencies: [
+                "AFProxyManager", "AFProxyModel", "AFProxyCurl",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "AFProxyTunnelTests",
+            dependencies: [
+                "AFProxyTunnel", "AFProxyModel",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
+        ),
         .testTarget(name: "AFProxyDaemonTests", dependencies: ["AFProxyDaemon"]),
         .testTarget(
             name: "AFProxySystemdTests",

@@ -70,6 +70,20 @@ final class EasyHandle {
         return ConnectionPorts(local: Int32(local), remote: Int32(remote))
     }
 
+    /// The errno of the last socket call that failed (a refused connect says ECONNREFUSED).
+    var osErrno: Int32 {
+        var value = 0
+        guard afc_easy_getinfo_long(self.raw, CURLINFO_OS_ERRNO, &value) == CURLE_OK else { return 0 }
+        return Int32(truncatingIfNeeded: value)
+    }
+
+    /// A connection to the origin was established (a later timeout is its silence, not the connect's).
+    var wasConnected: Bool {
+        var value: curl_off_t = 0
+        guard afc_easy_getinfo_off_t(self.raw, CURLINFO_CONNECT_TIME_T, &value) == CURLE_OK else { return false }
+        return value > 0
+    }
+
     /// The phase timings and connection facts of the transfer so far.
     func metrics() -> TaskMetrics {
         func milliseconds(_ info: CURLINFO) -> Double? {

@@ -78,21 +78,19 @@ final class SessionLoop: @unchecked Sendable {
         case .start(let transfer):
             self.start(transfer)
         case .suspend(let transfer):
-            transfer.suspended = true
+            transfer.pauseWanted = CURLPAUSE_RECV | CURLPAUSE_SEND
             self.applyPause(transfer)
         case .resume(let transfer):
-            // The delegate refuses bytes while suspended, which curl records as a pause of that
-            // direction: lift those too. A direction that still has to wait pauses again.
-            transfer.suspended = false
-            transfer.receiveWaiting = false
-            transfer.sendWaiting = false
+            // Every direction continues, also those the delegate paused by refusing bytes while
+            // it was suspended: a direction that still has to wait pauses again in its callback.
+            transfer.pauseWanted = 0
             transfer.lastActivity = .now
             self.applyPause(transfer)
         case .continueReceiving(let transfer):
-            transfer.receiveWaiting = false
+            transfer.pauseWanted &= ~CURLPAUSE_RECV
             self.applyPause(transfer)
         case .continueSending(let transfer):
-            transfer.sendWaiting = false
+            transfer.pauseWanted &= ~CURLPAUSE_SEND
             self.applyPause(transfer)
         case .cancel(let transfer, let reason):
             switch transfer.phase {
@@ -104,7 +102,7 @@ final class SessionLoop: @unchecked Sendable {
 
     func cancelAll() {
         for transfer in Array(self.active.values) {
-            self.finish(transfer, .failure(UpstreamFailure(.canceled, "the daemon is stopping")))
+            self.finish(transfer, .failure(.daemonStopping()))
         }
     }
 
@@ -113,7 +111,7 @@ final class SessionLoop: @unchecked Sendable {
     private func start(_ transfer: UpstreamTransfer) {
         guard transfer.phase == .waiting else { return }
         guard let handle = EasyHandle() else {
-            self.finish(transfer, .failure(UpstreamFailure(.upstreamBroken, "curl_easy_init failed")))
+            self.finish(transfer, .failure(.internalError("curl_easy_init failed")))
             return
         }
         self.watcher.adopt(handle, for: transfer)
@@ -126,7 +124,7 @@ final class SessionLoop: @unchecked Sendable {
         self.configure(handle, for: transfer)
         let code = curl_multi_add_handle(self.multi, handle.raw)
         guard code == CURLM_OK else {
-            self.finish(transfer, .failure(UpstreamFailure(.upstreamBroken, String(cString: curl_multi_strerror(code)))))
+            self.finish(transfer, .failure(.internalError("curl_multi_add_handle failed: \(String(cString: curl_multi_strerror(code)))")))
             return
         }
         self.applyPause(transfer)
@@ -210,8 +208,13 @@ final class SessionLoop: @unchecked Sendable {
             if code == CURLE_OK {
                 self.finish(transfer, .success)
             } else {
-                let failure = transfer.abortReason
-                    ?? .fromCurl(code, detail: detail, headComplete: transfer.headParser.isComplete)
+                let failure =
+                    transfer.abortReason
+                    ?? .fromCurl(
+                        code,
+                        .init(
+                            detail: detail, headComplete: transfer.headParser.isComplete,
+                            connected: transfer.handle?.wasConnected ?? false, osErrno: transfer.handle?.osErrno ?? 0))
                 self.finish(transfer, .failure(failure))
             }
         }
@@ -223,7 +226,7 @@ final class SessionLoop: @unchecked Sendable {
         let expired = self.active.values.filter { $0.isWaitingOnUpstream && now - $0.lastActivity > limit }
         for transfer in expired {
             let seconds = limit.components.seconds
-            self.finish(transfer, .failure(UpstreamFailure(.timeout, "upstream sent nothing for \(seconds) s")))
+            self.finish(transfer, .failure(.upstreamTimeout("upstream sent nothing for \(seconds) s")))
         }
     }
 

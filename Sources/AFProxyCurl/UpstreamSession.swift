@@ -23,7 +23,7 @@ public final class UpstreamSession: Sendable {
         case resume(UpstreamTransfer)
         case continueReceiving(UpstreamTransfer)
         case continueSending(UpstreamTransfer)
-        case cancel(UpstreamTransfer, UpstreamFailure)
+        case cancel(UpstreamTransfer, TaskFailure)
     }
 
     struct Inbox {
@@ -76,7 +76,7 @@ public final class UpstreamSession: Sendable {
     public func continueReceiving(_ transfer: UpstreamTransfer) { self.enqueue(.continueReceiving(transfer)) }
     /// The delegate has request bytes again.
     public func continueSending(_ transfer: UpstreamTransfer) { self.enqueue(.continueSending(transfer)) }
-    public func cancel(_ transfer: UpstreamTransfer, reason: UpstreamFailure) {
+    public func cancel(_ transfer: UpstreamTransfer, reason: TaskFailure) {
         self.enqueue(.cancel(transfer, reason))
     }
 

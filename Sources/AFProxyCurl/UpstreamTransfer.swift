@@ -20,14 +20,13 @@ public final class UpstreamTransfer: @unchecked Sendable {
     var watcher: SocketWatcher?
     /// Why the transfer was aborted from a callback (an invalid response head), which then
     /// replaces curl's own code for it.
-    var abortReason: UpstreamFailure?
+    var abortReason: TaskFailure?
     var phase: Phase = .waiting
-    /// Paused by a person (suspend): both directions.
-    var suspended = false
-    /// The delegate refused response bytes (the client is slow).
-    var receiveWaiting = false
-    /// The delegate had no request bytes (the client is slow to send).
-    var sendWaiting = false
+    /// The directions to keep paused (`CURLPAUSE_RECV`, `CURLPAUSE_SEND`): set by the task's
+    /// commands (suspend, resume, continue) and by the delegate's answers in the callbacks (its
+    /// window is full, it has no request bytes). The task decides; this only remembers what it
+    /// was told, to tell curl.
+    var pauseWanted: Int32 = 0
     /// The pause mask curl has now.
     var appliedPause: Int32 = 0
     /// Something reached the delegate since its last flush; the transfer is then in `flushes`.
@@ -48,16 +47,13 @@ public final class UpstreamTransfer: @unchecked Sendable {
         self.delegate = delegate
     }
 
-    /// The pause mask the flags call for. A request without a body has nothing more to send, so
+    /// The pause mask curl is to have. A request without a body has nothing more to send, so
     /// pausing its receiving pauses both directions: libcurl 7.88 answers a pause of one
     /// direction by forcing a check of both, and that check reads one more buffer off the paused
-    /// side into its pause buffer (measured: 16 KiB more per transfer waiting for a slow client).
+    /// side into its pause buffer.
     var desiredPause: Int32 {
-        var mask: Int32 = 0
-        if self.suspended || self.receiveWaiting { mask |= CURLPAUSE_RECV }
-        if self.suspended || self.sendWaiting || (self.receiveWaiting && self.request.body == .none) {
-            mask |= CURLPAUSE_SEND
-        }
+        var mask = self.pauseWanted
+        if mask & CURLPAUSE_RECV != 0 && self.request.body == .none { mask |= CURLPAUSE_SEND }
         return mask
     }
 
@@ -73,9 +69,7 @@ public final class UpstreamTransfer: @unchecked Sendable {
     public var trailers: HTTPHeaderList { self.headParser.trailers }
 
     /// Idle for the purpose of our timeout: running, and not waiting on a person or the client.
-    var isWaitingOnUpstream: Bool {
-        !self.suspended && !self.receiveWaiting && !self.sendWaiting
-    }
+    var isWaitingOnUpstream: Bool { self.pauseWanted == 0 }
 }
 
 // MARK: curl callbacks
@@ -119,7 +113,7 @@ enum TransferCallbacks {
             return true
         case .invalid(let reason):
             // curl then closes the connection.
-            transfer.abortReason = UpstreamFailure(.badResponse, "upstream sent an invalid response: \(reason)")
+            transfer.abortReason = .badResponse("upstream sent an invalid response: \(reason)")
             return false
         }
     }
@@ -139,12 +133,12 @@ enum TransferCallbacks {
             // reads nothing more, where returning CURL_WRITEFUNC_PAUSE would have it copy the
             // bytes into its pause buffer.
             transfer.lastActivity = .now
-            transfer.receiveWaiting = true
+            transfer.pauseWanted |= CURLPAUSE_RECV
             transfer.appliedPause = transfer.desiredPause
             if let handle = transfer.handle { curl_easy_pause(handle.raw, transfer.appliedPause) }
             return length
         case .refused:
-            transfer.receiveWaiting = true
+            transfer.pauseWanted |= CURLPAUSE_RECV
             transfer.appliedPause |= CURLPAUSE_RECV
             return Int(CURL_WRITEFUNC_PAUSE)
         }
@@ -156,7 +150,7 @@ enum TransferCallbacks {
         guard let delegate = transfer.delegate, delegate.transferRewindRequestBody(transfer) else {
             return CURL_SEEKFUNC_CANTSEEK
         }
-        transfer.sendWaiting = false
+        transfer.pauseWanted &= ~CURLPAUSE_SEND
         return CURL_SEEKFUNC_OK
     }
 
@@ -171,7 +165,7 @@ enum TransferCallbacks {
             transfer.markForFlush()
             return count
         case .pause:
-            transfer.sendWaiting = true
+            transfer.pauseWanted |= CURLPAUSE_SEND
             transfer.appliedPause |= CURLPAUSE_SEND
             return Int(CURL_READFUNC_PAUSE)
         case .end:

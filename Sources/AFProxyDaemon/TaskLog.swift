@@ -113,10 +113,11 @@ final class TaskLog: Sendable {
         self.ring.finish()
     }
 
-    /// A task that failed for another reason than a cancel (by a person, or by its client).
+    /// A task that failed for another reason than a cancel (by a person, by its client, by a
+    /// stopping daemon).
     static func isFailure(_ record: TaskRecord) -> Bool {
-        guard let error = record.error else { return false }
-        return !error.hasPrefix("canceled")
+        guard let code = record.errorCode else { return record.error != nil }
+        return !TaskFailure.isCancellation(code: code)
     }
 
     static func entry(

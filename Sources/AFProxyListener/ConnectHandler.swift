@@ -1,4 +1,3 @@
-import AFProxyCurl
 import AFProxyManager
 import AFProxyModel
 import NIOCore
@@ -113,7 +112,7 @@ final class ConnectHandler: ChannelDuplexHandler, RemovableChannelHandler {
             context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
             channel.read()  // the relay's glue decides from here
         case .failure(let error):
-            let failure = error as? UpstreamFailure ?? UpstreamFailure(.upstreamBroken, "\(error)")
+            let failure = error as? TaskFailure ?? .upstreamBroken("\(error)")
             let status = HTTPResponseStatus(statusCode: failure.httpStatus)
             self.refuse(ProxyRefusal(status, failure.message), context: context)
         }

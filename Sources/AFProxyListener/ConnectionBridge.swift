@@ -12,15 +12,15 @@ final class ConnectionBridge: TaskClient {
         self.handler = NIOLoopBound(handler, eventLoop: eventLoop)
     }
 
-    func task(_ task: TaskDelegate, deliver delivery: ResponseDelivery) {
+    func task(_ task: HTTPTask, deliver delivery: ResponseDelivery) {
         self.eventLoop.execute { self.handler.value.deliver(delivery, of: task) }
     }
 
-    func taskWantsRequestBody(_ task: TaskDelegate) {
+    func taskWantsRequestBody(_ task: HTTPTask) {
         self.eventLoop.execute { self.handler.value.resumeReading(for: task, reason: .backpressure) }
     }
 
-    func task(_ task: TaskDelegate, didChangeSuspension suspended: Bool) {
+    func task(_ task: HTTPTask, didChangeSuspension suspended: Bool) {
         self.eventLoop.execute {
             if suspended {
                 self.handler.value.pauseReading(for: task, reason: .suspended)

@@ -20,53 +20,14 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
+    typealias State = ClientConnectionState<HTTPTask>
 
-    enum ReadHold {
-        case backpressure
-        case suspended
-        case pipelined
-        /// The parser failed: nothing after the malformed request can be read.
-        case malformed
-    }
-
-    /// What arrived before the current exchange ended, replayed in order once it did.
-    private enum Queued {
-        case part(HTTPServerRequestPart)
-        case malformed(ProxyRefusal)
-    }
-
-    private struct Exchange {
-        var task: TaskDelegate
-        var version: HTTPVersion
-        var keepAlive: Bool
-        var requestEnded = false
-        var responseStarted = false
-        /// How the response body is framed for the client, once its head went out.
-        var framing = ClientResponseHead.Framing.none
-    }
-
-    private enum State {
-        case idle
-        case forwarding(Exchange)
-        /// A refused request's body is being dropped until its end; then the refusal is written.
-        case refusing(ProxyRefusal, HTTPVersion)
-        /// A CONNECT head arrived; at its end the connection is handed to a `ConnectHandler`.
-        case tunnel(ConnectHandler.Plan, HTTPVersion)
-        case closed
-    }
-
-    /// The request being answered is a HEAD: an answer of our own then has no body either.
-    private var answeringHead = false
     private let manager: SessionManager
     private let validator: RequestValidator
     private let clientAddress: String
-    private var state = State.idle
+    private(set) var state = State()
     private var context: ChannelHandlerContext?
     private var bridge: ConnectionBridge?
-    private var holds: Set<ReadHold> = []
-    private var readPending = false
-    /// Parts of requests that arrived before the current exchange ended.
-    private var queued = CircularBuffer<Queued>()
 
     init(manager: SessionManager, validator: RequestValidator, clientAddress: String) {
         self.manager = manager
@@ -87,15 +48,8 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     // MARK: inbound
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let part = self.unwrapInboundIn(data)
-        if self.canHandleNow && self.queued.isEmpty {
-            self.handle(part, context: context)
-        } else if case .closed = self.state {
-            return
-        } else {
-            self.queued.append(.part(part))
-            self.holds.insert(.pipelined)
-        }
+        let input = State.Input.part(self.unwrapInboundIn(data))
+        if self.state.receive(input) { self.handle(input, context: context) }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -103,98 +57,57 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             context.fireUserInboundEventTriggered(event)
             return
         }
-        self.holds.insert(.malformed)
-        if self.canHandleNow && self.queued.isEmpty {
-            self.refuseMalformed(malformed.refusal, context: context)
-        } else if case .closed = self.state {
-            return
-        } else {
-            self.queued.append(.malformed(malformed.refusal))
-        }
+        let input = State.Input.malformed(malformed.refusal)
+        if self.state.receive(input) { self.handle(input, context: context) }
     }
 
-    /// The parser failed on the current request (its body) or on the next one: answer unless a
-    /// response already started, and close either way.
-    private func refuseMalformed(_ refusal: ProxyRefusal, context: ChannelHandlerContext) {
-        var refusal = refusal
-        refusal.closeConnection = true
-        switch self.state {
-        case .forwarding(let exchange):
-            exchange.task.clientClosed()
-            if exchange.responseStarted {
-                self.state = .closed
-                context.close(promise: nil)
-            } else {
-                self.writeRefusal(refusal, version: exchange.version, context: context)
-            }
-        case .refusing(_, let version), .tunnel(_, let version):
-            self.writeRefusal(refusal, version: version, context: context)
-        case .idle:
-            self.answeringHead = false  // the malformed request is the one answered
-            self.writeRefusal(refusal, version: .http1_1, context: context)
-        case .closed:
-            break
-        }
-    }
-
-    /// The part can go to the current request (its body and end), or starts a request while
-    /// the connection is idle.
-    private var canHandleNow: Bool {
-        switch self.state {
-        case .idle, .refusing, .tunnel: true
-        case .forwarding(let exchange): !exchange.requestEnded
-        case .closed: false
-        }
-    }
-
-    private func handle(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
-        switch part {
-        case .head(let head):
-            self.answeringHead = head.method == .HEAD
+    private func handle(_ input: State.Input, context: ChannelHandlerContext) {
+        switch input {
+        case .part(.head(let head)):
+            self.state.requestStarted(isHead: head.method == .HEAD)
             self.receiveHead(head, context: context)
-        case .body(let buffer):
-            guard case .forwarding(let exchange) = self.state, !exchange.requestEnded else { return }
-            if !exchange.task.appendRequestBody(buffer) {
-                self.holds.insert(.backpressure)
-            }
-        case .end:
-            switch self.state {
-            case .forwarding(var exchange):
-                exchange.requestEnded = true
-                self.state = .forwarding(exchange)
-                exchange.task.finishRequestBody()
-            case .refusing(let refusal, let version):
+        case .part(.body(let buffer)):
+            guard let task = self.state.bodyTarget else { return }
+            if !task.appendRequestBody(buffer) { self.state.hold(.backpressure, for: task) }
+        case .part(.end):
+            switch self.state.requestEnded() {
+            case .none:
+                break
+            case .finishBody(let task):
+                task.finishRequestBody()
+            case .refuse(let refusal, let version):
                 self.writeRefusal(refusal, version: version, context: context)
-            case .tunnel(let plan, let version):
-                self.state = .closed
+            case .takeOver(let plan, let version):
                 ConnectHandler.takeOver(
                     context, plan: plan, version: version, via: self.validator.via, manager: self.manager)
-            case .idle, .closed:
+            }
+        case .malformed(let refusal):
+            switch self.state.malformed(refusal) {
+            case .none:
                 break
+            case .abortAndClose(let task):
+                task.clientClosed()
+                context.close(promise: nil)
+            case .refuse(let refusal, let version, let task):
+                task?.clientClosed()
+                self.writeRefusal(refusal, version: version, context: context)
             }
         }
     }
 
     /// After an exchange ended on an open connection: the requests that waited, in order.
     private func drainQueued(context: ChannelHandlerContext) {
-        self.holds.remove(.pipelined)
-        while self.canHandleNow, let next = self.queued.popFirst() {
-            switch next {
-            case .part(let part): self.handle(part, context: context)
-            case .malformed(let refusal): self.refuseMalformed(refusal, context: context)
-            }
-        }
-        if !self.queued.isEmpty { self.holds.insert(.pipelined) }
-        self.releaseReadIfPossible()
+        while let next = self.state.nextQueued() { self.handle(next, context: context) }
+        if self.state.queueDrained() { context.read() }
     }
 
     private func receiveHead(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
-        guard case .idle = self.state else { return }
+        guard case .idle = self.state.phase else { return }
         context.triggerUserOutboundEvent(ConnectionPhase.requestStarted, promise: nil)
         if head.method == .CONNECT {
             switch self.validator.validateConnect(head, client: self.clientAddress) {
-            case .success(let request): self.state = .tunnel(.open(request), head.version)
-            case .failure(let refusal): self.state = .tunnel(.refuse(refusal), head.version)
+            case .success(let request): self.state.openTunnelAtEnd(.open(request), version: head.version)
+            case .failure(let refusal): self.state.openTunnelAtEnd(.refuse(refusal), version: head.version)
             }
             return
         }
@@ -204,7 +117,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             if refusal.closeConnection {
                 self.writeRefusal(refusal, version: head.version, context: context)
             } else {
-                self.state = .refusing(refusal, head.version)
+                self.state.refuseAfterBody(refusal, version: head.version)
             }
         case .success(let request):
             if head.headers["expect"].first?.lowercased() == "100-continue" {
@@ -213,15 +126,12 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
                     promise: nil)
             }
             let task = self.manager.startTask(request, client: self.bridge!)
-            self.state = .forwarding(Exchange(task: task, version: head.version, keepAlive: head.isKeepAlive))
+            self.state.forward(State.Exchange(task: task, version: head.version, keepAlive: head.isKeepAlive))
         }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if case .forwarding(let exchange) = self.state {
-            exchange.task.clientClosed()
-        }
-        self.state = .closed
+        self.state.channelClosed()?.clientClosed()
         context.fireChannelInactive()
     }
 
@@ -233,34 +143,21 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     // MARK: outbound
 
     func read(context: ChannelHandlerContext) {
-        if self.holds.isEmpty {
-            context.read()
-        } else {
-            self.readPending = true
-        }
+        if self.state.read() { context.read() }
     }
 
-    func pauseReading(for task: TaskDelegate, reason: ReadHold) {
-        guard case .forwarding(let exchange) = self.state, exchange.task === task else { return }
-        self.holds.insert(reason)
+    func pauseReading(for task: HTTPTask, reason: State.ReadHold) {
+        self.state.hold(reason, for: task)
     }
 
-    func resumeReading(for task: TaskDelegate, reason: ReadHold) {
-        guard case .forwarding(let exchange) = self.state, exchange.task === task else { return }
-        self.holds.remove(reason)
-        self.releaseReadIfPossible()
-    }
-
-    private func releaseReadIfPossible() {
-        guard self.holds.isEmpty, self.readPending, let context = self.context else { return }
-        self.readPending = false
-        context.read()
+    func resumeReading(for task: HTTPTask, reason: State.ReadHold) {
+        if self.state.release(reason, for: task) { self.context?.read() }
     }
 
     // MARK: deliveries from the task (on this event loop)
 
-    func deliver(_ delivery: ResponseDelivery, of task: TaskDelegate) {
-        guard let context = self.context, case .forwarding(var exchange) = self.state, exchange.task === task else {
+    func deliver(_ delivery: ResponseDelivery, of task: HTTPTask) {
+        guard let context = self.context, var exchange = self.state.exchange(of: task) else {
             // A late delivery for an exchange that ended: acknowledge its bytes all the same.
             if let body = delivery.body { task.clientDidWrite(bytes: body.readableBytes) }
             return
@@ -278,9 +175,8 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
                 keepAlive: exchange.keepAlive, via: self.validator.via)
             {
             case .success(let response):
-                exchange.responseStarted = true
-                exchange.framing = response.framing
-                if response.closeAfter { exchange.keepAlive = false }
+                self.state.responseStarted(framing: response.framing, closeAfter: response.closeAfter)
+                exchange = self.state.exchange(of: task)!
                 context.write(self.wrapOutboundOut(.head(response.head)), promise: nil)
             case .failure(let refusal):
                 task.abandon(because: refusal.message)
@@ -298,14 +194,13 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             if exchange.framing == .chunked { body = ChunkedFraming.chunk(body, allocator: context.channel.allocator) }
             context.write(self.wrapOutboundOut(.body(.byteBuffer(body))), promise: promise)
         }
-        self.state = .forwarding(exchange)
         guard let end = delivery.end else {
             context.flush()
             return
         }
         switch end {
         case .complete where exchange.responseStarted:
-            self.finishExchange(exchange, trailers: delivery.trailers, context: context)
+            self.finishExchange(framing: exchange.framing, trailers: delivery.trailers, context: context)
         case .complete:
             let refusal = ProxyRefusal(.badGateway, "upstream ended without a response")
             self.writeRefusal(refusal, version: exchange.version, context: context)
@@ -318,16 +213,16 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             // The response started and cannot be completed: close before its end so the client
             // sees a truncated message, never a short body passed off as complete.
             context.flush()
-            self.state = .closed
+            self.state.close()
             context.close(promise: nil)
         }
     }
 
-    private func finishExchange(_ exchange: Exchange, trailers: HTTPHeaderList, context: ChannelHandlerContext) {
-        let keepOpen = exchange.keepAlive && exchange.requestEnded
-        self.state = keepOpen ? .idle : .closed
-        self.holds.formIntersection([.malformed])  // the parser cannot go on past a failure
-        if exchange.framing == .chunked {
+    private func finishExchange(
+        framing: ClientResponseHead.Framing, trailers: HTTPHeaderList, context: ChannelHandlerContext
+    ) {
+        let keepOpen = self.state.exchangeEnded()
+        if framing == .chunked {
             let last = ChunkedFraming.last(trailers: trailers, allocator: context.channel.allocator)
             context.write(self.wrapOutboundOut(.body(.byteBuffer(last))), promise: nil)
         }
@@ -343,16 +238,14 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     private func writeRefusal(_ refusal: ProxyRefusal, version: HTTPVersion, context: ChannelHandlerContext) {
         let (head, body) = refusal.response(version: version, via: self.validator.via)
         context.write(self.wrapOutboundOut(.head(head)), promise: nil)
-        if !self.answeringHead {
+        if !self.state.answeringHead {
             context.write(self.wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
         }
         let ended = context.writeAndFlush(self.wrapOutboundOut(.end(nil)))
-        self.holds.formIntersection([.malformed])  // the parser cannot go on past a failure
+        self.state.refusalWritten(closing: refusal.closeConnection)
         if refusal.closeConnection {
-            self.state = .closed
             ended.whenComplete { [channel = context.channel] _ in channel.close(promise: nil) }
         } else {
-            self.state = .idle
             context.triggerUserOutboundEvent(ConnectionPhase.responseEnded, promise: nil)
             self.drainQueued(context: context)
         }

@@ -1,12 +1,44 @@
 import AFProxyModel
 
-/// What the registry holds and the verbs act on, whatever carries the task's bytes: an HTTP
-/// exchange driven by curl (`TaskDelegate`) or a CONNECT tunnel relayed by NIO (`StreamTask`).
-/// The smallest common face, so that both live in one registry with the same verbs, events and
-/// history.
+/// A task: what the registry holds and the verbs act on, whatever carries its bytes. There are
+/// two kinds today, each a task, the delegate that records what its transport reports, and the
+/// one owner of its state machine:
 ///
-/// Each method may be called from any thread. A verb that applies answers only once the change
-/// is in force for the record (a suspended task counts no more bytes); its I/O follows.
+/// | task         | transport that executes it             | its state machine         |
+/// |--------------|----------------------------------------|---------------------------|
+/// | `HTTPTask`   | `UpstreamTransfer` on `UpstreamSession` | `HTTPTaskStateMachine`   |
+/// | `StreamTask` | `TunnelTransfer` (NIO, the client's loop) | `StreamTaskStateMachine` |
+///
+/// # The task contract
+///
+/// Every event a task sees goes through its state machine, under the task's lock; the machine
+/// answers actions, which the task performs after the lock is released (pause or continue its
+/// transport, hold or release the client's reads, publish an event, finish). No other object
+/// keeps a copy of the task's state: a transport remembers only what it was last told to do.
+///
+/// Threads, and who calls what:
+/// - **Any thread** (the control server, the daemon): `record()`, `state`, the byte counts and
+///   the verbs `suspend()`, `resume()`, `cancel(_:)`. A verb that applies has changed the state
+///   when it returns (a suspended task counts no further byte from then on); the transport
+///   carries it out afterwards. An illegal verb throws `IllegalTransition` and changes nothing.
+///   `suspended` and `resumed` are published by the actions, so exactly once per real change.
+/// - **The session thread** (`UpstreamSession`'s one thread) calls an `HTTPTask` as its
+///   transfer's `UpstreamTransferDelegate`, in this order: interim heads, then the final head
+///   once; body bytes and requests for upload bytes as they come (either may answer "no more
+///   now", which pauses that direction until the task continues it); `transferDidFlush` after
+///   each socket curl served, when what was gathered goes to the client in one hop; completion
+///   exactly once, last. It must never block there: a blocked delegate stalls every transfer.
+/// - **The client connection's event loop** calls an `HTTPTask` with the request body
+///   (`appendRequestBody`, `finishRequestBody`), acknowledgements of written response bytes
+///   (`clientDidWrite`) and `clientClosed`/`abandon`; the task calls its `TaskClient` from the
+///   session thread or a verb's thread, and the client hops to its loop.
+/// - A `StreamTask` lives on the client connection's event loop: its `TunnelTransfer`, the relay
+///   and the `TunnelTransferDelegate` reports (connected, first byte, completed once and last)
+///   run there; only its verbs and `record()` come from other threads.
+/// - Completion: the task records its end, answers its client, publishes `completed` and leaves
+///   the registry for the history, in that order, once (`SessionManager.taskDidComplete`).
+///   Completion racing a cancel: whichever reaches the machine first decides; a transfer that
+///   completed before the cancel reached its transport completed.
 protocol ManagedTask: AnyObject, Sendable {
     var id: Int { get }
     var kind: TaskKind { get }
@@ -17,8 +49,6 @@ protocol ManagedTask: AnyObject, Sendable {
     func record() -> TaskRecord
     func suspend() throws(IllegalTransition)
     func resume() throws(IllegalTransition)
-    /// `reason` becomes the task's error: "canceled" when a person asked for it.
-    func cancel(reason: String) throws(IllegalTransition)
+    /// `failure` becomes the task's error (`.canceled()` when a person asked for it).
+    func cancel(_ failure: TaskFailure) throws(IllegalTransition)
 }
-
-extension TaskDelegate: ManagedTask {}

@@ -6,7 +6,8 @@ import NIOCore
 /// delegate, keeps the registry of live tasks keyed by id (behind a lock, as
 /// `mutableTaskDelegatesKeyedByTaskIdentifier` is), applies the verbs, publishes events, and
 /// moves a task to the bounded history the moment it completes. HTTP tasks and CONNECT tunnels
-/// (stream tasks) share the registry through `ManagedTask`.
+/// (stream tasks) share the registry through `ManagedTask`, which holds the task contract. It
+/// does no I/O of its own: the transports (`UpstreamSession`, `TunnelTransfer`) do.
 public final class SessionManager: Sendable {
     public let session: UpstreamSession
     public let events = EventBus()
@@ -32,9 +33,9 @@ public final class SessionManager: Sendable {
     }
 
     /// Registers a task for `request`, publishes `created` and starts its transfer.
-    public func startTask(_ request: ProxyRequest, client: any TaskClient) -> TaskDelegate {
+    public func startTask(_ request: ProxyRequest, client: any TaskClient) -> HTTPTask {
         let task = self.registry.withLock { registry in
-            let task = TaskDelegate(id: registry.nextID, request: request, client: client, manager: self)
+            let task = HTTPTask(id: registry.nextID, request: request, client: client, manager: self)
             registry.nextID += 1
             registry.live[task.id] = task
             return task
@@ -61,8 +62,8 @@ public final class SessionManager: Sendable {
         return task
     }
 
-    /// Called by a task once it ended: on the session thread for an HTTP task, on the client's
-    /// event loop for a tunnel.
+    /// Called by a task once it ended, once: on the session thread for an HTTP task, on the
+    /// client's event loop for a tunnel.
     func taskDidComplete(_ task: any ManagedTask) {
         let record = task.record()
         self.registry.withLock { registry in
@@ -123,7 +124,7 @@ public final class SessionManager: Sendable {
     }
 
     public func cancel(id: Int) throws(ControlError) -> TaskRecord {
-        try self.apply(id, "cancel") { task throws(IllegalTransition) in try task.cancel(reason: "canceled") }
+        try self.apply(id, "cancel") { task throws(IllegalTransition) in try task.cancel(.canceled()) }
     }
 
     /// Every live task that is running (suspend) or suspended (resume); answers the changed ones.
@@ -141,17 +142,11 @@ public final class SessionManager: Sendable {
             throw ControlError.unknownTask(id)
         }
         do {
-            try verb(task)
+            try verb(task)  // publishes `suspended` or `resumed` itself, on a real change
         } catch {
             throw ControlError.illegal(error)
         }
-        let record = task.record()
-        switch record.state {
-        case .suspended: self.events.publish(.suspended, record)
-        case .running: self.events.publish(.resumed, record)
-        default: break
-        }
-        return record
+        return task.record()
     }
 
     private func applyAll(_ name: String, _ verb: (any ManagedTask) throws(IllegalTransition) -> Void) -> [TaskRecord] {

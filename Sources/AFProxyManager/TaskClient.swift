@@ -1,17 +1,17 @@
-import AFProxyCurl
 import AFProxyModel
 import NIOCore
 
-/// The client side of a task: the listener's connection. The task delegate calls it from the
-/// session thread; an implementation hops to its own event loop and never blocks.
+/// The client side of an HTTP task: the listener's connection. The task calls it from the
+/// session thread or a verb's thread (see the contract in `ManagedTask`); an implementation hops
+/// to its own event loop and never blocks.
 public protocol TaskClient: AnyObject, Sendable {
-    /// At most once per session loop iteration: the head (once), body bytes gathered since the
-    /// last delivery, and the end (once, last).
-    func task(_ task: TaskDelegate, deliver delivery: ResponseDelivery)
+    /// What was gathered since the last delivery, after each socket curl served: interim heads,
+    /// the head (once), body bytes, and the end (once, last).
+    func task(_ task: HTTPTask, deliver delivery: ResponseDelivery)
     /// The request body buffered for upstream fell below its low watermark: read the client again.
-    func taskWantsRequestBody(_ task: TaskDelegate)
+    func taskWantsRequestBody(_ task: HTTPTask)
     /// A person suspended (true) or resumed (false) the task: stop or restart reading the client.
-    func task(_ task: TaskDelegate, didChangeSuspension suspended: Bool)
+    func task(_ task: HTTPTask, didChangeSuspension suspended: Bool)
 }
 
 public struct ResponseDelivery: Sendable {
@@ -22,9 +22,20 @@ public struct ResponseDelivery: Sendable {
     public var end: ResponseEnd?
     /// With a complete end: the trailer fields of a chunked body.
     public var trailers: HTTPHeaderList = []
+
+    public init(
+        interim: [ProxyResponseHead] = [], head: ProxyResponseHead? = nil, body: ByteBuffer? = nil,
+        end: ResponseEnd? = nil, trailers: HTTPHeaderList = []
+    ) {
+        self.interim = interim
+        self.head = head
+        self.body = body
+        self.end = end
+        self.trailers = trailers
+    }
 }
 
 public enum ResponseEnd: Sendable, Equatable {
     case complete
-    case failed(UpstreamFailure)
+    case failed(TaskFailure)
 }

@@ -18,7 +18,7 @@ extension TaskRecord {
         json.key("download"); json.progress(self.download)
         json.key("endReason"); json.string(self.endReason)
         json.key("error"); json.string(self.error)
-        json.key("failure"); json.string(self.failure)
+        json.key("errorCode"); json.string(self.errorCode)
         json.key("id"); json.integer(Int64(self.id))
         json.key("kind"); json.string(self.kind.rawValue)
         json.key("method"); json.string(self.method)

@@ -13,9 +13,10 @@ public struct TaskRecord: Sendable, Codable, Equatable {
     public var createdAt: Date
     public var status: Int?
     public var error: String?
-    /// The failure's stable code ("upstream-bad-response", "upstream-timeout", "canceled", …);
-    /// nil while running and after success.
-    public var failure: String?
+    /// The stable code of `error`'s cause (`TaskFailure.code`: "canceled", "dns-failure",
+    /// "upstream-bad-response", …): what scripts match on, where `error` is for people. Null
+    /// while running and after success.
+    public var errorCode: String?
     public var upload: TransferProgress
     public var download: TransferProgress
     public var metrics: TaskMetrics
@@ -27,7 +28,7 @@ public struct TaskRecord: Sendable, Codable, Equatable {
 
     public init(
         id: Int, kind: TaskKind, state: TaskState, method: String, url: String, client: String,
-        createdAt: Date, status: Int? = nil, error: String? = nil, failure: String? = nil, upload: TransferProgress = .init(),
+        createdAt: Date, status: Int? = nil, error: String? = nil, errorCode: String? = nil, upload: TransferProgress = .init(),
         download: TransferProgress = .init(), metrics: TaskMetrics = .init(),
         requestHeaders: HTTPHeaderList = [], responseHeaders: HTTPHeaderList? = nil, endReason: String? = nil
     ) {
@@ -40,7 +41,7 @@ public struct TaskRecord: Sendable, Codable, Equatable {
         self.createdAt = createdAt
         self.status = status
         self.error = error
-        self.failure = failure
+        self.errorCode = errorCode
         self.upload = upload
         self.download = download
         self.metrics = metrics
@@ -61,7 +62,7 @@ public struct TaskRecord: Sendable, Codable, Equatable {
         try container.encode(self.createdAt, forKey: .createdAt)
         try container.encode(self.status, forKey: .status)
         try container.encode(self.error, forKey: .error)
-        try container.encode(self.failure, forKey: .failure)
+        try container.encode(self.errorCode, forKey: .errorCode)
         try container.encode(self.upload, forKey: .upload)
         try container.encode(self.download, forKey: .download)
         try container.encode(self.metrics, forKey: .metrics)

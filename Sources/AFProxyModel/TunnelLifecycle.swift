@@ -50,20 +50,21 @@ public struct TunnelLifecycle: Sendable, Equatable {
     }
 
     /// `side`'s channel failed (a reset, a write error): the tunnel cannot go on. A client that
-    /// breaks off its connection cancels its task, as it does an HTTP task ("canceled: …", which
-    /// the log does not count as a failure); an upstream failure is the task's error.
+    /// breaks off its connection ends its task as a client that closes an HTTP task's does
+    /// ("canceled: …", which the log does not count as a failure); an upstream failure is the
+    /// task's error.
     public mutating func failed(_ side: Side, _ message: String) -> Action {
         guard !self.isFinished else { return .none }
-        let failure = "\(side.rawValue) connection failed: \(message)"
-        let text = side == .client ? "canceled: \(failure)" : failure
-        self.note(TunnelEnd(reason: text, error: text))
+        let text = "\(side.rawValue) connection failed: \(message)"
+        let failure: TaskFailure = side == .client ? .clientClosed("canceled: \(text)") : .upstreamBroken(text)
+        self.note(TunnelEnd(reason: failure.message, failure: failure))
         return .closeBoth
     }
 
-    /// A person canceled the task (`reason` "canceled"), or the daemon is stopping.
-    public mutating func cancel(reason: String) -> Action {
+    /// A person canceled the task, its client went away, or the daemon is stopping.
+    public mutating func cancel(_ failure: TaskFailure) -> Action {
         guard !self.isFinished else { return .none }
-        self.note(TunnelEnd(reason: reason, error: reason))
+        self.note(TunnelEnd(reason: failure.message, failure: failure))
         return .closeBoth
     }
 
@@ -80,14 +81,19 @@ public struct TunnelLifecycle: Sendable, Equatable {
     }
 }
 
-/// Why a tunnel ended: `reason` always (the task's `endReason`), `error` only when it failed or
-/// was canceled. A tunnel that either side closed in order did not fail.
+/// Why a tunnel ended: `reason` always (the task's `endReason`), `failure` only when it failed
+/// or was canceled. A tunnel that either side closed in order did not fail.
 public struct TunnelEnd: Sendable, Equatable {
     public var reason: String
-    public var error: String?
+    public var failure: TaskFailure?
 
-    public init(reason: String, error: String? = nil) {
+    public init(reason: String, failure: TaskFailure? = nil) {
         self.reason = reason
-        self.error = error
+        self.failure = failure
+    }
+
+    /// A tunnel that ended before it was established, or was canceled: its failure is its reason.
+    public init(_ failure: TaskFailure) {
+        self.init(reason: failure.message, failure: failure)
     }
 }

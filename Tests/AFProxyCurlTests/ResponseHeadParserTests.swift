@@ -70,20 +70,4 @@ import Testing
         }
         #expect(self.parse(["HTTP/1.0 200 OK\r\n", "\r\n"]) == [.final(ProxyResponseHead(status: 200, reason: "OK", version: "1.0", headers: []))])
     }
-
-    @Test func failureKindsMapToStatusesAndCodes() {
-        #expect(UpstreamFailure(.unreachable, "x").httpStatus == 502)
-        #expect(UpstreamFailure(.timeout, "x").httpStatus == 504)
-        #expect(UpstreamFailure(.upstreamBroken, "x").httpStatus == 502)
-        #expect(UpstreamFailure(.badResponse, "x").httpStatus == 502)
-        #expect(UpstreamFailure(.badResponse, "x").code == "upstream-bad-response")
-        #expect(UpstreamFailure(.badRequest, "x").httpStatus == 400)
-    }
-
-    @Test func curlRefusalsOfTheAnswerAreBadResponses() {
-        #expect(UpstreamFailure.fromCurl(CURLE_UNSUPPORTED_PROTOCOL, detail: "Received HTTP/0.9").kind == .badResponse)
-        #expect(UpstreamFailure.fromCurl(CURLE_WEIRD_SERVER_REPLY, detail: "").kind == .badResponse)
-        #expect(UpstreamFailure.fromCurl(CURLE_URL_MALFORMAT, detail: "").kind == .badRequest)
-        #expect(UpstreamFailure.fromCurl(CURLE_PARTIAL_FILE, detail: "", headComplete: true).kind == .upstreamBroken)
-    }
 }

@@ -8,7 +8,7 @@ import Testing
         case inputClosed(TunnelLifecycle.Side)
         case channelClosed(TunnelLifecycle.Side)
         case failed(TunnelLifecycle.Side, String)
-        case cancel(String)
+        case cancel(TaskFailure)
     }
 
     private func feed(_ tunnel: inout TunnelLifecycle, _ events: [Event]) -> [TunnelLifecycle.Action] {
@@ -17,7 +17,7 @@ import Testing
             case .inputClosed(let side): tunnel.inputClosed(side)
             case .channelClosed(let side): tunnel.channelClosed(side)
             case .failed(let side, let message): tunnel.failed(side, message)
-            case .cancel(let reason): tunnel.cancel(reason: reason)
+            case .cancel(let failure): tunnel.cancel(failure)
             }
         }
     }
@@ -44,22 +44,22 @@ import Testing
     @Test func aCancelClosesBothAndWinsOverLaterCauses() {
         var tunnel = TunnelLifecycle()
         let actions = self.feed(&tunnel, [
-            .cancel("canceled"), .failed(.upstream, "Broken pipe"), .channelClosed(.client),
-            .channelClosed(.upstream), .cancel("canceled"),
+            .cancel(.canceled()), .failed(.upstream, "Broken pipe"), .channelClosed(.client),
+            .channelClosed(.upstream), .cancel(.canceled()),
         ])
         #expect(actions == [
-            .closeBoth, .closeBoth, .close(.upstream), .finish(TunnelEnd(reason: "canceled", error: "canceled")), .none,
+            .closeBoth, .closeBoth, .close(.upstream), .finish(TunnelEnd(.canceled())), .none,
         ])
     }
 
     @Test func failuresAreErrorsAndAClientsOneCountsAsItsCancel() {
         var upstream = TunnelLifecycle()
         #expect(self.feed(&upstream, [.failed(.upstream, "Connection reset by peer")]) == [.closeBoth])
-        #expect(upstream.end?.error == "upstream connection failed: Connection reset by peer")
+        #expect(upstream.end?.failure == .upstreamBroken("upstream connection failed: Connection reset by peer"))
 
         var client = TunnelLifecycle()
         #expect(self.feed(&client, [.failed(.client, "Connection reset by peer")]) == [.closeBoth])
-        #expect(client.end?.error == "canceled: client connection failed: Connection reset by peer")
+        #expect(client.end?.failure == .clientClosed("canceled: client connection failed: Connection reset by peer"))
     }
 
     @Test func anIdleTunnelClosesBothWithoutAnError() {

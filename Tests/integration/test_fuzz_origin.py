@@ -555,7 +555,7 @@ def _daemon_view(rid: str, run: Run, history: dict[str, dict]) -> str:
     if rec:
         heads = [(h.get("name"), h.get("value")) for h in rec.get("responseHeaders") or []]
         out += (f"    daemon's task {rec.get('id')}: state {rec.get('state')} status {rec.get('status')} "
-                f"error {rec.get('error')!r} failure {rec.get('failure')!r} down {rec.get('download')} "
+                f"error {rec.get('error')!r} errorCode {rec.get('errorCode')!r} down {rec.get('download')} "
                 f"response fields {str(heads)[:300]}\n")
     needle = f"/fz/{rid} "
     lines = [ln for ln in run.proxy.stderr_lines if needle in ln or ln.endswith(f"/fz/{rid}")]

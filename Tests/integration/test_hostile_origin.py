@@ -50,7 +50,7 @@ def test_folded_first_field_on_a_reused_connection_is_a_502_not_a_crash(proxy, s
             assert "not valid HTTP/1.x" in resp.text
     assert scripted.connections <= 3 * 2
     record = proxy.history_record(scripted.url("/fold"))
-    assert record["failure"] == "upstream-bad-response"
+    assert record["errorCode"] == "upstream-bad-response"
     assert proxy.alive()
     assert_serves(proxy, origin)
 
@@ -81,7 +81,7 @@ def test_bad_response_is_a_502_with_a_failure_code(proxy, scripted, origin, name
     assert resp.status == 502, (resp.status, resp.headers, resp.body)
     assert resp.header("date"), "our own answers carry Date"
     record = proxy.history_record(scripted.url(f"/{name}"))
-    assert record["failure"] == "upstream-bad-response", record
+    assert record["errorCode"] == "upstream-bad-response", record
     assert record["error"], record
     assert_serves(proxy, origin)
 

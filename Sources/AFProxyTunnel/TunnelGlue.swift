@@ -43,11 +43,11 @@ final class TunnelGlue: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Bytes go straight through: a partner to take them, no suspend, nothing held before them.
     private var passesBytes: Bool {
-        self.partner != nil && !self.counters.isSuspended && self.held.isEmpty
+        self.partner != nil && !self.counters.isPaused && self.held.isEmpty
     }
 
     private var mayRead: Bool {
-        !self.counters.isSuspended && self.partner?.context?.channel.isWritable == true
+        !self.counters.isPaused && self.partner?.context?.channel.isWritable == true
     }
 
     // MARK: inbound
@@ -116,7 +116,7 @@ final class TunnelGlue: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Once the partner is there, and at resume: passes on what was held, then reads again.
     func release() {
-        guard self.partner != nil, !self.counters.isSuspended else { return }
+        guard self.partner != nil, !self.counters.isPaused else { return }
         if !self.held.isEmpty {
             while let buffer = self.held.popFirst() { self.forward(buffer) }
             self.partner?.context?.flush()

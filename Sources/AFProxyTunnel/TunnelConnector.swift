@@ -1,4 +1,4 @@
-import AFProxyCurl
+import AFProxyModel
 import NIOCore
 import NIOPosix
 
@@ -29,18 +29,17 @@ final class TunnelConnector {
     /// The channel of the attempt in progress: a cancel closes it.
     private var current: (any Channel)?
     private var canceled = false
-    private var completion: ((Result<Connected, UpstreamFailure>) -> Void)?
+    private var completion: ((Result<Connected, TaskFailure>) -> Void)?
 
     init(host: String, port: Int, timeout: Duration, eventLoop: any EventLoop, started: NIODeadline) {
         self.host = host
         self.port = port
-        self.timeout = TimeAmount.nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000
-            + timeout.components.attoseconds / 1_000_000_000)
+        self.timeout = TimeAmount(timeout)
         self.eventLoop = eventLoop
         self.started = started
     }
 
-    func start(_ completion: @escaping (Result<Connected, UpstreamFailure>) -> Void) {
+    func start(_ completion: @escaping (Result<Connected, TaskFailure>) -> Void) {
         self.completion = completion
         let bound = NIOLoopBound(self, eventLoop: self.eventLoop)
         let literal = (try? SocketAddress(ipAddress: self.host, port: self.port)) != nil
@@ -52,7 +51,7 @@ final class TunnelConnector {
                 this.attempt(addresses[...], lastError: nil)
             case .failure(let error):
                 let detail = (error as? TunnelResolver.Failure)?.message ?? "\(error)"
-                this.finish(.failure(UpstreamFailure(.unreachable, "DNS lookup failed for \(this.host): \(detail)")))
+                this.finish(.failure(.dnsFailure("DNS lookup failed for \(this.host): \(detail)")))
             }
         }
     }
@@ -66,7 +65,7 @@ final class TunnelConnector {
     private var deadline: NIODeadline { self.started + self.timeout }
 
     private func attempt(_ addresses: ArraySlice<SocketAddress>, lastError: (any Error)?) {
-        guard !self.canceled else { return self.finish(.failure(UpstreamFailure(.canceled, "canceled"))) }
+        guard !self.canceled else { return self.finish(.failure(.canceled())) }
         guard let address = addresses.first else {
             return self.finish(.failure(self.failure(lastError)))
         }
@@ -94,7 +93,7 @@ final class TunnelConnector {
                 switch result {
                 case .success(let channel) where this.canceled:
                     channel.close(promise: nil)
-                    this.finish(.failure(UpstreamFailure(.canceled, "canceled")))
+                    this.finish(.failure(.canceled()))
                 case .success(let channel):
                     this.finish(.success(Connected(
                         channel: channel, dnsMs: this.dnsMs, connectMs: this.millisecondsSinceStart(),
@@ -108,7 +107,7 @@ final class TunnelConnector {
             }
     }
 
-    private func finish(_ result: Result<Connected, UpstreamFailure>) {
+    private func finish(_ result: Result<Connected, TaskFailure>) {
         let completion = self.completion
         self.completion = nil
         completion?(result)
@@ -119,19 +118,20 @@ final class TunnelConnector {
     }
 
     /// 502 for refused, unreachable and the like; 504 for a timeout (as for HTTP tasks).
-    private func failure(_ error: (any Error)?) -> UpstreamFailure {
+    private func failure(_ error: (any Error)?) -> TaskFailure {
         let target = "\(self.host):\(self.port)"
         switch error {
         case ChannelError.connectTimeout?:
             let seconds = Double(self.timeout.nanoseconds) / 1e9
-            return UpstreamFailure(.timeout, "connecting to \(target) timed out after \(seconds.formatted) s")
+            return .connectTimeout("connecting to \(target) timed out after \(seconds.formatted) s")
         case let error as IOError:
             let reason = String(cString: strerror(error.errnoCode))
-            return UpstreamFailure(.unreachable, "connection to upstream \(target) failed: \(reason)")
+            let message = "connection to upstream \(target) failed: \(reason)"
+            return error.errnoCode == ECONNREFUSED ? .connectionRefused(message) : .unreachable(message)
         case let error?:
-            return UpstreamFailure(.unreachable, "connection to upstream \(target) failed: \(error)")
+            return .unreachable("connection to upstream \(target) failed: \(error)")
         case nil:
-            return UpstreamFailure(.unreachable, "connection to upstream \(target) failed")
+            return .unreachable("connection to upstream \(target) failed")
         }
     }
 

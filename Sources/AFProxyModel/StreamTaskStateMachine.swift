@@ -1,19 +1,22 @@
-/// The transitions of one task's state, as a plain value: it takes the verbs a person or the
-/// transfer applies and answers with what the caller must do, so that it is tested without I/O.
+/// Everything a stream task (a CONNECT tunnel) decides, as a plain value: `StreamTask` feeds it
+/// the verbs and its transport's reports under one lock and performs the actions it answers.
+/// How the tunnel's two directions close is its transport's business (`TunnelLifecycle`); this
+/// is the task's state, which the verbs and the record see.
 ///
 /// Only real changes produce an action; repeating a verb (suspending a suspended task) is an
 /// illegal transition, which is why `suspended` and `resumed` events are published only when the
 /// state really changes, as AFNetworking's `af_suspend` / `af_resume` do.
-public struct TaskStateMachine: Sendable, Equatable {
+public struct StreamTaskStateMachine: Sendable, Equatable {
     public enum Action: Sendable, Equatable {
-        /// Pause the transfer in both directions and publish `suspended`.
-        case pauseTransfer
-        /// Continue the transfer where it stopped and publish `resumed`.
-        case resumeTransfer
-        /// Abort the transfer; its completion follows.
-        case abortTransfer
-        /// Record the final state, publish `completed` and move the task to history.
-        case finish
+        case none
+        /// Pause the relay in both directions and publish `suspended`.
+        case suspend
+        /// Continue the relay where it stopped and publish `resumed`.
+        case resume
+        /// Close the tunnel with `failure`; its completion follows.
+        case abort(TaskFailure)
+        /// Record `end`, publish `completed` and move the task to history.
+        case finish(TunnelEnd)
     }
 
     public private(set) var state: TaskState
@@ -25,31 +28,36 @@ public struct TaskStateMachine: Sendable, Equatable {
     public mutating func suspend() throws(IllegalTransition) -> Action {
         guard self.state == .running else { throw IllegalTransition(verb: "suspend", state: self.state) }
         self.state = .suspended
-        return .pauseTransfer
+        return .suspend
     }
 
     public mutating func resume() throws(IllegalTransition) -> Action {
         guard self.state == .suspended else { throw IllegalTransition(verb: "resume", state: self.state) }
         self.state = .running
-        return .resumeTransfer
+        return .resume
     }
 
-    public mutating func cancel() throws(IllegalTransition) -> Action {
+    public mutating func cancel(_ failure: TaskFailure) throws(IllegalTransition) -> Action {
         switch self.state {
         case .running, .suspended:
             self.state = .canceling
-            return .abortTransfer
+            return .abort(failure)
         case .canceling, .completed:
             throw IllegalTransition(verb: "cancel", state: self.state)
         }
     }
 
-    /// The transfer ended, by itself or after a cancel. Completing twice is a programming error
-    /// the caller avoids; it answers `nil` rather than trapping in a daemon.
-    public mutating func complete() -> Action? {
-        guard self.state != .completed else { return nil }
+    /// The client went away before the tunnel was established: it ends, unless it is ending.
+    public mutating func clientClosed() -> Action {
+        (try? self.cancel(.clientClosed("canceled: client closed the connection"))) ?? .none
+    }
+
+    /// The transport reports the end, once; a second report answers `.none` rather than
+    /// trapping in a daemon.
+    public mutating func complete(_ end: TunnelEnd) -> Action {
+        guard self.state != .completed else { return .none }
         self.state = .completed
-        return .finish
+        return .finish(end)
     }
 }
 

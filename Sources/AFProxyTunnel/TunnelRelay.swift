@@ -1,4 +1,3 @@
-import AFProxyCurl
 import AFProxyModel
 import NIOCore
 
@@ -6,9 +5,10 @@ import NIOCore
 import Glibc
 #endif
 
-/// The event-loop side of one stream task: connects upstream, glues the upstream channel to the
-/// client's, and applies what `TunnelLifecycle` answers to what the two channels report.
-/// Loop-confined: every method runs on the client connection's event loop.
+/// The event-loop side of one `TunnelTransfer`: connects upstream, glues the upstream channel to
+/// the client's, applies what `TunnelLifecycle` answers to what the two channels report, and
+/// reports to the delegate. Loop-confined: every method runs on the client connection's event
+/// loop.
 final class TunnelRelay {
     private enum Phase {
         case idle
@@ -21,57 +21,66 @@ final class TunnelRelay {
 
     private var phase = Phase.idle
     private var lifecycle = TunnelLifecycle()
-    /// Held until the tunnel is over, which breaks the cycle task → relay → task.
-    private var task: StreamTask?
+    /// Held until the tunnel is over, which breaks the cycle task → transfer → relay → task.
+    private var delegate: (any TunnelTransferDelegate)?
+    private let host: String
+    private let port: Int
     private let counters: TunnelCounters
     private let established: EventLoopPromise<Void>
     private var client: TunnelGlue?
     private var upstream: TunnelGlue?
-    /// A cancel that came while connecting: the reason the task records.
-    private var cancelReason: String?
-    private var eventLoop: (any EventLoop)?
-    private var idleLimit: Duration?
+    /// A cancel that came while connecting: the failure the task records.
+    private var cancelFailure: TaskFailure?
+    private let eventLoop: any EventLoop
+    private let connectTimeout: Duration
+    private let idleLimit: Duration?
+    private let started = NIODeadline.now()
     private var idleTimer: TunnelIdleTimer?
     /// The next idle check; canceled when the tunnel ends, so the relay is not kept alive by it.
     private var idleCheck: Scheduled<Void>?
 
-    init(counters: TunnelCounters, established: EventLoopPromise<Void>) {
+    init(
+        host: String, port: Int, counters: TunnelCounters, established: EventLoopPromise<Void>,
+        delegate: any TunnelTransferDelegate, connectTimeout: Duration, idleTimeout: Duration?, eventLoop: any EventLoop
+    ) {
+        self.host = host
+        self.port = port
         self.counters = counters
         self.established = established
+        self.delegate = delegate
+        self.connectTimeout = connectTimeout
+        self.idleLimit = idleTimeout
+        self.eventLoop = eventLoop
     }
 
-    func start(
-        _ task: StreamTask, timeout: Duration, idleTimeout: Duration?, started: NIODeadline, eventLoop: any EventLoop
-    ) {
+    func start() {
         guard case .idle = self.phase else { return }
-        self.task = task
-        self.eventLoop = eventLoop
-        self.idleLimit = idleTimeout
         let connector = TunnelConnector(
-            host: task.request.host, port: task.request.port, timeout: timeout, eventLoop: eventLoop, started: started)
+            host: self.host, port: self.port, timeout: self.connectTimeout, eventLoop: self.eventLoop,
+            started: self.started)
         self.phase = .connecting(connector)
         connector.start { [self] result in self.connectDidFinish(result) }
     }
 
-    private func connectDidFinish(_ result: Result<TunnelConnector.Connected, UpstreamFailure>) {
+    private func connectDidFinish(_ result: Result<TunnelConnector.Connected, TaskFailure>) {
         guard case .connecting = self.phase else { return }
         switch result {
         case .failure(let failure):
-            let failure = self.cancelReason.map { UpstreamFailure(.canceled, $0) } ?? failure
-            self.finish(TunnelEnd(reason: failure.message, error: failure.message), failing: failure)
+            self.finish(TunnelEnd(self.cancelFailure ?? failure), failing: true)
         case .success(let connected):
             let glue = TunnelGlue(side: .upstream, relay: self, counters: self.counters)
             do {
                 try connected.channel.pipeline.syncOperations.addHandler(glue)
             } catch {
                 connected.channel.close(promise: nil)
-                let failure = UpstreamFailure(.upstreamBroken, "upstream connection unusable: \(error)")
-                self.finish(TunnelEnd(reason: failure.message, error: failure.message), failing: failure)
+                self.finish(TunnelEnd(.upstreamBroken("upstream connection unusable: \(error)")), failing: true)
                 return
             }
             self.upstream = glue
             self.phase = .connected
-            self.task?.didConnect(connected)
+            self.delegate?.tunnelDidConnect(
+                TunnelConnection(
+                    dnsMs: connected.dnsMs, connectMs: connected.connectMs, remoteAddress: connected.remoteAddress))
             self.established.succeed()
         }
     }
@@ -82,7 +91,7 @@ final class TunnelRelay {
     func attachClient(_ channel: any Channel) -> Bool {
         guard case .connected = self.phase, let upstream = self.upstream else { return false }
         guard channel.isActive else {
-            self.cancel(reason: "canceled: client closed the connection")
+            self.cancel(.clientClosed("canceled: client closed the connection"))
             return false
         }
         let glue = TunnelGlue(side: .client, relay: self, counters: self.counters)
@@ -94,7 +103,7 @@ final class TunnelRelay {
             }
             try channel.pipeline.syncOperations.addHandler(glue)
         } catch {
-            self.cancel(reason: "canceled: client connection unusable")
+            self.cancel(.clientClosed("canceled: client connection unusable"))
             return false
         }
         glue.partner = upstream
@@ -112,15 +121,15 @@ final class TunnelRelay {
     // MARK: idle timeout
 
     private func scheduleIdleCheck() {
-        guard let eventLoop = self.eventLoop, let timer = self.idleTimer else { return }
-        let relay = NIOLoopBound(self, eventLoop: eventLoop)
-        self.idleCheck = eventLoop.scheduleTask(in: TimeAmount(timer.checkInterval)) { relay.value.checkIdle() }
+        guard let timer = self.idleTimer else { return }
+        let relay = NIOLoopBound(self, eventLoop: self.eventLoop)
+        self.idleCheck = self.eventLoop.scheduleTask(in: TimeAmount(timer.checkInterval)) { relay.value.checkIdle() }
     }
 
     private func checkIdle() {
         guard case .relaying = self.phase, var timer = self.idleTimer else { return }
         let total = self.counters.uploaded.load(ordering: .relaxed) + self.counters.downloaded.load(ordering: .relaxed)
-        let idle = timer.isIdle(total: total, suspended: self.counters.isSuspended, now: .now)
+        let idle = timer.isIdle(total: total, suspended: self.counters.isPaused, now: .now)
         self.idleTimer = timer
         if idle {
             self.apply(self.lifecycle.idle(seconds: Int(timer.limit.components.seconds)))
@@ -136,18 +145,18 @@ final class TunnelRelay {
         self.upstream?.release()
     }
 
-    func cancel(reason: String) {
+    func cancel(_ failure: TaskFailure) {
         switch self.phase {
         case .idle:
-            self.finish(TunnelEnd(reason: reason, error: reason), failing: UpstreamFailure(.canceled, reason))
+            self.finish(TunnelEnd(failure), failing: true)
         case .connecting(let connector):
-            self.cancelReason = reason
+            self.cancelFailure = failure
             connector.cancel()
         case .connected:
             self.upstream?.close()
-            self.finish(TunnelEnd(reason: reason, error: reason))
+            self.finish(TunnelEnd(failure))
         case .relaying:
-            self.apply(self.lifecycle.cancel(reason: reason))
+            self.apply(self.lifecycle.cancel(failure))
         case .finished:
             break
         }
@@ -183,7 +192,7 @@ final class TunnelRelay {
     }
 
     func upstreamSentFirstByte() {
-        self.task?.didReceiveFirstByte()
+        self.delegate?.tunnelDidReceiveFirstByte()
     }
 
     private func apply(_ action: TunnelLifecycle.Action) {
@@ -206,15 +215,16 @@ final class TunnelRelay {
         side == .client ? self.client : self.upstream
     }
 
-    /// Records the end once; `failing` when the tunnel was never established.
-    private func finish(_ end: TunnelEnd, failing failure: UpstreamFailure? = nil) {
+    /// Reports the end once; `failing` when the tunnel was never established.
+    private func finish(_ end: TunnelEnd, failing: Bool = false) {
         if case .finished = self.phase { return }
         self.phase = .finished
         self.idleCheck?.cancel()
         self.idleCheck = nil
-        if let failure { self.established.fail(failure) }
-        self.task?.complete(end)
-        self.task = nil
+        if failing { self.established.fail(end.failure ?? .upstreamBroken(end.reason)) }
+        let delegate = self.delegate
+        self.delegate = nil
+        delegate?.tunnelDidComplete(end)
         self.client?.partner = nil
         self.upstream?.partner = nil
         self.client = nil

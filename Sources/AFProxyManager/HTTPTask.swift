@@ -1,0 +1,271 @@
+import AFProxyCurl
+import AFProxyModel
+import FoundationEssentials
+import NIOCore
+import Synchronization
+
+/// An HTTP task: what the registry holds and the verbs act on, executed by its transport (an
+/// `UpstreamTransfer` on the curl session) and recorded by itself as its transport's delegate,
+/// as `AFURLSessionManagerTaskDelegate` records an NSURLSessionTask: response head, byte counts,
+/// progress, metrics and failure. Its bytes pass here between the client connection
+/// (`TaskClient`) and curl, with backpressure both ways.
+///
+/// What it decides lives in one `HTTPTaskStateMachine` behind one lock; every event goes
+/// through it and the actions it answers are performed here, outside the lock (see
+/// `perform(_:)`). The threads, and what each may call, are the task contract in `ManagedTask`.
+public final class HTTPTask: @unchecked Sendable {
+    public let id: Int
+    public let request: ProxyRequest
+    public let createdAt: Date
+    public let client: any TaskClient
+    /// Set once in `init` (it needs `self` as its delegate), never cleared: other threads read it.
+    private(set) var transfer: UpstreamTransfer!
+    private unowned let manager: SessionManager
+    private let machine = Locked(HTTPTaskStateMachine())
+
+    /// What the record shows beyond the machine's state, set on the session thread.
+    private struct Recorded {
+        var responseHead: ProxyResponseHead?
+        var failure: TaskFailure?
+        var metrics = TaskMetrics()
+    }
+
+    private let recorded = Locked(Recorded())
+    private let uploaded = Atomic<Int64>(0)
+    private let downloaded = Atomic<Int64>(0)
+
+    // Session thread only: what was gathered for the client since the last delivery.
+    private var pendingInterim: [ProxyResponseHead] = []
+    private var pendingHead: ProxyResponseHead?
+    private var pendingBody: ByteBuffer?
+    private let allocator = ByteBufferAllocator()
+
+    init(id: Int, request: ProxyRequest, client: any TaskClient, manager: SessionManager) {
+        self.id = id
+        self.request = request
+        self.client = client
+        self.manager = manager
+        self.createdAt = Date()
+        self.transfer = UpstreamTransfer(request: request, delegate: self)
+    }
+
+    public var kind: TaskKind { self.request.kind }
+
+    public var state: TaskState { self.machine.withLock { $0.state } }
+
+    public var bytesUp: Int64 { self.uploaded.load(ordering: .relaxed) }
+    public var bytesDown: Int64 { self.downloaded.load(ordering: .relaxed) }
+
+    /// The task as the control API shows it, now.
+    public func record() -> TaskRecord {
+        let (state, uploadEnded) = self.machine.withLock { ($0.state, $0.upload.ended && $0.upload.bytes == 0) }
+        let recorded = self.recorded.withLock { $0 }
+        var upload = TransferProgress(completed: self.bytesUp)
+        switch self.request.body {
+        case .length(let length): upload.total = length
+        case .none: upload.total = 0
+        case .streamed where uploadEnded: upload.total = upload.completed  // known once it ended
+        case .streamed: break
+        }
+        let download = TransferProgress(
+            completed: self.bytesDown, total: self.request.isHead ? 0 : recorded.responseHead?.contentLength)
+        return TaskRecord(
+            id: self.id, kind: self.kind, state: state, method: self.request.method,
+            url: self.request.url, client: self.request.client, createdAt: self.createdAt,
+            status: recorded.responseHead?.status, error: recorded.failure?.message,
+            errorCode: recorded.failure?.code, upload: upload, download: download,
+            metrics: recorded.metrics, requestHeaders: self.request.headers,
+            responseHeaders: recorded.responseHead?.headers.map {
+                HTTPHeaderField($0.name, FieldText.display($0.value))
+            }
+        )
+    }
+
+    /// Carries out what the machine decided; never called with the machine's lock held.
+    private func perform(_ action: HTTPTaskStateMachine.Action) {
+        switch action {
+        case .none:
+            break
+        case .suspend:
+            self.manager.session.suspend(self.transfer)
+            self.client.task(self, didChangeSuspension: true)
+            self.manager.events.publish(.suspended, self.record())
+        case .resume:
+            self.manager.session.resume(self.transfer)
+            self.client.task(self, didChangeSuspension: false)
+            self.manager.events.publish(.resumed, self.record())
+        case .abort(let failure):
+            self.manager.session.cancel(self.transfer, reason: failure)
+        case .continueSending:
+            self.manager.session.continueSending(self.transfer)
+        case .continueReceiving(let resize):
+            self.resizeWindow(resize)
+            self.manager.session.continueReceiving(self.transfer)
+        case .readClient:
+            self.client.taskWantsRequestBody(self)
+        case .finish(let result, let release):
+            self.manager.budget.release(release)
+            var delivery = self.takePending(end: result.end)!
+            if result == .success { delivery.trailers = self.transfer.trailers }
+            self.client.task(self, deliver: delivery)
+            self.manager.taskDidComplete(self)
+        }
+    }
+
+    /// Grows the window of a client that drained it promptly (if the budget allows), shrinks
+    /// that of one that kept the transfer waiting.
+    private func resizeWindow(_ change: ReceiveWindow.Change) {
+        switch change {
+        case .keep: return
+        case .grow(let reserve): guard self.manager.budget.reserve(reserve) else { return }
+        case .shrink(let release): self.manager.budget.release(release)
+        }
+        self.machine.withLock { $0.resizeWindow(change) }
+    }
+}
+
+// MARK: - ManagedTask (any thread)
+
+extension HTTPTask: ManagedTask {
+    func suspend() throws(IllegalTransition) {
+        self.perform(try self.machine.withLock { machine throws(IllegalTransition) in try machine.suspend() })
+    }
+
+    func resume() throws(IllegalTransition) {
+        self.perform(try self.machine.withLock { machine throws(IllegalTransition) in try machine.resume() })
+    }
+
+    func cancel(_ failure: TaskFailure) throws(IllegalTransition) {
+        self.perform(try self.machine.withLock { machine throws(IllegalTransition) in try machine.cancel(failure) })
+    }
+}
+
+// MARK: - the client side (the client's event loop)
+
+extension HTTPTask {
+    /// Answers whether the client may be read further; when not, `TaskClient.taskWantsRequestBody`
+    /// says when it may.
+    public func appendRequestBody(_ buffer: ByteBuffer) -> Bool {
+        let (keepReading, action) = self.machine.withLock { $0.requestBodyArrived(buffer) }
+        self.perform(action)
+        return keepReading
+    }
+
+    public func finishRequestBody() {
+        self.perform(self.machine.withLock { $0.requestBodyEnded() })
+    }
+
+    /// `bytes` of a delivered body reached the client's socket.
+    public func clientDidWrite(bytes: Int) {
+        let now = MonotonicClock.nanoseconds()
+        self.perform(self.machine.withLock { $0.clientWrote(bytes, now: now) })
+    }
+
+    /// The client went away: the task ends and frees its upstream transfer.
+    public func clientClosed() {
+        self.perform(self.machine.withLock { $0.clientFailed(.clientClosed("canceled: client closed the connection")) })
+    }
+
+    /// The client cannot be given the response (the listener answered 502 instead): the task
+    /// ends as failed by the origin's response.
+    public func abandon(because message: String) {
+        self.perform(self.machine.withLock { $0.clientFailed(.badResponse(message)) })
+    }
+}
+
+// MARK: - UpstreamTransferDelegate (the session thread)
+
+extension HTTPTask: UpstreamTransferDelegate {
+    public func transfer(_ transfer: UpstreamTransfer, didReceiveInterim head: ProxyResponseHead) {
+        self.pendingInterim.append(head)
+    }
+
+    public func transfer(_ transfer: UpstreamTransfer, didReceive head: ProxyResponseHead, metrics: TaskMetrics) {
+        var metrics = metrics
+        metrics.totalMs = nil  // not over yet: the total is known at completion
+        self.machine.withLock { $0.responseHeadArrived() }
+        self.recorded.withLock { recorded in
+            recorded.responseHead = head
+            recorded.metrics = metrics
+        }
+        self.pendingHead = head
+    }
+
+    public func transfer(
+        _ transfer: UpstreamTransfer, didReceiveBodyBytes bytes: UnsafeRawBufferPointer
+    ) -> BodyReceipt {
+        let waiting = (self.pendingBody?.readableBytes ?? 0) + bytes.count
+        let now = MonotonicClock.nanoseconds()
+        let receipt = self.machine.withLock { $0.responseBodyArrived(waiting: waiting, now: now) }
+        guard receipt != .refused else { return .refused }
+        if self.pendingBody == nil {
+            // Sized to what arrived: most responses fit one callback, and a roomier buffer that
+            // is never filled still dirties pages that stay resident after it is freed.
+            self.pendingBody = self.allocator.buffer(capacity: bytes.count)
+        }
+        self.pendingBody!.writeBytes(bytes)
+        self.downloaded.add(Int64(bytes.count), ordering: .relaxed)
+        return receipt
+    }
+
+    public func transfer(
+        _ transfer: UpstreamTransfer, fillRequestBody buffer: UnsafeMutableRawBufferPointer
+    ) -> RequestBodyRead {
+        let (read, action) = self.machine.withLock { $0.fillRequestBody(buffer) }
+        if case .bytes(let count) = read { self.uploaded.add(Int64(count), ordering: .relaxed) }
+        self.perform(action)
+        return read
+    }
+
+    public func transferRewindRequestBody(_ transfer: UpstreamTransfer) -> Bool {
+        guard let count = self.machine.withLock({ $0.rewindRequestBody() }) else { return false }
+        self.uploaded.add(-Int64(count), ordering: .relaxed)
+        return true
+    }
+
+    public func transferDidFlush(_ transfer: UpstreamTransfer) {
+        guard let delivery = self.takePending(end: nil) else { return }
+        self.client.task(self, deliver: delivery)
+    }
+
+    public func transfer(_ transfer: UpstreamTransfer, didCompleteWith result: UpstreamResult, metrics: TaskMetrics) {
+        self.recorded.withLock { recorded in
+            recorded.metrics = metrics
+            if case .failure(let failure) = result { recorded.failure = failure }
+        }
+        self.perform(self.machine.withLock { $0.complete(result) })
+    }
+
+    private func takePending(end: ResponseEnd?) -> ResponseDelivery? {
+        let body = self.pendingBody
+        guard self.pendingHead != nil || body != nil || end != nil || !self.pendingInterim.isEmpty else { return nil }
+        if let body {
+            let count = body.readableBytes
+            self.machine.withLock { $0.delivered(count) }
+        }
+        let delivery = ResponseDelivery(interim: self.pendingInterim, head: self.pendingHead, body: body, end: end)
+        self.pendingInterim.removeAll()
+        self.pendingHead = nil
+        self.pendingBody = nil
+        return delivery
+    }
+}
+
+extension UpstreamResult {
+    fileprivate var end: ResponseEnd {
+        switch self {
+        case .success: .complete
+        case .failure(let failure): .failed(failure)
+        }
+    }
+}
+
+/// Monotonic nanoseconds, for a duration measured across threads.
+enum MonotonicClock {
+    private static let origin = ContinuousClock.now
+
+    static func nanoseconds() -> Int64 {
+        let (seconds, attoseconds) = (ContinuousClock.now - Self.origin).components
+        return max(1, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}

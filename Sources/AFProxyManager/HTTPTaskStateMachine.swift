@@ -1,0 +1,177 @@
+import AFProxyCurl
+import AFProxyModel
+import NIOCore
+
+/// Everything an HTTP task decides, as one plain value: its state (running, suspended,
+/// canceling, completed), the request body waiting for curl, and the response bytes on their way
+/// to the client with the window that bounds them. `HTTPTask` feeds it every event — the verbs,
+/// curl's callbacks, the client's writes — under one lock, and performs the actions it answers;
+/// nothing else keeps a copy of this state, so suspension and backpressure cannot disagree.
+///
+/// Events that happen for every chunk of a body answer what the caller needs there and then
+/// (`BodyReceipt`, `RequestBodyRead`, whether to read the client further); the others answer an
+/// `Action`.
+struct HTTPTaskStateMachine {
+    enum Action: Equatable {
+        case none
+        /// Pause the transfer both ways, hold the client's reads, publish `suspended`.
+        case suspend
+        /// Continue the transfer both ways, release the client's reads, publish `resumed`.
+        case resume
+        /// Abort the transfer with `failure`; its completion follows.
+        case abort(TaskFailure)
+        /// curl waited for request bytes and some are there (or the body ended): let it send.
+        case continueSending
+        /// The client drained its window: apply `resize` to the window (the budget may refuse a
+        /// growth), then let curl receive again.
+        case continueReceiving(resize: ReceiveWindow.Change)
+        /// The request body waiting for curl fell below its low watermark: read the client again.
+        case readClient
+        /// Record the end, answer the client, publish `completed`, leave the registry, and
+        /// give `release` bytes back to the budget.
+        case finish(UpstreamResult, release: Int)
+    }
+
+    private(set) var state: TaskState = .running
+    /// The request body read from the client and not yet taken by curl.
+    private(set) var upload = UploadQueue()
+    private(set) var window = ReceiveWindow()
+    /// Response bytes handed to the client's event loop and not yet written to its socket.
+    private(set) var inFlight = 0
+    /// Response bytes written to the client's socket so far: a window grows only once a client
+    /// proved it keeps up over a good stretch.
+    private(set) var clientWritten: Int64 = 0
+    /// When curl paused receiving because the window was full (monotonic nanoseconds), nil while
+    /// it receives: how long the client then takes to drain says whether it keeps up.
+    private(set) var receiveBlockedSince: Int64?
+
+    // MARK: verbs
+
+    mutating func suspend() throws(IllegalTransition) -> Action {
+        guard self.state == .running else { throw IllegalTransition(verb: "suspend", state: self.state) }
+        self.state = .suspended
+        return .suspend
+    }
+
+    mutating func resume() throws(IllegalTransition) -> Action {
+        guard self.state == .suspended else { throw IllegalTransition(verb: "resume", state: self.state) }
+        self.state = .running
+        // The resume continues both directions; a window drained while suspended needs no
+        // continue of its own, and one still full pauses again at curl's next bytes.
+        self.receiveBlockedSince = nil
+        return .resume
+    }
+
+    mutating func cancel(_ failure: TaskFailure) throws(IllegalTransition) -> Action {
+        switch self.state {
+        case .running, .suspended:
+            self.state = .canceling
+            return .abort(failure)
+        case .canceling, .completed:
+            throw IllegalTransition(verb: "cancel", state: self.state)
+        }
+    }
+
+    /// The client went away, or cannot be given the response: the task ends with `failure`
+    /// unless it is ending already.
+    mutating func clientFailed(_ failure: TaskFailure) -> Action {
+        (try? self.cancel(failure)) ?? .none
+    }
+
+    // MARK: the request body (the client's event loop, and curl)
+
+    /// Answers whether the client may be read further; when not, a `.readClient` follows once
+    /// curl took enough.
+    mutating func requestBodyArrived(_ buffer: ByteBuffer) -> (keepReading: Bool, action: Action) {
+        let keepReading = self.upload.append(buffer)
+        return (keepReading, self.wakeSender())
+    }
+
+    mutating func requestBodyEnded() -> Action {
+        self.upload.ended = true
+        return self.wakeSender()
+    }
+
+    /// curl waits for request bytes: they are there now. Not while suspended: the resume lets
+    /// curl send again.
+    private mutating func wakeSender() -> Action {
+        guard self.upload.curlWaiting, self.state == .running else { return .none }
+        self.upload.curlWaiting = false
+        return .continueSending
+    }
+
+    /// curl asks for request bytes (the session thread).
+    mutating func fillRequestBody(_ buffer: UnsafeMutableRawBufferPointer) -> (RequestBodyRead, Action) {
+        guard self.state == .running else { return (.pause, .none) }
+        if self.upload.bytes == 0 {
+            if self.upload.ended { return (.end, .none) }
+            self.upload.curlWaiting = true
+            return (.pause, .none)
+        }
+        self.upload.curlWaiting = false
+        let count = self.upload.drain(into: buffer)
+        guard self.upload.readerStopped && self.upload.bytes < UploadQueue.lowWatermark else {
+            return (.bytes(count), .none)
+        }
+        self.upload.readerStopped = false
+        return (.bytes(count), .readClient)
+    }
+
+    /// curl sends the request again on a fresh connection: the count of bytes handed out again,
+    /// or nil when they are no longer kept.
+    mutating func rewindRequestBody() -> Int? {
+        self.upload.rewind()
+    }
+
+    /// The response head arrived: the request will not be sent again, so what was sent of its
+    /// body need not be kept.
+    mutating func responseHeadArrived() {
+        self.upload.forgetSent()
+    }
+
+    // MARK: the response body (curl, and the client's event loop)
+
+    /// curl hands over response bytes; `waiting` counts those gathered since the last delivery,
+    /// these included. They are taken always while running: refused bytes would be copied into
+    /// curl's pause buffer, a second copy of what waits for the client. Once the window is
+    /// full, receiving pauses instead.
+    mutating func responseBodyArrived(waiting: Int, now: Int64) -> BodyReceipt {
+        guard self.state != .suspended else { return .refused }
+        guard self.inFlight + waiting >= self.window.size else { return .taken }
+        if self.receiveBlockedSince == nil { self.receiveBlockedSince = now }
+        return .takenWindowFull
+    }
+
+    /// Gathered bytes were handed to the client's event loop.
+    mutating func delivered(_ count: Int) {
+        self.inFlight += count
+    }
+
+    /// `count` delivered bytes reached the client's socket.
+    mutating func clientWrote(_ count: Int, now: Int64) -> Action {
+        self.inFlight -= count
+        self.clientWritten += Int64(count)
+        guard let since = self.receiveBlockedSince, self.inFlight < self.window.lowWatermark else { return .none }
+        self.receiveBlockedSince = nil
+        guard self.state == .running else { return .none }
+        let paused = Duration.nanoseconds(now - since)
+        return .continueReceiving(resize: self.window.afterDrain(paused: paused, written: self.clientWritten))
+    }
+
+    /// The budget granted a growth, or a shrink was released.
+    mutating func resizeWindow(_ change: ReceiveWindow.Change) {
+        guard self.state != .completed else { return }
+        self.window.apply(change)
+    }
+
+    // MARK: the end
+
+    /// The transfer ended, by itself or after a cancel, whichever came first: a transfer that
+    /// completed before the cancel reached curl completed.
+    mutating func complete(_ result: UpstreamResult) -> Action {
+        guard self.state != .completed else { return .none }
+        self.state = .completed
+        self.upload.curlWaiting = false
+        return .finish(result, release: self.window.reserved)
+    }
+}

@@ -1,0 +1,158 @@
+import AFProxyModel
+import AFProxyTunnel
+import FoundationEssentials
+import NIOCore
+
+/// One CONNECT tunnel as a task, NSURLSession's stream task: what the registry, the verbs and
+/// the control API see, executed by a `TunnelTransfer` whose reports it records (target, byte
+/// counts, metrics, why it ended). Its bytes never pass through here. Its state is one
+/// `StreamTaskStateMachine`; the contract it keeps is written in `ManagedTask`.
+public final class StreamTask: Sendable {
+    public let id: Int
+    public let request: StreamRequest
+    public let createdAt: Date
+    private let manager: SessionManager
+    private let started = NIODeadline.now()
+    private let machine = Locked(StreamTaskStateMachine())
+    /// Set once in `init` (it needs `self` as its delegate); read from any thread.
+    private let transport = Locked<TunnelTransfer?>(nil)
+
+    /// What the record shows beyond the machine's state.
+    private struct Recorded {
+        /// 200 once the tunnel is established (the CONNECT answer), else nil.
+        var status: Int?
+        var end: TunnelEnd?
+        var metrics = TaskMetrics()
+    }
+
+    private let recorded = Locked(Recorded())
+
+    /// On `eventLoop`, the client connection's, where the tunnel will run.
+    init(
+        id: Int, request: StreamRequest, eventLoop: any EventLoop, connectTimeout: Duration, idleTimeout: Duration?,
+        manager: SessionManager
+    ) {
+        self.id = id
+        self.request = request
+        self.createdAt = Date()
+        self.manager = manager
+        let transfer = TunnelTransfer(
+            host: request.host, port: request.port, eventLoop: eventLoop, connectTimeout: connectTimeout,
+            idleTimeout: idleTimeout, delegate: self)
+        self.transport.withLock { $0 = transfer }
+    }
+
+    private var transfer: TunnelTransfer { self.transport.withLock { $0! } }
+
+    /// Succeeds once the upstream connection is open: the caller answers 200 and attaches the
+    /// client. Fails with a `TaskFailure` whose `httpStatus` is the answer (502 refused or
+    /// unreachable, 504 timeout, 503 canceled).
+    public var established: EventLoopFuture<Void> { self.transfer.established }
+
+    /// On the event loop: starts connecting upstream.
+    func start() {
+        self.transfer.start()
+    }
+
+    public var kind: TaskKind { .stream }
+
+    public var state: TaskState { self.machine.withLock { $0.state } }
+
+    public var bytesUp: Int64 { self.transfer.bytesUp }
+    public var bytesDown: Int64 { self.transfer.bytesDown }
+
+    /// The task as the control API shows it, now. Both totals are unknown: a tunnel ends when
+    /// one side closes.
+    public func record() -> TaskRecord {
+        let state = self.state
+        let recorded = self.recorded.withLock { $0 }
+        let failure = recorded.end?.failure
+        return TaskRecord(
+            id: self.id, kind: .stream, state: state, method: "CONNECT",
+            url: self.request.authority, client: self.request.client, createdAt: self.createdAt,
+            status: recorded.status, error: failure?.message, errorCode: failure?.code,
+            upload: TransferProgress(completed: self.bytesUp), download: TransferProgress(completed: self.bytesDown),
+            metrics: recorded.metrics, requestHeaders: self.request.headers, responseHeaders: nil,
+            endReason: recorded.end?.reason)
+    }
+
+    // MARK: the client connection (on its event loop)
+
+    /// The client's side joins the relay once its 200 is written; false if the tunnel is over
+    /// (the caller closes the client). The caller then removes what holds reads in front of the
+    /// relay and calls `channel.read()`.
+    public func attachClient(_ channel: any Channel) -> Bool {
+        self.transfer.attachClient(channel)
+    }
+
+    /// The client went away before the tunnel was established: the task ends.
+    public func clientClosed() {
+        self.perform(self.machine.withLock { $0.clientClosed() })
+    }
+
+    /// Carries out what the machine decided; never called with the machine's lock held.
+    private func perform(_ action: StreamTaskStateMachine.Action) {
+        switch action {
+        case .none:
+            break
+        case .suspend:
+            self.transfer.pause()
+            self.manager.events.publish(.suspended, self.record())
+        case .resume:
+            self.transfer.resume()
+            self.manager.events.publish(.resumed, self.record())
+        case .abort(let failure):
+            self.transfer.cancel(failure)
+        case .finish(let end):
+            let now = self.millisecondsSinceStart()
+            self.recorded.withLock { recorded in
+                recorded.end = end
+                recorded.metrics.totalMs = now
+            }
+            self.manager.taskDidComplete(self)
+        }
+    }
+
+    private func millisecondsSinceStart() -> Double {
+        Double((NIODeadline.now() - self.started).nanoseconds) / 1_000_000
+    }
+}
+
+// MARK: - ManagedTask (any thread)
+
+extension StreamTask: ManagedTask {
+    func suspend() throws(IllegalTransition) {
+        self.perform(try self.machine.withLock { machine throws(IllegalTransition) in try machine.suspend() })
+    }
+
+    func resume() throws(IllegalTransition) {
+        self.perform(try self.machine.withLock { machine throws(IllegalTransition) in try machine.resume() })
+    }
+
+    func cancel(_ failure: TaskFailure) throws(IllegalTransition) {
+        self.perform(try self.machine.withLock { machine throws(IllegalTransition) in try machine.cancel(failure) })
+    }
+}
+
+// MARK: - TunnelTransferDelegate (the event loop)
+
+extension StreamTask: TunnelTransferDelegate {
+    package func tunnelDidConnect(_ connection: TunnelConnection) {
+        self.recorded.withLock { recorded in
+            recorded.status = 200
+            recorded.metrics.dnsMs = connection.dnsMs
+            recorded.metrics.connectMs = connection.connectMs
+            recorded.metrics.remoteAddress = connection.remoteAddress
+            recorded.metrics.reusedConnection = false
+        }
+    }
+
+    package func tunnelDidReceiveFirstByte() {
+        let now = self.millisecondsSinceStart()
+        self.recorded.withLock { $0.metrics.ttfbMs = now }
+    }
+
+    package func tunnelDidComplete(_ end: TunnelEnd) {
+        self.perform(self.machine.withLock { $0.complete(end) })
+    }
+}

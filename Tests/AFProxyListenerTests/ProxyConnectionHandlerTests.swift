@@ -1,0 +1,149 @@
+import AFProxyCurl
+import AFProxyManager
+import AFProxyModel
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import Testing
+
+@testable import AFProxyListener
+
+/// The client connection's handler on an embedded channel, in the pipeline the listener builds.
+/// Its tasks are real, on a session that never runs: a test hands each task's response to the
+/// handler itself, as the task would.
+@Suite struct ProxyConnectionHandlerTests {
+    /// Counts the `read()` calls that pass the handlers and reach the channel.
+    private final class ReadCounter: ChannelOutboundHandler {
+        typealias OutboundIn = Any
+        var reads = 0
+
+        func read(context: ChannelHandlerContext) {
+            self.reads += 1
+            context.read()
+        }
+    }
+
+    private let channel = EmbeddedChannel()
+    private let counter = ReadCounter()
+    private let handler: ProxyConnectionHandler
+    private let manager = SessionManager(session: UpstreamSession(), historyCapacity: 10)
+
+    init() throws {
+        self.handler = ProxyConnectionHandler(
+            manager: self.manager, validator: RequestValidator(via: "test-proxy", maxHeaderBytes: 16 << 10),
+            clientAddress: "127.0.0.1:1")
+        let sync = self.channel.pipeline.syncOperations
+        try sync.addHandler(self.counter)
+        try sync.addHandler(ClientResponseEncoder())
+        try sync.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes)))
+        try sync.addHandler(NIOHTTPResponseHeadersValidator())
+        try sync.addHandler(ProxyErrorHandler())
+        try sync.addHandler(self.handler)
+        try self.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+    }
+
+    private func send(_ text: String) throws {
+        try self.channel.writeInbound(ByteBuffer(string: text))
+    }
+
+    /// Everything written to the client so far, as text.
+    private func written() throws -> String {
+        var text = ""
+        while let buffer = try self.channel.readOutbound(as: ByteBuffer.self) { text += String(buffer: buffer) }
+        return text
+    }
+
+    private var currentTask: HTTPTask? {
+        guard case .forwarding(let exchange) = self.handler.state.phase else { return nil }
+        return exchange.task
+    }
+
+    /// What the task hands over when its origin answered `body` in full.
+    private func answer(_ task: HTTPTask, _ body: String) {
+        let head = ProxyResponseHead(
+            status: 200, reason: "OK", version: "1.1",
+            headers: [HTTPHeaderField("Content-Length", String(body.utf8.count))])
+        var delivery = ResponseDelivery()
+        delivery.head = head
+        delivery.body = ByteBuffer(string: body)
+        delivery.end = .complete
+        self.handler.deliver(delivery, of: task)
+    }
+
+    @Test func pipelinedRequestsAreAnsweredInOrderWithReadsHeldWhileOneWaits() throws {
+        try self.send(
+            "GET http://origin.test/first HTTP/1.1\r\nHost: origin.test\r\n\r\n"
+                + "GET http://origin.test/second HTTP/1.1\r\nHost: origin.test\r\n\r\n")
+        let first = try #require(self.currentTask)
+        #expect(first.request.url == "http://origin.test/first")
+        let readsBefore = self.counter.reads
+        self.channel.read()
+        #expect(self.counter.reads == readsBefore)  // held: a request waits
+
+        self.answer(first, "one")
+        let second = try #require(self.currentTask)
+        #expect(second.request.url == "http://origin.test/second")
+        #expect(self.counter.reads == readsBefore + 1)  // released once it no longer waits
+        self.answer(second, "two")
+
+        let text = try self.written()
+        let one = try #require(text.firstRange(of: "\r\n\r\none"))
+        let two = try #require(text.firstRange(of: "\r\n\r\ntwo"))
+        #expect(one.upperBound <= two.lowerBound)
+        #expect(text.components(separatedBy: "HTTP/1.1 200 OK\r\n").count == 3)
+        #expect(text.contains("Via: 1.1 test-proxy\r\n"))
+        #expect(self.channel.isActive)
+    }
+
+    @Test func aRequestWithConflictingFramingIsRefusedAndTheConnectionCloses() throws {
+        try self.send(
+            "POST http://origin.test/ HTTP/1.1\r\nHost: origin.test\r\nContent-Length: 3\r\n"
+                + "Transfer-Encoding: chunked\r\n\r\n")
+        let text = try self.written()
+        #expect(text.hasPrefix("HTTP/1.1 400 Bad Request\r\n"), "\(text)")
+        #expect(text.contains("Connection: close\r\n"))
+        #expect(self.currentTask == nil)
+        self.channel.embeddedEventLoop.run()
+        #expect(!self.channel.isActive)
+    }
+
+    @Test func aClientThatGoesAwayMidRequestEndsItsTask() throws {
+        try self.send("POST http://origin.test/ HTTP/1.1\r\nHost: origin.test\r\nContent-Length: 10\r\n\r\nabc")
+        let task = try #require(self.currentTask)
+        #expect(task.state == .running)
+        // A half-close of the client: without allowRemoteHalfClosure NIO closes the channel.
+        self.channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        _ = try? self.channel.close().wait()
+        #expect(task.state == .canceling)
+        #expect(task.record().state == .canceling)
+    }
+
+    @Test func aResponseTheClientCannotTakeBecomesA502() throws {
+        try self.send("GET http://origin.test/ HTTP/1.0\r\nHost: origin.test\r\n\r\n")
+        let task = try #require(self.currentTask)
+        var delivery = ResponseDelivery()
+        delivery.head = ProxyResponseHead(
+            status: 200, reason: "OK", version: "1.1",
+            headers: [HTTPHeaderField("Transfer-Encoding", "gzip, chunked")])
+        self.handler.deliver(delivery, of: task)
+        let text = try self.written()
+        #expect(text.hasPrefix("HTTP/1.0 502 Bad Gateway\r\n"), "\(text)")
+        #expect(task.state == .canceling)
+    }
+
+    /// `ConnectHandler` takes the connection over at the CONNECT's end and answers as bytes,
+    /// since the HTTP handlers are gone: a refused target gets its status, a body and a close.
+    @Test func aRefusedConnectIsAnsweredByTheConnectHandlerAndCloses() throws {
+        try self.send("CONNECT origin.test:25 HTTP/1.1\r\nHost: origin.test:25\r\n\r\nearly bytes")
+        self.channel.embeddedEventLoop.run()
+        let text = try self.written()
+        #expect(text.hasPrefix("HTTP/1.1 403 Forbidden\r\n"), "\(text)")
+        #expect(text.contains("Via: 1.1 test-proxy\r\n"))
+        #expect(text.contains("\r\n\r\n403 Forbidden: CONNECT to port 25 is not allowed; allowed ports: 443"), "\(text)")
+        // The body is framed by its length, and nothing of the early bytes is answered.
+        let body = try #require(text.split(separator: "\r\n\r\n", maxSplits: 1).last)
+        #expect(text.contains("Content-Length: \(body.utf8.count)\r\n"))
+        #expect(!self.channel.isActive)
+        #expect(self.manager.liveCount == 0)
+    }
+}

@@ -1,0 +1,171 @@
+import AFProxyCurl
+import AFProxyModel
+import NIOCore
+import Testing
+
+@testable import AFProxyManager
+
+/// The HTTP task's decisions, fed event by event without a transfer, a client or a thread.
+@Suite struct HTTPTaskStateMachineTests {
+    private typealias Machine = HTTPTaskStateMachine
+
+    private func bytes(_ count: Int) -> ByteBuffer {
+        ByteBuffer(repeating: 0x61, count: count)
+    }
+
+    /// Hands curl up to `count` request bytes, as its read callback would ask.
+    private func fill(_ machine: inout Machine, _ count: Int) -> (RequestBodyRead, Machine.Action) {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: count, alignment: 1)
+        defer { buffer.deallocate() }
+        return machine.fillRequestBody(buffer)
+    }
+
+    // MARK: verbs
+
+    @Test func suspendAndResumeActOnlyOnRealChanges() throws {
+        var machine = Machine()
+        #expect(try machine.suspend() == .suspend)
+        #expect(machine.state == .suspended)
+        #expect(throws: IllegalTransition(verb: "suspend", state: .suspended)) { try machine.suspend() }
+        #expect(try machine.resume() == .resume)
+        #expect(machine.state == .running)
+        #expect(throws: IllegalTransition(verb: "resume", state: .running)) { try machine.resume() }
+    }
+
+    @Test func cancelAbortsOnceAndNoVerbAppliesAfter() throws {
+        var machine = Machine()
+        #expect(try machine.cancel(.canceled()) == .abort(.canceled()))
+        #expect(machine.state == .canceling)
+        #expect(throws: IllegalTransition(verb: "cancel", state: .canceling)) { try machine.cancel(.canceled()) }
+        #expect(throws: IllegalTransition(verb: "suspend", state: .canceling)) { try machine.suspend() }
+        #expect(throws: IllegalTransition(verb: "resume", state: .canceling)) { try machine.resume() }
+        #expect(machine.clientFailed(.clientClosed("gone")) == .none)
+    }
+
+    @Test func cancelWhileSuspendedAbortsAndCompletesWithTheCancel() throws {
+        var machine = Machine()
+        _ = try machine.suspend()
+        #expect(try machine.cancel(.canceled()) == .abort(.canceled()))
+        #expect(machine.complete(.failure(.canceled())) == .finish(.failure(.canceled()), release: 0))
+        #expect(machine.state == .completed)
+    }
+
+    @Test func anUpstreamFailureWhileSuspendedFinishesTheTask() throws {
+        var machine = Machine()
+        _ = try machine.suspend()
+        let broken = TaskFailure.upstreamBroken("upstream failed: Connection reset by peer")
+        #expect(machine.complete(.failure(broken)) == .finish(.failure(broken), release: 0))
+        #expect(throws: IllegalTransition(verb: "resume", state: .completed)) { try machine.resume() }
+    }
+
+    @Test func aCompletionThatWinsTheRaceWithACancelCompletesOnce() throws {
+        var machine = Machine()
+        #expect(try machine.cancel(.canceled()) == .abort(.canceled()))
+        // curl completed the transfer before the cancel reached it: what happened is recorded.
+        #expect(machine.complete(.success) == .finish(.success, release: 0))
+        #expect(machine.complete(.failure(.canceled())) == .none)
+        #expect(throws: IllegalTransition(verb: "cancel", state: .completed)) { try machine.cancel(.canceled()) }
+    }
+
+    @Test func aClientThatGoesAwayCancelsARunningTask() {
+        var machine = Machine()
+        let gone = TaskFailure.clientClosed("canceled: client closed the connection")
+        #expect(machine.clientFailed(gone) == .abort(gone))
+        #expect(machine.state == .canceling)
+    }
+
+    // MARK: the request body
+
+    @Test func curlWaitingForRequestBytesIsWokenOnceTheyArrive() {
+        var machine = Machine()
+        #expect(self.fill(&machine, 100) == (.pause, .none))
+        let (keepReading, action) = machine.requestBodyArrived(self.bytes(10))
+        #expect(keepReading && action == .continueSending)
+        // Woken once: more bytes while curl has not asked again need no second wake.
+        #expect(machine.requestBodyArrived(self.bytes(10)).action == .none)
+        #expect(self.fill(&machine, 100) == (.bytes(20), .none))
+        #expect(self.fill(&machine, 100) == (.pause, .none))
+        #expect(machine.requestBodyEnded() == .continueSending)
+        #expect(self.fill(&machine, 100) == (.end, .none))
+    }
+
+    @Test func aFullUploadBufferStopsTheClientUntilCurlTookEnough() {
+        var machine = Machine()
+        let chunk = 256 << 10
+        var keepReading = true
+        for _ in 0..<4 { keepReading = machine.requestBodyArrived(self.bytes(chunk)).keepReading }
+        #expect(!keepReading)  // 1 MiB: the high watermark
+        #expect(self.fill(&machine, chunk) == (.bytes(chunk), .none))
+        #expect(self.fill(&machine, chunk) == (.bytes(chunk), .none))
+        #expect(self.fill(&machine, chunk) == (.bytes(chunk), .none))  // 256 KiB left: the low watermark
+        #expect(self.fill(&machine, chunk) == (.bytes(chunk), .readClient))  // below it
+        #expect(machine.requestBodyArrived(self.bytes(1)).keepReading)
+    }
+
+    @Test func aSuspendedTaskHandsCurlNoRequestBytesAndWakesItOnlyByTheResume() throws {
+        var machine = Machine()
+        #expect(self.fill(&machine, 100) == (.pause, .none))
+        _ = try machine.suspend()
+        #expect(machine.requestBodyArrived(self.bytes(10)).action == .none)
+        #expect(self.fill(&machine, 100) == (.pause, .none))
+        #expect(try machine.resume() == .resume)
+        #expect(self.fill(&machine, 100) == (.bytes(10), .none))
+    }
+
+    @Test func aRewindHandsTheSentBytesOutAgainUntilTheHeadArrived() {
+        var machine = Machine()
+        _ = machine.requestBodyArrived(self.bytes(30))
+        _ = machine.requestBodyEnded()
+        #expect(self.fill(&machine, 100) == (.bytes(30), .none))
+        #expect(machine.rewindRequestBody() == 30)
+        #expect(self.fill(&machine, 100) == (.bytes(30), .none))
+        machine.responseHeadArrived()
+        #expect(machine.rewindRequestBody() == nil)
+    }
+
+    // MARK: the response body
+
+    @Test func aFullWindowPausesReceivingUntilTheClientDrainsHalf() {
+        var machine = Machine()
+        let window = ReceiveWindow.minimum
+        #expect(machine.responseBodyArrived(waiting: window - 1, now: 1) == .taken)
+        #expect(machine.responseBodyArrived(waiting: window, now: 2) == .takenWindowFull)
+        machine.delivered(window)
+        #expect(machine.clientWrote(window / 2, now: 3) == .none)  // at the low watermark, not below
+        #expect(machine.clientWrote(1, now: 4) == .continueReceiving(resize: .keep))
+        // Not blocked any more: further writes continue nothing.
+        #expect(machine.clientWrote(window / 2 - 1, now: 5) == .none)
+        #expect(machine.inFlight == 0)
+    }
+
+    @Test func aClientThatDrainsSlowlyShrinksItsWindow() {
+        var machine = Machine()
+        machine.resizeWindow(.grow(reserve: ReceiveWindow.minimum))
+        let window = machine.window.size
+        #expect(machine.responseBodyArrived(waiting: window, now: 0) == .takenWindowFull)
+        machine.delivered(window)
+        let twoSeconds: Int64 = 2_000_000_000
+        let action = machine.clientWrote(window, now: twoSeconds)
+        #expect(action == .continueReceiving(resize: .shrink(release: window - ReceiveWindow.minimum)))
+    }
+
+    @Test func suspendDuringBackpressureRefusesBytesAndTheResumeAloneContinues() throws {
+        var machine = Machine()
+        #expect(machine.responseBodyArrived(waiting: ReceiveWindow.minimum, now: 1) == .takenWindowFull)
+        machine.delivered(ReceiveWindow.minimum)
+        #expect(try machine.suspend() == .suspend)
+        #expect(machine.responseBodyArrived(waiting: 1, now: 2) == .refused)
+        // The client drains while suspended: nothing continues before the resume.
+        #expect(machine.clientWrote(ReceiveWindow.minimum, now: 3) == .none)
+        #expect(try machine.resume() == .resume)
+        #expect(machine.responseBodyArrived(waiting: 1, now: 4) == .taken)
+    }
+
+    @Test func theFinishGivesBackWhatTheWindowReserved() {
+        var machine = Machine()
+        machine.resizeWindow(.grow(reserve: 8192))
+        #expect(machine.complete(.success) == .finish(.success, release: 8192))
+        machine.resizeWindow(.grow(reserve: 8192))  // a late growth after the end changes nothing
+        #expect(machine.window.reserved == 8192)
+    }
+}
