@@ -23,11 +23,17 @@ import AFProxyModel
 ///   carries it out afterwards. An illegal verb throws `IllegalTransition` and changes nothing.
 ///   `suspended` and `resumed` are published by the actions, so exactly once per real change.
 /// - **The session thread** (`UpstreamSession`'s one thread) calls an `HTTPTask` as its
-///   transfer's `UpstreamTransferDelegate`, in this order: interim heads, then the final head
-///   once; body bytes and requests for upload bytes as they come (either may answer "no more
-///   now", which pauses that direction until the task continues it); `transferDidFlush` after
-///   each socket curl served, when what was gathered goes to the client in one hop; completion
-///   exactly once, last. It must never block there: a blocked delegate stalls every transfer.
+///   transfer's `UpstreamTransferDelegate`, in this order:
+///   1. each interim 1xx head, then the final head once, when it is complete and its framing
+///      checked (not at all when the transfer fails before it: an invalid head fails it);
+///   2. body bytes, and requests for upload bytes as curl wants them, either of which may answer
+///      "no more now" (window full, suspended, nothing buffered): that direction then pauses
+///      until the task continues it (`continueReceiving`, `continueSending`, `resume`), and
+///      response bytes refused while suspended are offered again then, so nothing is lost;
+///   3. `transferDidFlush` after each socket curl served on which 1 or 2 happened: what was
+///      gathered goes to the client in one hop rather than one per callback;
+///   4. completion exactly once, last (on success the transfer's `trailers` are complete).
+///   The task must never block there: a blocked delegate stalls every transfer.
 /// - **The client connection's event loop** calls an `HTTPTask` with the request body
 ///   (`appendRequestBody`, `finishRequestBody`), acknowledgements of written response bytes
 ///   (`clientDidWrite`) and `clientClosed`/`abandon`; the task calls its `TaskClient` from the
