@@ -101,6 +101,8 @@ public struct ControlClient: Sendable {
 }
 
 /// Reads one HTTP/1.1 response: the head, then a body framed by Content-Length, chunked, or close.
+/// Its bytes come from `receive` (the socket in afproxyctl, canned pieces in the tests), so that
+/// the framing can be checked without a daemon.
 struct ResponseReader {
     struct Head {
         var status: Int
@@ -108,12 +110,25 @@ struct ResponseReader {
         var chunked: Bool
     }
 
-    let fd: Int32
-    private var buffer: [UInt8] = []
-    private var eof = false
+    /// The next bytes that arrived, empty at the end of the stream.
+    typealias Receive = () throws(ControlClient.Failure) -> [UInt8]
 
+    private let receive: Receive
+    private var buffer: [UInt8] = []
+
+    init(receive: @escaping Receive) {
+        self.receive = receive
+    }
+
+    /// Reads `fd` with blocking `recv` calls.
     init(fd: Int32) {
-        self.fd = fd
+        self.init { () throws(ControlClient.Failure) -> [UInt8] in
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count < 0 { throw .protocolError("cannot read from the daemon: \(String(cString: strerror(errno)))") }
+            chunk.removeSubrange(count...)
+            return chunk
+        }
     }
 
     mutating func readHead() throws(ControlClient.Failure) -> Head {
@@ -181,11 +196,9 @@ struct ResponseReader {
     }
 
     private mutating func fill() throws(ControlClient.Failure) -> Bool {
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        let count = chunk.withUnsafeMutableBytes { recv(self.fd, $0.baseAddress, $0.count, 0) }
-        if count < 0 { throw .protocolError("cannot read from the daemon: \(String(cString: strerror(errno)))") }
-        if count == 0 { return false }
-        self.buffer.append(contentsOf: chunk[..<count])
+        let bytes = try self.receive()
+        if bytes.isEmpty { return false }
+        self.buffer.append(contentsOf: bytes)
         return true
     }
 }
