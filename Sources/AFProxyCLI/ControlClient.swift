@@ -46,7 +46,7 @@ public struct ControlClient: Sendable {
         let head = try reader.readHead()
         var pending: [UInt8] = []
         var going = true
-        try reader.readBody(head) { bytes in
+        try reader.readBody(head, closeEndsChunks: true) { bytes in
             guard going else { return }
             pending.append(contentsOf: bytes)
             while let newline = pending.firstIndex(of: 10) {
@@ -156,12 +156,23 @@ struct ResponseReader {
         }
     }
 
-    mutating func readBody(_ head: Head, _ sink: ([UInt8]) -> Void) throws(ControlClient.Failure) {
+    /// A body cut short by the end of the stream is an error, not a shorter body: afproxyctl
+    /// would otherwise decode half a JSON document, or print half a list as if it were all.
+    static let truncated = ControlClient.Failure.protocolError("the daemon closed the connection in the middle of its answer")
+
+    /// `closeEndsChunks`: a chunked body may also end with the stream, between two chunks. The
+    /// event stream has no other end: the daemon closes it when it stops.
+    mutating func readBody(
+        _ head: Head, closeEndsChunks: Bool = false, _ sink: ([UInt8]) -> Void
+    ) throws(ControlClient.Failure) {
         if head.chunked {
             while true {
                 var lineEnd = self.find([13, 10])
                 while lineEnd == nil {
-                    guard try self.fill() else { return }
+                    guard try self.fill() else {
+                        if closeEndsChunks && self.buffer.isEmpty { return }
+                        throw Self.truncated
+                    }
                     lineEnd = self.find([13, 10])
                 }
                 let sizeText = String(decoding: self.buffer[..<lineEnd!], as: UTF8.self).split(separator: ";").first ?? ""
@@ -171,14 +182,14 @@ struct ResponseReader {
                 }
                 if size == 0 { return }
                 while self.buffer.count < size + 2 {
-                    guard try self.fill() else { sink(self.buffer); return }
+                    guard try self.fill() else { throw Self.truncated }
                 }
                 sink(Array(self.buffer[..<size]))
                 self.buffer.removeSubrange(..<(size + 2))
             }
         } else if let length = head.contentLength {
             while self.buffer.count < length {
-                guard try self.fill() else { break }
+                guard try self.fill() else { throw Self.truncated }
             }
             sink(Array(self.buffer.prefix(length)))
         } else {

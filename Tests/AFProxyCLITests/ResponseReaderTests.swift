@@ -11,12 +11,14 @@ import Testing
     }
 
     /// The status and the whole body, and the pieces the body was handed over in.
-    private func read(_ pieces: [String]) throws(ControlClient.Failure) -> (status: Int, body: String, sinks: Int) {
+    private func read(
+        _ pieces: [String], closeEndsChunks: Bool = false
+    ) throws(ControlClient.Failure) -> (status: Int, body: String, sinks: Int) {
         var reader = self.reader(pieces)
         let head = try reader.readHead()
         var body: [UInt8] = []
         var sinks = 0
-        try reader.readBody(head) { bytes in
+        try reader.readBody(head, closeEndsChunks: closeEndsChunks) { bytes in
             body.append(contentsOf: bytes)
             sinks += 1
         }
@@ -33,9 +35,9 @@ import Testing
         return cuts
     }
 
-    private func failure(_ pieces: [String]) -> ControlClient.Failure? {
+    private func failure(_ pieces: [String], closeEndsChunks: Bool = false) -> ControlClient.Failure? {
         do {
-            _ = try self.read(pieces)
+            _ = try self.read(pieces, closeEndsChunks: closeEndsChunks)
             return nil
         } catch {
             return error
@@ -70,6 +72,15 @@ import Testing
         let result = try self.read(["HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n"])
         #expect(result.status == 204)
         #expect(result.body == "")
+    }
+
+    @Test func aContentLengthBodyCutShortIsAnErrorNotAShorterBody() {
+        let head = "HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n"
+        let body = "{\"tasks\":[]}"
+        for length in 0..<body.utf8.count {
+            let cut = head + String(body.prefix(length))
+            #expect(self.failure([cut]) == ResponseReader.truncated, "cut after \(length) bytes of the body")
+        }
     }
 
     // MARK: chunked
@@ -115,6 +126,32 @@ import Testing
             #expect(result.status == 200, "cut as \(pieces.map(\.utf8.count))")
             #expect(result.body == "{\"a\":1}\n", "cut as \(pieces.map(\.utf8.count))")
         }
+    }
+
+    @Test func aChunkedBodyCutBeforeItsLastChunkIsAnError() throws {
+        let head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        let body = Array("4;x=y\r\nabcd\r\n3\r\nefg\r\n0\r\n\r\n".utf8)
+        let lastChunkLine = body.count - 2  // "0\r\n" read: the end, whatever follows
+        for length in 0..<lastChunkLine {
+            let cut = head + String(decoding: body[..<length], as: UTF8.self)
+            #expect(self.failure([cut]) == ResponseReader.truncated, "cut after \(length) bytes of the body")
+        }
+        #expect(try self.read([head + String(decoding: body[..<lastChunkLine], as: UTF8.self)]).body == "abcdefg")
+    }
+
+    /// The event stream ends when the daemon closes it, which it does between two events.
+    @Test func whereTheCloseEndsTheStreamOnlyACutInsideAChunkIsAnError() throws {
+        let head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        let chunks = "6\r\none 1\n\r\n6\r\ntwo 2\n\r\n"
+        let result = try self.read([head, chunks], closeEndsChunks: true)
+        #expect(result.body == "one 1\ntwo 2\n")
+        #expect(result.sinks == 2)
+        #expect(try self.read([head], closeEndsChunks: true).body == "")
+        for cut in ["6", "6\r", "6\r\n", "6\r\ntwo", "6\r\ntwo 2\n", "6\r\ntwo 2\n\r"] {
+            #expect(self.failure([head, "6\r\none 1\n\r\n", cut], closeEndsChunks: true) == ResponseReader.truncated, "cut: \(cut)")
+        }
+        // Without the option the same close is a truncation.
+        #expect(self.failure([head, chunks]) == ResponseReader.truncated)
     }
 
     /// `watch` prints each event as it comes: a chunk is handed over as soon as it is whole,
