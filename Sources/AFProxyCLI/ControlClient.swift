@@ -139,7 +139,9 @@ struct ResponseReader {
                 var lines = text.split(separator: "\r\n").map(String.init)
                 guard !lines.isEmpty else { throw .protocolError("empty response") }
                 let statusLine = lines.removeFirst().split(separator: " ")
-                guard statusLine.count >= 2, statusLine[0].hasPrefix("HTTP/1"), let status = Int(statusLine[1]) else {
+                guard statusLine.count >= 2, statusLine[0].hasPrefix("HTTP/1."),
+                      statusLine[1].utf8.count == 3, let status = Self.digits(statusLine[1])
+                else {
                     throw .protocolError("not an HTTP response: \(text.prefix(40))")
                 }
                 var head = Head(status: status, contentLength: nil, chunked: false)
@@ -147,7 +149,10 @@ struct ResponseReader {
                     guard let colon = line.firstIndex(of: ":") else { continue }
                     let name = line[..<colon].lowercased()
                     let value = line[line.index(after: colon)...].trimmedSpaces
-                    if name == "content-length" { head.contentLength = Int(value) }
+                    if name == "content-length" {
+                        guard let length = Self.digits(value) else { throw .protocolError("bad Content-Length: \(value.prefix(40))") }
+                        head.contentLength = length
+                    }
                     if name == "transfer-encoding" && value.lowercased().contains("chunked") { head.chunked = true }
                 }
                 return head
@@ -177,12 +182,15 @@ struct ResponseReader {
                 }
                 let sizeText = String(decoding: self.buffer[..<lineEnd!], as: UTF8.self).split(separator: ";").first ?? ""
                 self.buffer.removeSubrange(..<(lineEnd! + 2))
-                guard let size = Int(sizeText.trimmedSpaces, radix: 16) else {
+                guard let size = Self.chunkSize(sizeText.trimmedSpaces) else {
                     throw .protocolError("bad chunk size")
                 }
                 if size == 0 { return }
                 while self.buffer.count < size + 2 {
                     guard try self.fill() else { throw Self.truncated }
+                }
+                guard self.buffer[size] == 13, self.buffer[size + 1] == 10 else {
+                    throw .protocolError("a chunk not followed by CRLF")
                 }
                 sink(Array(self.buffer[..<size]))
                 self.buffer.removeSubrange(..<(size + 2))
@@ -198,6 +206,20 @@ struct ResponseReader {
         }
     }
 
+    /// A decimal number of ASCII digits only: `Int()` also takes a sign, and a negative length
+    /// trapped further on. Eighteen digits at most, so that it cannot overflow.
+    static func digits(_ text: some StringProtocol) -> Int? {
+        guard (1...18).contains(text.utf8.count), text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
+        return Int(text)
+    }
+
+    /// A chunk size: hex digits only (no sign, which trapped), fifteen at most, so that the size
+    /// and its CRLF cannot overflow.
+    static func chunkSize(_ text: String) -> Int? {
+        guard (1...15).contains(text.utf8.count), text.utf8.allSatisfy({ $0.isHexDigit }) else { return nil }
+        return Int(text, radix: 16)
+    }
+
     private func find(_ pattern: [UInt8]) -> Int? {
         guard self.buffer.count >= pattern.count else { return nil }
         for index in 0...(self.buffer.count - pattern.count) where self.buffer[index] == pattern[0] {
@@ -211,5 +233,11 @@ struct ResponseReader {
         if bytes.isEmpty { return false }
         self.buffer.append(contentsOf: bytes)
         return true
+    }
+}
+
+extension UInt8 {
+    fileprivate var isHexDigit: Bool {
+        (48...57).contains(self) || (65...70).contains(self) || (97...102).contains(self)
     }
 }

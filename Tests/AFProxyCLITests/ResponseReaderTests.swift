@@ -207,6 +207,34 @@ import Testing
         #expect(self.failure(["HTTP/2 200 OK\r\n\r\n"]) == .protocolError("not an HTTP response: HTTP/2 200 OK"))
     }
 
+    @Test func aStatusCodeIsThreeDigitsAndTheVersionHTTP1() {
+        for line in ["HTTP/1.1 2000 OK", "HTTP/1.1 20 OK", "HTTP/1.1 +20 OK", "HTTP/1.1 -200 OK", "HTTP/10 200 OK", "HTTP/1.1 2a0 OK"] {
+            #expect(self.failure([line + "\r\nContent-Length: 0\r\n\r\n"])
+                == .protocolError("not an HTTP response: \(line)\r\nContent-Length: 0"))
+        }
+    }
+
+    /// A sign or an overflow trapped afproxyctl (a negative prefix, `size + 2`) instead of
+    /// reporting a daemon that answers badly.
+    @Test func aContentLengthOfAnythingButDigitsIsAProtocolError() {
+        for value in ["-1", "+5", "5 5", "abc", "1234567890123456789"] {
+            #expect(self.failure(["HTTP/1.1 200 OK\r\nContent-Length: \(value)\r\n\r\nabcde"])
+                == .protocolError("bad Content-Length: \(value)"))
+        }
+    }
+
+    @Test func aChunkSizeOfAnythingButHexDigitsIsAProtocolError() {
+        for size in ["-1", "-2", "+5", "0x5", "7fffffffffffffff", ""] {
+            let response = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\(size)\r\nabcde\r\n0\r\n\r\n"
+            #expect(self.failure([response]) == .protocolError("bad chunk size"), "size \(size)")
+        }
+    }
+
+    @Test func aChunkLongerThanItsSizeIsAProtocolError() {
+        let response = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcd\r\n0\r\n\r\n"
+        #expect(self.failure([response]) == .protocolError("a chunk not followed by CRLF"))
+    }
+
     @Test func anEmptyHeadIsAProtocolError() {
         #expect(self.failure(["\r\n\r\n"]) == .protocolError("empty response"))
     }
