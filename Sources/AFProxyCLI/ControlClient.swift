@@ -46,7 +46,7 @@ public struct ControlClient: Sendable {
         let head = try reader.readHead()
         var pending: [UInt8] = []
         var going = true
-        try reader.readBody(head) { bytes in
+        try reader.readBody(head, closeEndsChunks: true) { bytes in
             guard going else { return }
             pending.append(contentsOf: bytes)
             while let newline = pending.firstIndex(of: 10) {
@@ -101,6 +101,8 @@ public struct ControlClient: Sendable {
 }
 
 /// Reads one HTTP/1.1 response: the head, then a body framed by Content-Length, chunked, or close.
+/// Its bytes come from `receive` (the socket in afproxyctl, canned pieces in the tests), so that
+/// the framing can be checked without a daemon.
 struct ResponseReader {
     struct Head {
         var status: Int
@@ -108,12 +110,25 @@ struct ResponseReader {
         var chunked: Bool
     }
 
-    let fd: Int32
-    private var buffer: [UInt8] = []
-    private var eof = false
+    /// The next bytes that arrived, empty at the end of the stream.
+    typealias Receive = () throws(ControlClient.Failure) -> [UInt8]
 
+    private let receive: Receive
+    private var buffer: [UInt8] = []
+
+    init(receive: @escaping Receive) {
+        self.receive = receive
+    }
+
+    /// Reads `fd` with blocking `recv` calls.
     init(fd: Int32) {
-        self.fd = fd
+        self.init { () throws(ControlClient.Failure) -> [UInt8] in
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count < 0 { throw .protocolError("cannot read from the daemon: \(String(cString: strerror(errno)))") }
+            chunk.removeSubrange(count...)
+            return chunk
+        }
     }
 
     mutating func readHead() throws(ControlClient.Failure) -> Head {
@@ -124,7 +139,9 @@ struct ResponseReader {
                 var lines = text.split(separator: "\r\n").map(String.init)
                 guard !lines.isEmpty else { throw .protocolError("empty response") }
                 let statusLine = lines.removeFirst().split(separator: " ")
-                guard statusLine.count >= 2, statusLine[0].hasPrefix("HTTP/1"), let status = Int(statusLine[1]) else {
+                guard statusLine.count >= 2, statusLine[0].hasPrefix("HTTP/1."),
+                      statusLine[1].utf8.count == 3, let status = Self.digits(statusLine[1])
+                else {
                     throw .protocolError("not an HTTP response: \(text.prefix(40))")
                 }
                 var head = Head(status: status, contentLength: nil, chunked: false)
@@ -132,7 +149,10 @@ struct ResponseReader {
                     guard let colon = line.firstIndex(of: ":") else { continue }
                     let name = line[..<colon].lowercased()
                     let value = line[line.index(after: colon)...].trimmedSpaces
-                    if name == "content-length" { head.contentLength = Int(value) }
+                    if name == "content-length" {
+                        guard let length = Self.digits(value) else { throw .protocolError("bad Content-Length: \(value.prefix(40))") }
+                        head.contentLength = length
+                    }
                     if name == "transfer-encoding" && value.lowercased().contains("chunked") { head.chunked = true }
                 }
                 return head
@@ -141,35 +161,63 @@ struct ResponseReader {
         }
     }
 
-    mutating func readBody(_ head: Head, _ sink: ([UInt8]) -> Void) throws(ControlClient.Failure) {
+    /// A body cut short by the end of the stream is an error, not a shorter body: afproxyctl
+    /// would otherwise decode half a JSON document, or print half a list as if it were all.
+    static let truncated = ControlClient.Failure.protocolError("the daemon closed the connection in the middle of its answer")
+
+    /// `closeEndsChunks`: a chunked body may also end with the stream, between two chunks. The
+    /// event stream has no other end: the daemon closes it when it stops.
+    mutating func readBody(
+        _ head: Head, closeEndsChunks: Bool = false, _ sink: ([UInt8]) -> Void
+    ) throws(ControlClient.Failure) {
         if head.chunked {
             while true {
                 var lineEnd = self.find([13, 10])
                 while lineEnd == nil {
-                    guard try self.fill() else { return }
+                    guard try self.fill() else {
+                        if closeEndsChunks && self.buffer.isEmpty { return }
+                        throw Self.truncated
+                    }
                     lineEnd = self.find([13, 10])
                 }
                 let sizeText = String(decoding: self.buffer[..<lineEnd!], as: UTF8.self).split(separator: ";").first ?? ""
                 self.buffer.removeSubrange(..<(lineEnd! + 2))
-                guard let size = Int(sizeText.trimmedSpaces, radix: 16) else {
+                guard let size = Self.chunkSize(sizeText.trimmedSpaces) else {
                     throw .protocolError("bad chunk size")
                 }
                 if size == 0 { return }
                 while self.buffer.count < size + 2 {
-                    guard try self.fill() else { sink(self.buffer); return }
+                    guard try self.fill() else { throw Self.truncated }
+                }
+                guard self.buffer[size] == 13, self.buffer[size + 1] == 10 else {
+                    throw .protocolError("a chunk not followed by CRLF")
                 }
                 sink(Array(self.buffer[..<size]))
                 self.buffer.removeSubrange(..<(size + 2))
             }
         } else if let length = head.contentLength {
             while self.buffer.count < length {
-                guard try self.fill() else { break }
+                guard try self.fill() else { throw Self.truncated }
             }
             sink(Array(self.buffer.prefix(length)))
         } else {
             while try self.fill() {}
             sink(self.buffer)
         }
+    }
+
+    /// A decimal number of ASCII digits only: `Int()` also takes a sign, and a negative length
+    /// trapped further on. Eighteen digits at most, so that it cannot overflow.
+    static func digits(_ text: some StringProtocol) -> Int? {
+        guard (1...18).contains(text.utf8.count), text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
+        return Int(text)
+    }
+
+    /// A chunk size: hex digits only (no sign, which trapped), fifteen at most, so that the size
+    /// and its CRLF cannot overflow.
+    static func chunkSize(_ text: String) -> Int? {
+        guard (1...15).contains(text.utf8.count), text.utf8.allSatisfy({ $0.isHexDigit }) else { return nil }
+        return Int(text, radix: 16)
     }
 
     private func find(_ pattern: [UInt8]) -> Int? {
@@ -181,11 +229,15 @@ struct ResponseReader {
     }
 
     private mutating func fill() throws(ControlClient.Failure) -> Bool {
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        let count = chunk.withUnsafeMutableBytes { recv(self.fd, $0.baseAddress, $0.count, 0) }
-        if count < 0 { throw .protocolError("cannot read from the daemon: \(String(cString: strerror(errno)))") }
-        if count == 0 { return false }
-        self.buffer.append(contentsOf: chunk[..<count])
+        let bytes = try self.receive()
+        if bytes.isEmpty { return false }
+        self.buffer.append(contentsOf: bytes)
         return true
+    }
+}
+
+extension UInt8 {
+    fileprivate var isHexDigit: Bool {
+        (48...57).contains(self) || (65...70).contains(self) || (97...102).contains(self)
     }
 }

@@ -23,8 +23,6 @@ public final class EventBus: Sendable {
 
     public init() {}
 
-    public var hasSubscribers: Bool { self.wanted.load(ordering: .relaxed) != 0 }
-
     public func hasSubscribers(for kind: TaskEvent.Kind) -> Bool {
         self.wanted.load(ordering: .relaxed) & Self.bit(kind) != 0
     }

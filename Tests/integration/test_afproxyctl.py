@@ -85,6 +85,35 @@ def start_watch(proxy, *args: str) -> LineReader:
     return LineReader(proc)
 
 
+PROBE = "watch-probe="
+
+
+def until_watching(proxy, origin, *watches: LineReader, timeout: float = 30.0) -> None:
+    """Sends probe requests until every watch has printed a line about one. A watch prints nothing
+    before its first event, and the daemon only sends it events once it is subscribed: a printed
+    probe is the proof that no later event will be missed. (A probe sent before the subscription
+    is simply not seen; the next one is.)"""
+    deadline = time.monotonic() + timeout
+
+    def all_saw_a_probe() -> bool:
+        return all(any(PROBE in line for line in w.snapshot()) for w in watches)
+
+    probe = 0
+    while not all_saw_a_probe():
+        for w in watches:
+            assert w.proc.poll() is None, \
+                f"watch exited with {w.proc.returncode}: {w.proc.stderr.read().decode(errors='replace')}"
+        assert time.monotonic() < deadline, \
+            f"no watch printed any of {probe} probe requests; lines: {[w.snapshot()[:5] for w in watches]}"
+        probe += 1
+        r = curl(proxy, "--max-time", "10", "-o", "/dev/null", origin.url(f"/bytes/1?{PROBE}{probe}"))
+        assert r.returncode == 0, r.stderr
+        # Poll a moment for this probe's events before sending the next one.
+        settle = time.monotonic() + 1.0
+        while time.monotonic() < settle and not all_saw_a_probe():
+            time.sleep(0.02)
+
+
 # ----------------------------------------------------------------------------------------------
 
 
@@ -226,11 +255,12 @@ def test_stats(proxy, origin):
 
 def test_watch_json_and_plain(proxy, origin):
     """watch --json (not a terminal) prints the API's JSON event lines for a request; plain watch
-    prints one line per event."""
+    prints one line per event. Both are known to be subscribed before the request is sent, so
+    that its `created` event cannot be missed."""
     watch_json = start_watch(proxy, "--json")
     watch_plain = start_watch(proxy)
     try:
-        time.sleep(0.5)  # let both subscribe before the request (they print nothing until an event)
+        until_watching(proxy, origin, watch_json, watch_plain)
         url = origin.url("/bytes/4321")
         assert curl(proxy, "--max-time", "30", "-o", "/dev/null", url).returncode == 0
         tid = proxy.history_record(url)["id"]

@@ -1,0 +1,66 @@
+@testable import AFProxyCLI
+import AFProxyModel
+import FoundationEssentials
+import Testing
+
+/// The `list` table, whole: scripts read it piped, so its columns and alignment are pinned to
+/// the character.
+@Suite struct TaskTableTests {
+    private let now = Date(timeIntervalSince1970: 1_000_000)
+
+    private var tasks: [TaskRecord] {
+        [
+            TaskRecord(
+                id: 7, kind: .data, state: .running, method: "GET", url: "http://example.test/a", client: "c",
+                createdAt: self.now.addingTimeInterval(-10), status: 200,
+                download: .init(completed: 1000, total: 5000)),
+            TaskRecord(
+                id: 12, kind: .upload, state: .suspended, method: "PUT",
+                url: "http://example.test/a/rather/long/path/to/an/upload", client: "c",
+                createdAt: self.now.addingTimeInterval(-125), upload: .init(completed: 0, total: nil)),
+            TaskRecord(
+                id: 3, kind: .data, state: .completed, method: "GET", url: "http://timeout.test/", client: "c",
+                createdAt: self.now.addingTimeInterval(-3700), error: "upstream timed out",
+                download: .init(completed: 2048, total: nil)),
+        ]
+    }
+
+    @Test func pipedTheColumnsArePlainAndAligned() {
+        let table = TaskTable(tasks: self.tasks, terminal: false, now: self.now, urlWidth: 30)
+        let expected = [
+            "ID  KIND    STATE      METHOD  URL                             STATUS  PROGRESS  RATE     ETA  AGE",
+            "7   data    running    GET     http://example.test/a           200     20%       100 B/s  40s  10s",
+            "12  upload  suspended  PUT     http://example.test/a/rather/…  -       0 B       -        -    2m5s",
+            "3   data    completed  GET     http://timeout.test/            ERR     2.0 KiB   -        -    1h1m",
+        ]
+        #expect(table.render() == expected.joined(separator: "\n"))
+    }
+
+    /// Colour goes around the padded cell, so that the escapes do not shift the columns after it.
+    @Test func onATerminalStatesAreColouredAndProgressIsABar() {
+        let table = TaskTable(tasks: Array(self.tasks.prefix(2)), terminal: true, now: self.now, urlWidth: 30)
+        let lines = table.render().split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.count == 3)
+        #expect(lines[0] == "ID  KIND    STATE      METHOD  URL                             STATUS  PROGRESS             RATE     ETA  AGE")
+        #expect(lines[1] == "7   data    \u{1B}[32mrunning  \u{1B}[0m  GET     http://example.test/a           200     "
+            + "[##..........]  20%  100 B/s  40s  10s")
+        #expect(lines[2] == "12  upload  \u{1B}[33msuspended\u{1B}[0m  PUT     http://example.test/a/rather/…  -       "
+            + "0 B                  -        -    2m5s")
+    }
+
+    @Test func withNoTasksOnlyTheHeader() {
+        let table = TaskTable(tasks: [], terminal: false, now: self.now)
+        #expect(table.render() == "ID  KIND  STATE  METHOD  URL  STATUS  PROGRESS  RATE  ETA  AGE")
+    }
+
+    @Test func aURLOfExactlyTheWidthIsKept() {
+        let url = "http://h/" + String(repeating: "x", count: 11)  // 20 characters
+        let record = TaskRecord(
+            id: 1, kind: .data, state: .running, method: "GET", url: url, client: "c", createdAt: self.now)
+        let short = TaskTable(tasks: [record], terminal: false, now: self.now, urlWidth: 20).render()
+        #expect(short.contains("  \(url)  "))
+        let cut = TaskTable(tasks: [record], terminal: false, now: self.now, urlWidth: 19).render()
+        #expect(cut.contains("  http://h/xxxxxxxxx…  "))
+        #expect(!cut.contains(url))
+    }
+}
