@@ -77,9 +77,8 @@ struct Daemon {
 
     static func describe(_ address: SocketAddress) -> String {
         switch address {
-        case .v6: "[\(address.ipAddress ?? "?")]:\(address.port ?? 0)"
         case .unixDomainSocket: address.pathname ?? "unix"
-        default: "\(address.ipAddress ?? "?"):\(address.port ?? 0)"
+        default: EndpointText.of(host: address.ipAddress ?? "?", port: address.port ?? 0)
         }
     }
 

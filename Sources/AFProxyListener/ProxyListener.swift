@@ -127,8 +127,7 @@ public final class ProxyListener: Service, Sendable {
 
     static func describe(_ address: SocketAddress) -> String {
         switch address {
-        case .v4: "\(address.ipAddress ?? "?"):\(address.port ?? 0)"
-        case .v6: "[\(address.ipAddress ?? "?")]:\(address.port ?? 0)"
+        case .v4, .v6: EndpointText.of(host: address.ipAddress ?? "?", port: address.port ?? 0)
         case .unixDomainSocket: "unix"
         }
     }
