@@ -72,9 +72,9 @@ public struct RequestValidator: Sendable {
     /// chunked, an invalid Content-Length or differing ones are refused and the connection closed.
     static func framing(of headers: HTTPHeaders) -> Result<ProxyRequest.Body, ProxyRefusal> {
         let lengths = headers["content-length"].flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
-            .map { $0.trimmingCharacters() }
+            .map { $0.trimmingSpaces() }
         let codings = headers["transfer-encoding"].flatMap { $0.split(separator: ",") }
-            .map { $0.trimmingCharacters().lowercased() }
+            .map { $0.trimmingSpaces().lowercased() }
         if !codings.isEmpty {
             guard lengths.isEmpty else {
                 return .failure(ProxyRefusal(.badRequest, "Content-Length together with Transfer-Encoding is refused"))
@@ -92,14 +92,5 @@ public struct RequestValidator: Sendable {
             return .failure(ProxyRefusal(.badRequest, "invalid Content-Length: \(first)"))
         }
         return .success(.length(length))
-    }
-}
-
-extension Substring {
-    fileprivate func trimmingCharacters() -> String {
-        var view = self
-        while let first = view.first, first == " " || first == "\t" { view = view.dropFirst() }
-        while let last = view.last, last == " " || last == "\t" { view = view.dropLast() }
-        return String(view)
     }
 }
