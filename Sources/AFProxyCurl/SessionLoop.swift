@@ -259,10 +259,3 @@ final class SessionLoop: @unchecked Sendable {
         delegate?.transfer(transfer, didCompleteWith: result, metrics: metrics)
     }
 }
-
-extension Duration {
-    var milliseconds: Int64 {
-        let (seconds, attoseconds) = self.components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
-    }
-}

@@ -206,9 +206,8 @@ final class SocketWatcher {
         if let deadline = self.deadline {
             timeout = min(timeout, max(.zero, deadline - .now))
         }
-        let milliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
         let count = self.events.withUnsafeMutableBufferPointer { buffer in
-            epoll_wait(self.epoll, buffer.baseAddress, Int32(buffer.count), milliseconds)
+            epoll_wait(self.epoll, buffer.baseAddress, Int32(buffer.count), Int32(timeout.milliseconds))
         }
         var ready: [(curl_socket_t, Int32)] = []
         if count > 0 {
