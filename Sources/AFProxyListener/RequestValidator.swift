@@ -37,9 +37,10 @@ public struct RequestValidator: Sendable {
         }
 
         let received = head.headers.map { HTTPHeaderField($0.name, $0.value) }
-        let via = received.values("via").joined(separator: ", ")
-        if via.contains(self.via) {
-            return .failure(ProxyRefusal(.loopDetected, "the request already passed through this proxy (Via: \(via))"))
+        let via: String
+        switch self.receivedVia(received) {
+        case .success(let joined): via = joined
+        case .failure(let refusal): return .failure(refusal)
         }
         var forwarded = HopByHopHeaders.removing(from: received).filter { field in
             // Trailer: curl sends the request body without the client's trailer section.
@@ -66,6 +67,17 @@ public struct RequestValidator: Sendable {
             return ProxyRefusal(.requestHeaderFieldsTooLarge, "the request header section exceeds \(self.maxHeaderBytes) bytes")
         }
         return nil
+    }
+
+    /// The `Via` a request arrived with, all its fields joined, or 508 when that already names
+    /// this proxy: the request came back to us (a proxy chain that loops). Checked last, after
+    /// the request's own checks, for CONNECT and the other methods alike.
+    func receivedVia(_ received: HTTPHeaderList) -> Result<String, ProxyRefusal> {
+        let via = received.values("via").joined(separator: ", ")
+        if via.contains(self.via) {
+            return .failure(ProxyRefusal(.loopDetected, "the request already passed through this proxy (Via: \(via))"))
+        }
+        return .success(via)
     }
 
     /// RFC 9112 §6.3: Transfer-Encoding with Content-Length, a Transfer-Encoding that does not end in
