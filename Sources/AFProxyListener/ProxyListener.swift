@@ -94,7 +94,8 @@ public final class ProxyListener: Service, Sendable {
                 return channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(RequestTimeoutHandler(
-                        idleTimeout: configuration.idleTimeout, headerTimeout: configuration.headerTimeout))
+                        idleTimeout: configuration.idleTimeout, headerTimeout: configuration.headerTimeout,
+                        via: configuration.viaName))
                     // `.forwardBytes`: bytes a client sends right behind its CONNECT reach the
                     // tunnel when the decoder leaves (otherwise they are dropped).
                     try sync.addHandler(ClientResponseEncoder())
@@ -114,12 +115,14 @@ public final class ProxyListener: Service, Sendable {
         return limits
     }
 
+    /// The 503 for a connection over `limit`, written before the client sent anything: HTTP/1.1.
+    static func overLimitRefusal(limit: Int) -> ProxyRefusal {
+        ProxyRefusal(.serviceUnavailable, "the proxy is at its limit of \(limit) client connections", retryAfter: 1)
+    }
+
     private static func refuseOverLimit(_ channel: any Channel, limit: Int, via: String) -> EventLoopFuture<Void> {
-        let body = "503 Service Unavailable: the proxy is at its limit of \(limit) client connections\n"
-        let response = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
-            + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\nRetry-After: 1\r\nDate: \(HTTPDate.now())\r\n"
-            + "Via: 1.1 \(via)\r\n\r\n\(body)"
-        channel.writeAndFlush(ByteBuffer(string: response)).whenComplete { _ in
+        let response = Self.overLimitRefusal(limit: limit).bytes(version: .http1_1, via: via)
+        channel.writeAndFlush(response).whenComplete { _ in
             channel.close(promise: nil)
         }
         return channel.eventLoop.makeSucceededVoidFuture()
