@@ -71,7 +71,7 @@ struct Daemon {
             maxHeaderBytes: configuration.maxHeaderBytes,
             idleTimeout: .seconds(configuration.idleTimeout),
             headerTimeout: .seconds(configuration.headerTimeout),
-            viaName: "afproxy",
+            viaName: configuration.viaName,
             allowedConnectPorts: configuration.allowConnectPorts)
     }
 
