@@ -63,12 +63,13 @@ public final class ProxyListener: Service, Sendable {
     }
 
     /// Reads start at 512 bytes, which hold most request heads, and grow while they fill, to
-    /// 64 KiB: an idle keep-alive connection keeps its first buffer for good. NIO keeps the buffers of one read batch in a pool per channel (as
-    /// many as `readsPerEvent`) and never shrinks them, so these two bound what a client
-    /// connection holds for the rest of its life once it carried an upload.
+    /// 64 KiB: an idle keep-alive connection keeps its first buffer for good. NIO keeps the
+    /// buffers of one read batch in a pool per channel (as many as `readsPerEvent`) and never
+    /// shrinks them, so these two bound what a client connection holds for the rest of its life
+    /// once it carried an upload.
     static let recvAllocator = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 512, maximum: 64 << 10)
     /// One read per readiness event: a pool of one buffer. A fast upload loses nothing
-    /// measurable (loopback, 1 GiB: the same rate within noise).
+    /// measurable by it.
     static let readsPerEvent: UInt = 1
 
     private func bootstrap() -> ServerBootstrap {
