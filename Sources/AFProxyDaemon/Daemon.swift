@@ -41,9 +41,8 @@ struct Daemon {
         let manager = SessionManager(
             session: session, historyCapacity: self.configuration.historySize, bufferBudget: self.configuration.bufferBudget)
         let listener = ProxyListener(
-            manager: manager, configuration: Self.listenerConfiguration(self.configuration),
-            group: group, logger: logger)
-        let control = ControlServer(manager: manager, group: group, logger: logger) { stats in
+            manager: manager, configuration: Self.listenerConfiguration(self.configuration), group: group)
+        let control = ControlServer(manager: manager, group: group) { stats in
             stats.openConnections = listener.openConnections
         }
 

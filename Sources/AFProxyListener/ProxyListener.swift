@@ -1,6 +1,5 @@
 import AFProxyModel
 import AFProxyManager
-import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -12,15 +11,13 @@ public final class ProxyListener: Service, Sendable {
     private let manager: SessionManager
     private let configuration: Locked<ListenerConfiguration>
     private let group: any EventLoopGroup
-    private let logger: Logger
     private let limiter: ConnectionLimiter
     private let channels = Locked<[any Channel]>([])
 
-    public init(manager: SessionManager, configuration: ListenerConfiguration, group: any EventLoopGroup, logger: Logger) {
+    public init(manager: SessionManager, configuration: ListenerConfiguration, group: any EventLoopGroup) {
         self.manager = manager
         self.configuration = Locked(configuration)
         self.group = group
-        self.logger = logger
         self.limiter = ConnectionLimiter(limit: configuration.maxConnections)
     }
 
