@@ -1,6 +1,5 @@
 import AFProxyManager
 import AFProxyModel
-import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -22,18 +21,16 @@ public final class ControlServer: Service, Sendable {
 
     private let manager: SessionManager
     private let group: any EventLoopGroup
-    private let logger: Logger
     private let extraStats: @Sendable (inout SessionStats) -> Void
     private let state = Locked<(channel: (any Channel)?, path: String?)>((nil, nil))
     private let cap = ControlConnectionCap()
 
     public init(
-        manager: SessionManager, group: any EventLoopGroup, logger: Logger,
+        manager: SessionManager, group: any EventLoopGroup,
         extraStats: @escaping @Sendable (inout SessionStats) -> Void = { _ in }
     ) {
         self.manager = manager
         self.group = group
-        self.logger = logger
         self.extraStats = extraStats
     }
 

@@ -231,10 +231,9 @@ final class SessionLoop: @unchecked Sendable {
     }
 
     /// While no transfer runs, hands freed heap pages back to the system every few seconds.
-    /// glibc keeps them otherwise, so each burst of load (1000 idle keep-alive connections, then
-    /// 256 busy ones, then a large download) piled its peak on the last one's: measured 46 MiB
-    /// resident after two such bursts, 37 MiB once trimmed between them. A trim with little to
-    /// give back costs well under a millisecond, and none happens while transfers run.
+    /// glibc keeps them otherwise, so each burst of load (many idle keep-alive connections, then
+    /// many busy ones, then a large download) piled its peak on the last one's. A trim with
+    /// little to give back is cheap, and none happens while transfers run.
     private func trimIfIdle() {
         let now = ContinuousClock.now
         guard self.active.isEmpty, now - self.lastTrim >= .seconds(2) else { return }
@@ -260,12 +259,5 @@ final class SessionLoop: @unchecked Sendable {
         let delegate = transfer.delegate
         transfer.delegate = nil
         delegate?.transfer(transfer, didCompleteWith: result, metrics: metrics)
-    }
-}
-
-extension Duration {
-    var milliseconds: Int64 {
-        let (seconds, attoseconds) = self.components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
 }

@@ -18,7 +18,7 @@ final class SocketWatcher {
     /// What the epoll set holds, with its events. A socket curl stops watching stays registered
     /// until it reports an event nobody wants: curl drops an upstream connection from its watch
     /// list at the end of every response and takes it back for the next request, and keeping it
-    /// saves two epoll_ctl calls per request (measured: 2.3 a request before, at 64 connections).
+    /// saves two epoll_ctl calls per request.
     private var registered: [Int32: UInt32] = [:]
     /// Sockets whose connection went back to curl's cache when its transfer ended. An origin has
     /// nothing to say on such a connection: bytes or an end arriving there are a response nobody
@@ -206,9 +206,8 @@ final class SocketWatcher {
         if let deadline = self.deadline {
             timeout = min(timeout, max(.zero, deadline - .now))
         }
-        let milliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
         let count = self.events.withUnsafeMutableBufferPointer { buffer in
-            epoll_wait(self.epoll, buffer.baseAddress, Int32(buffer.count), milliseconds)
+            epoll_wait(self.epoll, buffer.baseAddress, Int32(buffer.count), Int32(timeout.milliseconds))
         }
         var ready: [(curl_socket_t, Int32)] = []
         if count > 0 {

@@ -77,6 +77,9 @@ public struct AFProxyCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("A port CONNECT tunnels may reach besides 443, or * for any (repeatable).", valueName: "port"))
     var allowConnectPort: [String] = []
 
+    @Option(name: .long, help: ArgumentHelp("This proxy's name in Via headers, and what a looping request is recognised by (default afproxy).", valueName: "name"))
+    var viaName: String?
+
     public init() {}
 
     public func run() async throws {
@@ -121,7 +124,7 @@ public struct AFProxyCommand: AsyncParsableCommand {
             ("history-size", self.historySize), ("buffer-budget", self.bufferBudget),
             ("threads", self.threads), ("log-level", self.logLevel),
             ("grace-period", self.gracePeriod), ("log-completed-tasks", self.logCompletedTasks),
-            ("log-target", self.logTarget),
+            ("log-target", self.logTarget), ("via-name", self.viaName),
         ] + self.allowConnectPort.map { ("allow-connect-port", $0) }  // each one adds a port
         return Overrides(
             config: self.config, listen: self.listen,

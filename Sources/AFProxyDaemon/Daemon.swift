@@ -41,9 +41,8 @@ struct Daemon {
         let manager = SessionManager(
             session: session, historyCapacity: self.configuration.historySize, bufferBudget: self.configuration.bufferBudget)
         let listener = ProxyListener(
-            manager: manager, configuration: Self.listenerConfiguration(self.configuration),
-            group: group, logger: logger)
-        let control = ControlServer(manager: manager, group: group, logger: logger) { stats in
+            manager: manager, configuration: Self.listenerConfiguration(self.configuration), group: group)
+        let control = ControlServer(manager: manager, group: group) { stats in
             stats.openConnections = listener.openConnections
         }
 
@@ -71,15 +70,14 @@ struct Daemon {
             maxHeaderBytes: configuration.maxHeaderBytes,
             idleTimeout: .seconds(configuration.idleTimeout),
             headerTimeout: .seconds(configuration.headerTimeout),
-            viaName: "afproxy",
+            viaName: configuration.viaName,
             allowedConnectPorts: configuration.allowConnectPorts)
     }
 
     static func describe(_ address: SocketAddress) -> String {
         switch address {
-        case .v6: "[\(address.ipAddress ?? "?")]:\(address.port ?? 0)"
         case .unixDomainSocket: address.pathname ?? "unix"
-        default: "\(address.ipAddress ?? "?"):\(address.port ?? 0)"
+        default: EndpointText.of(host: address.ipAddress ?? "?", port: address.port ?? 0)
         }
     }
 

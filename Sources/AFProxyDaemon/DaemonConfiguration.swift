@@ -32,6 +32,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// Ports a CONNECT may reach: 443, plus each `allow-connect-port` from every source (the key
     /// adds rather than replaces, as Squid's `SSL_ports` acl lines do); `*` allows any.
     public var allowConnectPorts = ConnectPortPolicy.default
+    /// This proxy's name in `Via` (`Via: 1.1 NAME`), both ways and on its own answers; a request
+    /// whose `Via` already holds it is a loop (508).
+    public var viaName = "afproxy"
 
     public init() {}
 
@@ -107,6 +110,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
             }
             config.logTarget = target
         },
+        Key(name: "via-name", environment: "AFPROXY_VIA_NAME") { config, value throws(ConfigurationError) in
+            config.viaName = try viaName(value)
+        },
         Key(name: "allow-connect-port", environment: "AFPROXY_ALLOW_CONNECT_PORT") { config, value throws(ConfigurationError) in
             for port in value.split(separator: ",").map({ String($0).trimmed }) {
                 guard config.allowConnectPorts.allow(port) else {
@@ -150,6 +156,22 @@ public struct DaemonConfiguration: Sendable, Equatable {
         case "no", "false", "off", "0": return false
         default: throw ConfigurationError("expected yes or no, got \(text)")
         }
+    }
+
+    /// A `Via` pseudonym is a token (RFC 9110 §7.6.3, §5.6.2): no spaces, commas or other
+    /// delimiters, which would change how the field is read.
+    static func viaName(_ text: String) throws(ConfigurationError) -> String {
+        let symbols = Set("!#$%&'*+-.^_`|~".utf8)
+        let isTokenByte = { (byte: UInt8) -> Bool in
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"): true
+            default: symbols.contains(byte)
+            }
+        }
+        guard (1...64).contains(text.utf8.count), text.utf8.allSatisfy(isTokenByte) else {
+            throw ConfigurationError("expected a name of 1 to 64 letters, digits or !#$%&'*+-.^_`|~, got \(text)")
+        }
+        return text
     }
 
     private static func seconds(_ text: String) throws(ConfigurationError) -> Double {

@@ -5,7 +5,8 @@ import Logging
 /// it is valid; a refused one is logged and shown in STATUS=, and the old one keeps serving.
 ///
 /// What a reload changes at once: the client limits of new connections (max-header-bytes,
-/// idle-timeout, header-timeout), log-level, log-completed-tasks and grace-period. Connections
+/// idle-timeout, header-timeout, allow-connect-port, via-name), log-level, log-completed-tasks
+/// and grace-period. Connections
 /// already open keep the limits they started with; no task is dropped. The rest is read when the
 /// daemon starts and a changed value is logged as waiting for the next restart.
 extension DaemonService {

@@ -13,8 +13,8 @@ import Synchronization
 /// queues the entry; `run()` writes the entries from a task of its own, in batches: the first
 /// entry into an empty queue rings a doorbell, and the writer waits `batchDelay` before it
 /// drains, so that a busy daemon wakes it about 20 times a second instead of once per request.
-/// (Resuming an `AsyncStream` consumer per entry cost a thread wakeup per request: 12% of the
-/// daemon's CPU at 16k requests/s.)
+/// (Resuming an `AsyncStream` consumer per entry cost a thread wakeup per request, a large share
+/// of the daemon's CPU under load.)
 final class TaskLog: Sendable {
     struct Entry: Sendable {
         var record: TaskRecord

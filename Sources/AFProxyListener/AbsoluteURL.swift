@@ -23,7 +23,7 @@ struct AbsoluteURL: Equatable {
                 "scheme \(shown) is not proxied: only http:// URLs are (HTTPS goes through CONNECT)"))
         }
         // Delimiters are ASCII, so the UTF-8 view finds them and its indices slice the string;
-        // Character-wise scanning (grapheme breaking, Unicode properties) cost 1% of the daemon.
+        // Character-wise scanning (grapheme breaking, Unicode properties) showed in profiles.
         let rest = uri[separator.upperBound...]
         let authorityEnd = rest.utf8.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
             ?? rest.endIndex

@@ -1,6 +1,5 @@
 import AFProxyModel
 import AFProxyManager
-import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -12,15 +11,13 @@ public final class ProxyListener: Service, Sendable {
     private let manager: SessionManager
     private let configuration: Locked<ListenerConfiguration>
     private let group: any EventLoopGroup
-    private let logger: Logger
     private let limiter: ConnectionLimiter
     private let channels = Locked<[any Channel]>([])
 
-    public init(manager: SessionManager, configuration: ListenerConfiguration, group: any EventLoopGroup, logger: Logger) {
+    public init(manager: SessionManager, configuration: ListenerConfiguration, group: any EventLoopGroup) {
         self.manager = manager
         self.configuration = Locked(configuration)
         self.group = group
-        self.logger = logger
         self.limiter = ConnectionLimiter(limit: configuration.maxConnections)
     }
 
@@ -63,12 +60,13 @@ public final class ProxyListener: Service, Sendable {
     }
 
     /// Reads start at 512 bytes, which hold most request heads, and grow while they fill, to
-    /// 64 KiB: an idle keep-alive connection keeps its first buffer for good. NIO keeps the buffers of one read batch in a pool per channel (as
-    /// many as `readsPerEvent`) and never shrinks them, so these two bound what a client
-    /// connection holds for the rest of its life once it carried an upload.
+    /// 64 KiB: an idle keep-alive connection keeps its first buffer for good. NIO keeps the
+    /// buffers of one read batch in a pool per channel (as many as `readsPerEvent`) and never
+    /// shrinks them, so these two bound what a client connection holds for the rest of its life
+    /// once it carried an upload.
     static let recvAllocator = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 512, maximum: 64 << 10)
     /// One read per readiness event: a pool of one buffer. A fast upload loses nothing
-    /// measurable (loopback, 1 GiB: the same rate within noise).
+    /// measurable by it.
     static let readsPerEvent: UInt = 1
 
     private func bootstrap() -> ServerBootstrap {
@@ -94,7 +92,8 @@ public final class ProxyListener: Service, Sendable {
                 return channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(RequestTimeoutHandler(
-                        idleTimeout: configuration.idleTimeout, headerTimeout: configuration.headerTimeout))
+                        idleTimeout: configuration.idleTimeout, headerTimeout: configuration.headerTimeout,
+                        via: configuration.viaName))
                     // `.forwardBytes`: bytes a client sends right behind its CONNECT reach the
                     // tunnel when the decoder leaves (otherwise they are dropped).
                     try sync.addHandler(ClientResponseEncoder())
@@ -114,12 +113,14 @@ public final class ProxyListener: Service, Sendable {
         return limits
     }
 
+    /// The 503 for a connection over `limit`, written before the client sent anything: HTTP/1.1.
+    static func overLimitRefusal(limit: Int) -> ProxyRefusal {
+        ProxyRefusal(.serviceUnavailable, "the proxy is at its limit of \(limit) client connections", retryAfter: 1)
+    }
+
     private static func refuseOverLimit(_ channel: any Channel, limit: Int, via: String) -> EventLoopFuture<Void> {
-        let body = "503 Service Unavailable: the proxy is at its limit of \(limit) client connections\n"
-        let response = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
-            + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\nRetry-After: 1\r\nDate: \(HTTPDate.now())\r\n"
-            + "Via: 1.1 \(via)\r\n\r\n\(body)"
-        channel.writeAndFlush(ByteBuffer(string: response)).whenComplete { _ in
+        let response = Self.overLimitRefusal(limit: limit).bytes(version: .http1_1, via: via)
+        channel.writeAndFlush(response).whenComplete { _ in
             channel.close(promise: nil)
         }
         return channel.eventLoop.makeSucceededVoidFuture()
@@ -127,8 +128,7 @@ public final class ProxyListener: Service, Sendable {
 
     static func describe(_ address: SocketAddress) -> String {
         switch address {
-        case .v4: "\(address.ipAddress ?? "?"):\(address.port ?? 0)"
-        case .v6: "[\(address.ipAddress ?? "?")]:\(address.port ?? 0)"
+        case .v4, .v6: EndpointText.of(host: address.ipAddress ?? "?", port: address.port ?? 0)
         case .unixDomainSocket: "unix"
         }
     }

@@ -9,11 +9,15 @@ public struct ProxyRefusal: Error, Sendable, Equatable {
     public var message: String
     /// The connection cannot be trusted afterwards (framing in doubt): close it.
     public var closeConnection: Bool
+    /// Seconds after which a client may try again (`Retry-After`), for a refusal that only says
+    /// "not now" (503 over the connection limit).
+    public var retryAfter: Int?
 
-    public init(_ status: HTTPResponseStatus, _ message: String, closeConnection: Bool = true) {
+    public init(_ status: HTTPResponseStatus, _ message: String, closeConnection: Bool = true, retryAfter: Int? = nil) {
         self.status = status
         self.message = message
         self.closeConnection = closeConnection
+        self.retryAfter = retryAfter
     }
 
     /// The response head and body. `Content-Length` frames it even for HTTP/1.0 clients.
@@ -25,12 +29,15 @@ public struct ProxyRefusal: Error, Sendable, Equatable {
         headers.add(name: "Date", value: HTTPDate.now())
         headers.add(name: "Via", value: "\(version.major).\(version.minor) \(via)")
         headers.add(name: "Connection", value: self.closeConnection ? "close" : "keep-alive")
+        if let seconds = self.retryAfter { headers.add(name: "Retry-After", value: String(seconds)) }
         return (HTTPResponseHead(version: version, status: self.status, headers: headers), body)
     }
 
-    /// The same answer as raw bytes, for a connection that no longer has an HTTP encoder: a CONNECT
-    /// is answered after its HTTP handlers left the pipeline (NIO's encoder would drop the body of
-    /// any answer to a CONNECT, and its Content-Length with it).
+    /// The same answer as raw bytes, for a connection that has no HTTP encoder (yet or any more):
+    /// a CONNECT is answered after its HTTP handlers left the pipeline (NIO's encoder would drop
+    /// the body of any answer to a CONNECT, and its Content-Length with it); the 408 of a head that
+    /// never arrived is written on raw bytes, in front of the decoder; and the 503 over the
+    /// connection limit before any handler was added.
     func bytes(version: HTTPVersion, via: String) -> ByteBuffer {
         let (head, body) = self.response(version: version, via: via)
         var text = "HTTP/\(version.major).\(version.minor) \(head.status.code) \(head.status.reasonPhrase)\r\n"

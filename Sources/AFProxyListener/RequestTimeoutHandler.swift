@@ -1,5 +1,5 @@
-import AFProxyModel
 import NIOCore
+import NIOHTTP1
 
 /// Closes connections that hold a slot without using it: idle keep-alive connections after
 /// `idleTimeout`, and clients that started a request head but did not finish it within
@@ -19,6 +19,8 @@ final class RequestTimeoutHandler: ChannelDuplexHandler {
 
     private let idleTimeout: TimeAmount
     private let headerTimeout: TimeAmount
+    /// This proxy's name in `Via`, for the 408.
+    private let via: String
     private var phase = Phase.idle
     /// When the current phase expires; nil while busy. A keep-alive connection turns from idle to
     /// busy and back on every request, so the one scheduled timer is not moved each time: when
@@ -27,9 +29,10 @@ final class RequestTimeoutHandler: ChannelDuplexHandler {
     private var timer: Scheduled<Void>?
     private var timerDeadline: NIODeadline?
 
-    init(idleTimeout: Duration, headerTimeout: Duration) {
+    init(idleTimeout: Duration, headerTimeout: Duration, via: String) {
         self.idleTimeout = TimeAmount(idleTimeout)
         self.headerTimeout = TimeAmount(headerTimeout)
+        self.via = via
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -112,22 +115,14 @@ final class RequestTimeoutHandler: ChannelDuplexHandler {
         case .idle:
             context.close(promise: nil)
         case .receivingHead:
-            let body = "408 Request Timeout: the request head did not arrive in time\n"
-            let response = "HTTP/1.1 408 Request Timeout\r\nContent-Type: text/plain; charset=utf-8\r\n"
-                + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\nDate: \(HTTPDate.now())\r\n"
-                + "Via: 1.1 afproxy\r\n\r\n\(body)"
-            context.writeAndFlush(self.wrapOutboundOut(ByteBuffer(string: response))).whenComplete { [channel = context.channel] _ in
+            // The head never arrived, so neither did its version: answer as HTTP/1.1.
+            let refusal = ProxyRefusal(.requestTimeout, "the request head did not arrive in time")
+            let response = refusal.bytes(version: .http1_1, via: self.via)
+            context.writeAndFlush(self.wrapOutboundOut(response)).whenComplete { [channel = context.channel] _ in
                 channel.close(promise: nil)
             }
         case .busy:
             break
         }
-    }
-}
-
-extension TimeAmount {
-    init(_ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 }

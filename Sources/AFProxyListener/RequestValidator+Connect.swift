@@ -18,10 +18,7 @@ extension RequestValidator {
             return .failure(ProxyRefusal(.forbidden, message))
         }
         let received = head.headers.map { HTTPHeaderField($0.name, $0.value) }
-        let via = received.values("via").joined(separator: ", ")
-        if via.contains(self.via) {
-            return .failure(ProxyRefusal(.loopDetected, "the request already passed through this proxy (Via: \(via))"))
-        }
+        if case .failure(let refusal) = self.receivedVia(received) { return .failure(refusal) }
         return .success(StreamRequest(
             host: target.host, port: target.port, headers: HopByHopHeaders.removing(from: received), client: client))
     }

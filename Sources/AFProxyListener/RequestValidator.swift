@@ -37,9 +37,10 @@ public struct RequestValidator: Sendable {
         }
 
         let received = head.headers.map { HTTPHeaderField($0.name, $0.value) }
-        let via = received.values("via").joined(separator: ", ")
-        if via.contains(self.via) {
-            return .failure(ProxyRefusal(.loopDetected, "the request already passed through this proxy (Via: \(via))"))
+        let via: String
+        switch self.receivedVia(received) {
+        case .success(let joined): via = joined
+        case .failure(let refusal): return .failure(refusal)
         }
         var forwarded = HopByHopHeaders.removing(from: received).filter { field in
             // Trailer: curl sends the request body without the client's trailer section.
@@ -68,13 +69,24 @@ public struct RequestValidator: Sendable {
         return nil
     }
 
+    /// The `Via` a request arrived with, all its fields joined, or 508 when that already names
+    /// this proxy: the request came back to us (a proxy chain that loops). Checked last, after
+    /// the request's own checks, for CONNECT and the other methods alike.
+    func receivedVia(_ received: HTTPHeaderList) -> Result<String, ProxyRefusal> {
+        let via = received.values("via").joined(separator: ", ")
+        if via.contains(self.via) {
+            return .failure(ProxyRefusal(.loopDetected, "the request already passed through this proxy (Via: \(via))"))
+        }
+        return .success(via)
+    }
+
     /// RFC 9112 §6.3: Transfer-Encoding with Content-Length, a Transfer-Encoding that does not end in
     /// chunked, an invalid Content-Length or differing ones are refused and the connection closed.
     static func framing(of headers: HTTPHeaders) -> Result<ProxyRequest.Body, ProxyRefusal> {
         let lengths = headers["content-length"].flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
-            .map { $0.trimmingCharacters() }
+            .map { $0.trimmingSpaces() }
         let codings = headers["transfer-encoding"].flatMap { $0.split(separator: ",") }
-            .map { $0.trimmingCharacters().lowercased() }
+            .map { $0.trimmingSpaces().lowercased() }
         if !codings.isEmpty {
             guard lengths.isEmpty else {
                 return .failure(ProxyRefusal(.badRequest, "Content-Length together with Transfer-Encoding is refused"))
@@ -92,14 +104,5 @@ public struct RequestValidator: Sendable {
             return .failure(ProxyRefusal(.badRequest, "invalid Content-Length: \(first)"))
         }
         return .success(.length(length))
-    }
-}
-
-extension Substring {
-    fileprivate func trimmingCharacters() -> String {
-        var view = self
-        while let first = view.first, first == " " || first == "\t" { view = view.dropFirst() }
-        while let last = view.last, last == " " || last == "\t" { view = view.dropLast() }
-        return String(view)
     }
 }

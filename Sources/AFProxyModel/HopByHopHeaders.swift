@@ -25,12 +25,3 @@ public enum HopByHopHeaders {
         }
     }
 }
-
-extension Substring {
-    func trimmingSpaces() -> Substring {
-        var view = self
-        while let first = view.first, first == " " || first == "\t" { view = view.dropFirst() }
-        while let last = view.last, last == " " || last == "\t" { view = view.dropLast() }
-        return view
-    }
-}

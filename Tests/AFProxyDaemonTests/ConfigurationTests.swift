@@ -55,6 +55,21 @@ import Testing
         #expect(!DaemonConfiguration().allowConnectPorts.allows(25))
     }
 
+    @Test func viaNameIsATokenFromEverySourceAndReachesTheListener() throws {
+        #expect(DaemonConfiguration().viaName == "afproxy")
+        var configuration = DaemonConfiguration()
+        try ConfigurationFile.apply("via-name = edge-7.example", path: "c.conf", to: &configuration)
+        #expect(configuration.viaName == "edge-7.example")
+        #expect(Daemon.listenerConfiguration(configuration).viaName == "edge-7.example")
+        let resolved = try AFProxyCommand.parse(["--via-name", "flag_name"]).resolve(environment: ["AFPROXY_VIA_NAME": "env"])
+        #expect(resolved.viaName == "flag_name")
+        #expect(try AFProxyCommand.parse([]).resolve(environment: ["AFPROXY_VIA_NAME": "env"]).viaName == "env")
+        for bad in ["two words", "a,b", "(x)", "na\u{EF}ve", String(repeating: "x", count: 65)] {
+            #expect(throws: ConfigurationError.self, "\(bad)") { try DaemonConfiguration.viaName(bad) }
+        }
+        #expect(throws: ConfigurationError.self) { try AFProxyCommand.parse(["--via-name", "a b"]).resolve(environment: [:]) }
+    }
+
     @Test func errorsNameTheirPlace() {
         var configuration = DaemonConfiguration()
         #expect(throws: ConfigurationError("unknown key colour", place: "c.conf:2")) {

@@ -8,7 +8,7 @@ import Testing
     private func channel() throws -> EmbeddedChannel {
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(
-            RequestTimeoutHandler(idleTimeout: .seconds(10), headerTimeout: .seconds(3)))
+            RequestTimeoutHandler(idleTimeout: .seconds(10), headerTimeout: .seconds(3), via: "edge-7"))
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
         return channel
     }
@@ -27,8 +27,14 @@ import Testing
         try channel.writeInbound(ByteBuffer(string: "GET http://h/ HTTP/1.1\r\n"))
         _ = try channel.readInbound(as: ByteBuffer.self)
         channel.embeddedEventLoop.advanceTime(by: .seconds(4))
-        let answer = try #require(try channel.readOutbound(as: ByteBuffer.self))
-        #expect(String(buffer: answer).hasPrefix("HTTP/1.1 408 Request Timeout\r\n"))
+        let answer = String(buffer: try #require(try channel.readOutbound(as: ByteBuffer.self)))
+        let body = "408 Request Timeout: the request head did not arrive in time\n"
+        #expect(answer.hasPrefix("HTTP/1.1 408 Request Timeout\r\n"))
+        #expect(answer.contains("\r\nContent-Length: \(body.utf8.count)\r\n"))
+        #expect(answer.contains("\r\nVia: 1.1 edge-7\r\n"))  // the configured name, not a fixed one
+        #expect(answer.contains("\r\nConnection: close\r\n"))
+        #expect(answer.hasSuffix("\r\n\r\n" + body))
+        #expect(!channel.isActive)
     }
 
     @Test func noTimerRunsWhileARequestIsInProgressAndTheIdleTimerRestartsAfter() throws {

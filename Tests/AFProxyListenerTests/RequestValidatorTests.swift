@@ -84,6 +84,25 @@ import Testing
         #expect(self.refusal(self.head(.PUT, "http://h/", [("Expect", "magic")]))?.status == .expectationFailed)
     }
 
+    @Test func aLoopIsTheSame508ForConnectAndTheOtherMethods() throws {
+        let validator = RequestValidator(via: "edge-7", maxHeaderBytes: 64 * 1024)
+        let via = [("Via", "1.1 a"), ("Via", "1.0 edge-7")]
+        let plain = HTTPRequestHead(version: .http1_1, method: .GET, uri: "http://h/", headers: HTTPHeaders(via))
+        let connect = HTTPRequestHead(version: .http1_1, method: .CONNECT, uri: "h:443", headers: HTTPHeaders(via))
+        guard case .failure(let refusal) = validator.validate(plain, client: "c"),
+            case .failure(let connectRefusal) = validator.validateConnect(connect, client: "c")
+        else {
+            Issue.record("a request naming this proxy in Via was let through")
+            return
+        }
+        #expect(refusal.status == .loopDetected)
+        #expect(refusal.message == "the request already passed through this proxy (Via: 1.1 a, 1.0 edge-7)")
+        #expect(connectRefusal == refusal)
+        // Another proxy's name is no loop, and its Via is kept in front of ours.
+        let other = HTTPRequestHead(version: .http1_1, method: .GET, uri: "http://h/", headers: ["Via": "1.1 afproxy"])
+        #expect(try validator.validate(other, client: "c").get().headers.first("via") == "1.1 afproxy, 1.1 edge-7")
+    }
+
     @Test func stripsUserinfoAndFragment() throws {
         let request = try self.validator.validate(self.head(.GET, "http://user:pw@h.test/p#frag"), client: "c").get()
         #expect(request.url == "http://h.test/p")

@@ -127,19 +127,37 @@ def test_upstream_breaks_mid_body(proxy, origin, path):
 # ---- limits and timeouts -----------------------------------------------------------------------------
 
 
+def assert_own_answer(resp, status_line: str, body: str, via_name: str) -> None:
+    """An answer the proxy wrote itself: exact status line and body, a Content-Length that frames
+    the body, the configured Via name, and the connection closed."""
+    assert f"{resp.version} {resp.status} {resp.reason}" == status_line, resp
+    assert resp.body == body.encode(), resp.body
+    assert resp.header_all("content-length") == [str(len(body.encode()))], resp.headers
+    assert resp.header_all("via") == [f"1.1 {via_name}"], resp.headers
+    assert resp.header("connection") == "close", resp.headers
+    assert resp.complete
+
+
 def test_connection_limit(start_proxy, origin):
-    """With --max-connections 2, a third concurrent client connection gets 503."""
-    proxy = start_proxy("--max-connections", "2")
+    """With --max-connections 2, a third concurrent client connection gets 503, whose Via names
+    the proxy by its configured --via-name."""
+    proxy = start_proxy("--max-connections", "2", "--via-name", "edge-7")
     held = [RawConn(proxy.port), RawConn(proxy.port)]
     try:
         # A full exchange on each proves the proxy has accepted both; they then stay open, idle.
         for c in held:
             c.send(request_bytes("GET", origin.url("/bytes/10")))
-            assert c.read_response().status == 200
+            resp = c.read_response()
+            assert resp.status == 200
+            assert resp.header_all("via") == ["1.1 edge-7"], resp.headers
         with RawConn(proxy.port) as third:
             third.send(request_bytes("GET", origin.url("/bytes/10")))
             resp = third.read_response()
-            assert resp.status == 503
+            assert_own_answer(resp, "HTTP/1.1 503 Service Unavailable",
+                              "503 Service Unavailable: the proxy is at its limit of 2 client connections\n",
+                              "edge-7")
+            assert resp.header("retry-after") == "1", resp.headers
+            assert third.wait_closed(timeout=10), "connection left open after the 503"
     finally:
         for c in held:
             c.close()
@@ -152,13 +170,18 @@ def test_connection_limit(start_proxy, origin):
 
 
 def test_slow_client_header_timeout(start_proxy):
-    """A client that stops in the middle of its header section gets 408 and is disconnected."""
-    proxy = start_proxy("--header-timeout", "2")
+    """A client that stops in the middle of its header section gets 408, whose Via names the proxy
+    by its configured --via-name, and is disconnected."""
+    proxy = start_proxy("--header-timeout", "2", "--via-name", "edge-7")
     with RawConn(proxy.port) as c:
         c.send(b"GET http://127.0.0.1:9/echo HTTP/1.1\r\n")
         resp = c.read_response(timeout=15)
-        assert resp.status == 408
+        assert_own_answer(resp, "HTTP/1.1 408 Request Timeout",
+                          "408 Request Timeout: the request head did not arrive in time\n", "edge-7")
         assert c.wait_closed(timeout=10), "connection left open after the 408"
+    # The configured name is also what a loop is recognised by.
+    data = raw(proxy.port, request_bytes("GET", "http://127.0.0.1:9/echo", [("Via", "1.1 edge-7")]), read_timeout=5)
+    assert parse_status(data) == 508, data[:300]
 
 
 def test_idle_connection_is_closed(start_proxy, origin):
