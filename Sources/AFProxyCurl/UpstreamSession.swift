@@ -14,8 +14,8 @@ import Glibc
 /// curl's timer is due, runs `curl_multi_socket_action` for just those, reaps finished transfers
 /// and lets each delegate flush what it gathered in one hop. `curl_multi_socket_action` rather
 /// than `curl_multi_poll`: with many keep-alive connections open, poll and perform walk every
-/// transfer on every wakeup; measured at 64 connections of 1 KiB GETs, that walk was a fifth
-/// of the session thread's time.
+/// transfer on every wakeup, which with many connections becomes a large share of the session
+/// thread's time.
 public final class UpstreamSession: Sendable {
     enum Command {
         case start(UpstreamTransfer)

@@ -157,7 +157,7 @@ extension HTTPTask {
 
     /// `bytes` of a delivered body reached the client's socket.
     public func clientDidWrite(bytes: Int) {
-        let now = MonotonicClock.nanoseconds()
+        let now = ContinuousClock.now
         self.perform(self.machine.withLock { $0.clientWrote(bytes, now: now) })
     }
 
@@ -195,7 +195,7 @@ extension HTTPTask: UpstreamTransferDelegate {
         _ transfer: UpstreamTransfer, didReceiveBodyBytes bytes: UnsafeRawBufferPointer
     ) -> BodyReceipt {
         let waiting = (self.pendingBody?.readableBytes ?? 0) + bytes.count
-        let now = MonotonicClock.nanoseconds()
+        let now = ContinuousClock.now
         let receipt = self.machine.withLock { $0.responseBodyArrived(waiting: waiting, now: now) }
         guard receipt != .refused else { return .refused }
         if self.pendingBody == nil {
@@ -257,15 +257,5 @@ extension UpstreamResult {
         case .success: .complete
         case .failure(let failure): .failed(failure)
         }
-    }
-}
-
-/// Monotonic nanoseconds, for a duration measured across threads.
-enum MonotonicClock {
-    private static let origin = ContinuousClock.now
-
-    static func nanoseconds() -> Int64 {
-        let (seconds, attoseconds) = (ContinuousClock.now - Self.origin).components
-        return max(1, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 }

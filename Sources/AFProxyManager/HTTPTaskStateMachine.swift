@@ -41,9 +41,9 @@ struct HTTPTaskStateMachine {
     /// Response bytes written to the client's socket so far: a window grows only once a client
     /// proved it keeps up over a good stretch.
     private(set) var clientWritten: Int64 = 0
-    /// When curl paused receiving because the window was full (monotonic nanoseconds), nil while
-    /// it receives: how long the client then takes to drain says whether it keeps up.
-    private(set) var receiveBlockedSince: Int64?
+    /// When curl paused receiving because the window was full, nil while it receives: how long
+    /// the client then takes to drain says whether it keeps up.
+    private(set) var receiveBlockedSince: ContinuousClock.Instant?
 
     // MARK: verbs
 
@@ -135,7 +135,7 @@ struct HTTPTaskStateMachine {
     /// these included. They are taken always while running: refused bytes would be copied into
     /// curl's pause buffer, a second copy of what waits for the client. Once the window is
     /// full, receiving pauses instead.
-    mutating func responseBodyArrived(waiting: Int, now: Int64) -> BodyReceipt {
+    mutating func responseBodyArrived(waiting: Int, now: ContinuousClock.Instant) -> BodyReceipt {
         guard self.state != .suspended else { return .refused }
         guard self.inFlight + waiting >= self.window.size else { return .taken }
         if self.receiveBlockedSince == nil { self.receiveBlockedSince = now }
@@ -148,14 +148,13 @@ struct HTTPTaskStateMachine {
     }
 
     /// `count` delivered bytes reached the client's socket.
-    mutating func clientWrote(_ count: Int, now: Int64) -> Action {
+    mutating func clientWrote(_ count: Int, now: ContinuousClock.Instant) -> Action {
         self.inFlight -= count
         self.clientWritten += Int64(count)
         guard let since = self.receiveBlockedSince, self.inFlight < self.window.lowWatermark else { return .none }
         self.receiveBlockedSince = nil
         guard self.state == .running else { return .none }
-        let paused = Duration.nanoseconds(now - since)
-        return .continueReceiving(resize: self.window.afterDrain(paused: paused, written: self.clientWritten))
+        return .continueReceiving(resize: self.window.afterDrain(paused: now - since, written: self.clientWritten))
     }
 
     /// The budget granted a growth, or a shrink was released.

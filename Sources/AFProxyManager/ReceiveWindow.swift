@@ -1,12 +1,11 @@
 /// How many response bytes one task may have on their way to its client (gathered for it, or
 /// handed to its connection and not yet written to the socket), and how that grows.
 ///
-/// Every transfer starts at `minimum`, which is what a client that reads slowly costs: 500 slow
-/// downloads held about 970 KiB each with a fixed 1 MiB window and curl's 512 KiB receive
-/// buffer. A client that drains its window promptly shows it can take more, and the window
+/// Every transfer starts at `minimum`, which is what a client that reads slowly costs: a fixed
+/// large window made every slow download hold that much. A client that drains its window promptly shows it can take more, and the window
 /// doubles, up to `maximum`, as long as the daemon-wide `BufferBudget` has room; a client that
 /// then keeps the transfer paused for long goes back to the minimum and gives the budget back.
-/// A plain value: the task delegate feeds it the drains it sees and applies what it answers.
+/// A plain value: the HTTP task's state machine feeds it the drains it sees and applies what it answers.
 public struct ReceiveWindow: Sendable, Equatable {
     public static let minimum = 8 << 10
     public static let maximum = 1 << 20
@@ -16,8 +15,8 @@ public struct ReceiveWindow: Sendable, Equatable {
     public static let slowDrain: Duration = .seconds(1)
     /// A window grows only once the client took this much: until then the kernel's send buffer
     /// for the client (autotuned up to tcp_wmem's maximum, 4 MiB by default) swallows what is
-    /// written however slowly the client reads, and every drain looks prompt. Measured: growing
-    /// from the first drain gave 300 clients reading 5 KiB/s about 300 KiB each.
+    /// written however slowly the client reads, and every drain looks prompt: growing from the
+    /// first drain gave slow clients large windows.
     public static let growAfter: Int64 = 8 << 20
 
     public private(set) var size = Self.minimum

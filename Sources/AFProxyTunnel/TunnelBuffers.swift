@@ -1,11 +1,9 @@
 import NIOCore
 
-/// How much a tunnel reads at once and keeps queued, for both of its channels. Measured with a
-/// 1 GiB download over TLS: the relay costs the proxy about 0.4 s of CPU, nine tenths of it in
-/// the kernel (TCP, and the copy into and out of each socket), with NIO's defaults as with
-/// these; so these are chosen for few syscalls (1 GiB in about 4000 reads) and for a bound on
-/// the memory of one tunnel (about 2 MiB a direction at full speed, a few KiB when idle), not
-/// for speed.
+/// How much a tunnel reads at once and keeps queued, for both of its channels. The relay's CPU
+/// goes almost all to the kernel (TCP, and the copy into and out of each socket), with NIO's
+/// defaults as with these; so these are chosen for few syscalls and for a bound on the memory
+/// of one tunnel (what a direction holds at full speed, and little when idle), not for speed.
 enum TunnelBuffers {
     /// Reads start small (an idle tunnel holds no big buffer) and grow while they fill.
     static let recvAllocator = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: 256 << 10)

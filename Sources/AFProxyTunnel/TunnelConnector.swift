@@ -136,10 +136,7 @@ final class TunnelConnector {
     }
 
     static func describe(_ address: SocketAddress) -> String {
-        switch address {
-        case .v6: "[\(address.ipAddress ?? "?")]:\(address.port ?? 0)"
-        default: "\(address.ipAddress ?? "?"):\(address.port ?? 0)"
-        }
+        EndpointText.of(host: address.ipAddress ?? "?", port: address.port ?? 0)
     }
 }
 

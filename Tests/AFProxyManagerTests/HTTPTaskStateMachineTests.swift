@@ -8,6 +8,11 @@ import Testing
 /// The HTTP task's decisions, fed event by event without a transfer, a client or a thread.
 @Suite struct HTTPTaskStateMachineTests {
     private typealias Machine = HTTPTaskStateMachine
+    private let start = ContinuousClock.now
+
+    private func at(_ milliseconds: Int) -> ContinuousClock.Instant {
+        self.start + .milliseconds(milliseconds)
+    }
 
     private func bytes(_ count: Int) -> ByteBuffer {
         ByteBuffer(repeating: 0x61, count: count)
@@ -128,13 +133,13 @@ import Testing
     @Test func aFullWindowPausesReceivingUntilTheClientDrainsHalf() {
         var machine = Machine()
         let window = ReceiveWindow.minimum
-        #expect(machine.responseBodyArrived(waiting: window - 1, now: 1) == .taken)
-        #expect(machine.responseBodyArrived(waiting: window, now: 2) == .takenWindowFull)
+        #expect(machine.responseBodyArrived(waiting: window - 1, now: self.at(1)) == .taken)
+        #expect(machine.responseBodyArrived(waiting: window, now: self.at(2)) == .takenWindowFull)
         machine.delivered(window)
-        #expect(machine.clientWrote(window / 2, now: 3) == .none)  // at the low watermark, not below
-        #expect(machine.clientWrote(1, now: 4) == .continueReceiving(resize: .keep))
+        #expect(machine.clientWrote(window / 2, now: self.at(3)) == .none)  // at the low watermark, not below
+        #expect(machine.clientWrote(1, now: self.at(4)) == .continueReceiving(resize: .keep))
         // Not blocked any more: further writes continue nothing.
-        #expect(machine.clientWrote(window / 2 - 1, now: 5) == .none)
+        #expect(machine.clientWrote(window / 2 - 1, now: self.at(5)) == .none)
         #expect(machine.inFlight == 0)
     }
 
@@ -142,23 +147,22 @@ import Testing
         var machine = Machine()
         machine.resizeWindow(.grow(reserve: ReceiveWindow.minimum))
         let window = machine.window.size
-        #expect(machine.responseBodyArrived(waiting: window, now: 0) == .takenWindowFull)
+        #expect(machine.responseBodyArrived(waiting: window, now: self.at(0)) == .takenWindowFull)
         machine.delivered(window)
-        let twoSeconds: Int64 = 2_000_000_000
-        let action = machine.clientWrote(window, now: twoSeconds)
+        let action = machine.clientWrote(window, now: self.at(2000))
         #expect(action == .continueReceiving(resize: .shrink(release: window - ReceiveWindow.minimum)))
     }
 
     @Test func suspendDuringBackpressureRefusesBytesAndTheResumeAloneContinues() throws {
         var machine = Machine()
-        #expect(machine.responseBodyArrived(waiting: ReceiveWindow.minimum, now: 1) == .takenWindowFull)
+        #expect(machine.responseBodyArrived(waiting: ReceiveWindow.minimum, now: self.at(1)) == .takenWindowFull)
         machine.delivered(ReceiveWindow.minimum)
         #expect(try machine.suspend() == .suspend)
-        #expect(machine.responseBodyArrived(waiting: 1, now: 2) == .refused)
+        #expect(machine.responseBodyArrived(waiting: 1, now: self.at(2)) == .refused)
         // The client drains while suspended: nothing continues before the resume.
-        #expect(machine.clientWrote(ReceiveWindow.minimum, now: 3) == .none)
+        #expect(machine.clientWrote(ReceiveWindow.minimum, now: self.at(3)) == .none)
         #expect(try machine.resume() == .resume)
-        #expect(machine.responseBodyArrived(waiting: 1, now: 4) == .taken)
+        #expect(machine.responseBodyArrived(waiting: 1, now: self.at(4)) == .taken)
     }
 
     @Test func theFinishGivesBackWhatTheWindowReserved() {
