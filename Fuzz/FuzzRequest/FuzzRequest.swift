@@ -175,7 +175,7 @@ extension String {
 
 #if AFPROXY_FUZZING
 @_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+package func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     FuzzRequest.run(UnsafeRawBufferPointer(start: data, count: size))
     return 0
 }

@@ -178,7 +178,7 @@ func check(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> S
 
 #if AFPROXY_FUZZING
 @_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+package func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     FuzzResponseHead.run(UnsafeRawBufferPointer(start: data, count: size))
     return 0
 }

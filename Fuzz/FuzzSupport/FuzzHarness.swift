@@ -7,14 +7,14 @@ import Synchronization
 /// A target's `main` calls `FuzzHarness.replay`; built by `scripts/fuzz` (`-DAFPROXY_FUZZING`,
 /// `--sanitize=fuzzer`) it has no `main` and libFuzzer's calls the target's
 /// `LLVMFuzzerTestOneInput` instead, which calls the same function.
-public enum FuzzHarness {
+package enum FuzzHarness {
     /// The file being replayed, named when a check fails (empty under libFuzzer, which saves the
     /// input itself).
     private static let currentInput = Mutex("")
 
     /// An invariant of the code under test. When it does not hold the run ends: under libFuzzer
     /// with an abort, so that it saves the input as a crash; a replay names the file and exits 1.
-    public static func check(
+    package static func check(
         _ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String,
         file: StaticString = #fileID, line: UInt = #line
     ) {
@@ -31,7 +31,7 @@ public enum FuzzHarness {
 
     /// A field as it goes into a message: the name a token (RFC 9110 §5.6.2), the value without a
     /// byte that would end or split a line, or one §5.5 forbids (controls other than HTAB).
-    public static func checkField(name: String, value: String, _ what: String) {
+    package static func checkField(name: String, value: String, _ what: String) {
         Self.check(Self.isToken(name), "\(what): field name \(name.debugDescription)")
         Self.check(
             !value.utf8.contains { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F },
@@ -39,7 +39,7 @@ public enum FuzzHarness {
     }
 
     /// tchar+ of RFC 9110 §5.6.2.
-    public static func isToken(_ string: String) -> Bool {
+    package static func isToken(_ string: String) -> Bool {
         !string.isEmpty
             && string.utf8.allSatisfy { byte in
                 switch byte {
@@ -55,7 +55,7 @@ public enum FuzzHarness {
     /// The plain build's main: runs `body` on each file named on the command line and on every
     /// file under each directory named (sorted, recursively), then exits 0; 1 when a path cannot
     /// be read or names no file at all, 2 without arguments.
-    public static func replayMain(_ name: String, _ body: (UnsafeRawBufferPointer) -> Void) -> Never {
+    package static func replayMain(_ name: String, _ body: (UnsafeRawBufferPointer) -> Void) -> Never {
         exit(Self.replay(name, arguments: Array(CommandLine.arguments.dropFirst()), body))
     }
 

@@ -10,8 +10,8 @@ import Glibc
 ///
 /// Exit codes: 0 done; 1 the daemon refused (unknown id, illegal transition); 2 usage error;
 /// 69 (EX_UNAVAILABLE) the daemon is not reachable.
-public struct AFProxyCtl: ParsableCommand {
-    public static let configuration = CommandConfiguration(
+package struct AFProxyCtl: ParsableCommand {
+    package static let configuration = CommandConfiguration(
         commandName: "afproxyctl",
         abstract: "Watch and steer the requests going through afproxy.",
         discussion: "Exit codes: 0 done, 1 the daemon refused, 2 usage error, 69 the daemon is not reachable.",
@@ -21,10 +21,10 @@ public struct AFProxyCtl: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    public init() {}
+    package init() {}
 
     /// Runs the command line, mapping usage errors to exit code 2 (ArgumentParser's default is 64).
-    public static func runMain() -> Never {
+    package static func runMain() -> Never {
         do {
             var command = try Self.parseAsRoot()
             try command.run()

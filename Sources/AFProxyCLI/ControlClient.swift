@@ -7,26 +7,26 @@ import Glibc
 
 /// A small blocking HTTP/1.1 client over the daemon's Unix socket: afproxyctl makes one request
 /// and exits, so plain POSIX calls serve it better than an event loop.
-public struct ControlClient: Sendable {
-    public let socketPath: String
+package struct ControlClient: Sendable {
+    package let socketPath: String
 
-    public init(socketPath: String) {
+    package init(socketPath: String) {
         self.socketPath = socketPath
     }
 
-    public struct Response: Sendable {
-        public var status: Int
-        public var body: [UInt8]
+    package struct Response: Sendable {
+        package var status: Int
+        package var body: [UInt8]
     }
 
-    public enum Failure: Error, Equatable {
+    package enum Failure: Error, Equatable {
         /// Nothing listens at the path, or it cannot be opened.
         case unreachable(String)
         /// The daemon answered something that is not HTTP.
         case protocolError(String)
     }
 
-    public func request(_ method: String, _ target: String) throws(Failure) -> Response {
+    package func request(_ method: String, _ target: String) throws(Failure) -> Response {
         let connection = try self.connect()
         defer { close(connection.fd) }
         try connection.send("\(method) \(target) HTTP/1.1\r\nHost: afproxy\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
@@ -38,7 +38,7 @@ public struct ControlClient: Sendable {
     }
 
     /// Streams a response body line by line until the daemon closes it or `onLine` answers false.
-    public func stream(_ target: String, onLine: (String) -> Bool) throws(Failure) -> Int {
+    package func stream(_ target: String, onLine: (String) -> Bool) throws(Failure) -> Int {
         let connection = try self.connect()
         defer { close(connection.fd) }
         try connection.send("GET \(target) HTTP/1.1\r\nHost: afproxy\r\n\r\n")

@@ -1,6 +1,6 @@
 /// The control API's routes, parsed from method and target with no I/O so they are tested alone.
-public enum ControlRoute: Sendable, Equatable {
-    public enum Verb: String, Sendable, CaseIterable {
+package enum ControlRoute: Sendable, Equatable {
+    package enum Verb: String, Sendable, CaseIterable {
         case suspend
         case resume
         case cancel
@@ -15,12 +15,12 @@ public enum ControlRoute: Sendable, Equatable {
     case stats
 
     /// A route the API does not have, or a request it cannot take: status and message.
-    public struct Refusal: Error, Sendable, Equatable {
-        public var status: Int
-        public var message: String
+    package struct Refusal: Error, Sendable, Equatable {
+        package var status: Int
+        package var message: String
     }
 
-    public static func parse(method: String, target: String) -> Result<ControlRoute, Refusal> {
+    package static func parse(method: String, target: String) -> Result<ControlRoute, Refusal> {
         let (path, query) = Self.split(target)
         let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         guard parts.count >= 2, parts[0] == "v1" else {

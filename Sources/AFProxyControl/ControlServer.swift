@@ -14,9 +14,9 @@ import Glibc
 /// daemon's group may steer it); a stale socket from a crashed daemon is replaced, a live one is
 /// not; the file is removed at exit. Each connection is held to `ControlLimits`: a cap on
 /// connections, sizes for a request's head and body, and timeouts for a request that stops halfway.
-public final class ControlServer: Service, Sendable {
-    public struct Failure: Error, CustomStringConvertible {
-        public var description: String
+package final class ControlServer: Service, Sendable {
+    package struct Failure: Error, CustomStringConvertible {
+        package var description: String
     }
 
     private let manager: SessionManager
@@ -25,7 +25,7 @@ public final class ControlServer: Service, Sendable {
     private let state = Locked<(channel: (any Channel)?, path: String?)>((nil, nil))
     private let cap = ControlConnectionCap()
 
-    public init(
+    package init(
         manager: SessionManager, group: any EventLoopGroup,
         extraStats: @escaping @Sendable (inout SessionStats) -> Void = { _ in }
     ) {
@@ -35,7 +35,7 @@ public final class ControlServer: Service, Sendable {
     }
 
     /// Creates the socket at `path` with `mode`, creating a missing parent directory (0700).
-    public func bind(path: String, mode: mode_t) async throws {
+    package func bind(path: String, mode: mode_t) async throws {
         try Self.prepare(path)
         // The socket must never be reachable with a looser mode, not even between bind and chmod:
         // bind under a umask that already yields `mode`. Nothing else creates files at startup.
@@ -57,17 +57,17 @@ public final class ControlServer: Service, Sendable {
     }
 
     /// Adopts a control socket handed over by systemd (afproxy.socket sets its mode).
-    public func adopt(descriptor: CInt) async throws {
+    package func adopt(descriptor: CInt) async throws {
         let channel = try await self.bootstrap().withBoundSocket(descriptor).get()
         self.state.withLock { $0 = (channel, nil) }
     }
 
-    public func run() async throws {
+    package func run() async throws {
         try? await gracefulShutdown()
         await self.stop()
     }
 
-    public func stop() async {
+    package func stop() async {
         let (channel, path) = self.state.withLock { state in
             defer { state = (nil, nil) }
             return state

@@ -4,7 +4,7 @@ import CCurl
 /// (curl's receive buffers, the response bytes it hands to the event loops) and the tunnels'
 /// read buffers are most of what the heap holds, and because this module owns the shim that
 /// reaches `malloc.h`.
-public enum ProcessHeap {
+package enum ProcessHeap {
     /// Call once, before the threads start.
     ///
     /// - At most two arenas. By default every thread that allocates gets one (up to eight per
@@ -16,7 +16,7 @@ public enum ProcessHeap {
     ///   256 KiB tunnel read buffer trimmed the heap and the next one faulted its pages in again,
     ///   which a busy TLS tunnel paid for in CPU on every read. The idle trim (`trim()`) still
     ///   returns everything once transfers stop.
-    public static func configure() {
+    package static func configure() {
         _ = mallopt(M_ARENA_MAX, 2)
         _ = mallopt(M_MMAP_THRESHOLD, 2 << 20)
         _ = mallopt(M_TRIM_THRESHOLD, 8 << 20)

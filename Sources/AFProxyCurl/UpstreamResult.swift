@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// How a transfer ended.
-public enum UpstreamResult: Sendable, Equatable {
+package enum UpstreamResult: Sendable, Equatable {
     case success
     case failure(TaskFailure)
 }

@@ -16,7 +16,7 @@ import Glibc
 /// than `curl_multi_poll`: with many keep-alive connections open, poll and perform walk every
 /// transfer on every wakeup, which with many connections becomes a large share of the session
 /// thread's time.
-public final class UpstreamSession: Sendable {
+package final class UpstreamSession: Sendable {
     enum Command {
         case start(UpstreamTransfer)
         case suspend(UpstreamTransfer)
@@ -32,21 +32,21 @@ public final class UpstreamSession: Sendable {
     }
 
     /// The knobs it was made with; the tunnel layer reads `connectTimeout` from here too.
-    public let configuration: UpstreamConfiguration
+    package let configuration: UpstreamConfiguration
     private let loop: SessionLoop
     private let inbox = Locked(Inbox())
     private let thread = Locked<pthread_t?>(nil)
     /// Loop iterations so far; the systemd watchdog pings only while this moves.
     private let heartbeat = Atomic<UInt64>(0)
 
-    public init(configuration: UpstreamConfiguration = .init()) {
+    package init(configuration: UpstreamConfiguration = .init()) {
         CurlGlobal.initializeOnce()
         self.configuration = configuration
         self.loop = SessionLoop(configuration: configuration)
     }
 
     /// Starts the session thread.
-    public func run() {
+    package func run() {
         let box = Unmanaged.passRetained(ThreadBody { [self] in self.threadMain() }).toOpaque()
         var thread = pthread_t()
         let rc = pthread_create(&thread, nil, { argument in
@@ -59,7 +59,7 @@ public final class UpstreamSession: Sendable {
     }
 
     /// Cancels what is still running and stops the thread.
-    public func shutdown() {
+    package func shutdown() {
         self.inbox.withLock { $0.stopping = true }
         self.loop.wakeup()
         if let thread = self.thread.withLock({ value in defer { value = nil }; return value }) {
@@ -67,16 +67,16 @@ public final class UpstreamSession: Sendable {
         }
     }
 
-    public var iterations: UInt64 { self.heartbeat.load(ordering: .relaxed) }
+    package var iterations: UInt64 { self.heartbeat.load(ordering: .relaxed) }
 
-    public func start(_ transfer: UpstreamTransfer) { self.enqueue(.start(transfer)) }
-    public func suspend(_ transfer: UpstreamTransfer) { self.enqueue(.suspend(transfer)) }
-    public func resume(_ transfer: UpstreamTransfer) { self.enqueue(.resume(transfer)) }
+    package func start(_ transfer: UpstreamTransfer) { self.enqueue(.start(transfer)) }
+    package func suspend(_ transfer: UpstreamTransfer) { self.enqueue(.suspend(transfer)) }
+    package func resume(_ transfer: UpstreamTransfer) { self.enqueue(.resume(transfer)) }
     /// The delegate can take response bytes again.
-    public func continueReceiving(_ transfer: UpstreamTransfer) { self.enqueue(.continueReceiving(transfer)) }
+    package func continueReceiving(_ transfer: UpstreamTransfer) { self.enqueue(.continueReceiving(transfer)) }
     /// The delegate has request bytes again.
-    public func continueSending(_ transfer: UpstreamTransfer) { self.enqueue(.continueSending(transfer)) }
-    public func cancel(_ transfer: UpstreamTransfer, reason: TaskFailure) {
+    package func continueSending(_ transfer: UpstreamTransfer) { self.enqueue(.continueSending(transfer)) }
+    package func cancel(_ transfer: UpstreamTransfer, reason: TaskFailure) {
         self.enqueue(.cancel(transfer, reason))
     }
 

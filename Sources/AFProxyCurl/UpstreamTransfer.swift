@@ -4,8 +4,8 @@ import CCurl
 /// One upstream HTTP exchange on a curl easy handle. Created on any thread, then owned by the
 /// session thread: every stored property below the request is read and written there only,
 /// which is why the type is `@unchecked Sendable`.
-public final class UpstreamTransfer: @unchecked Sendable {
-    public let request: ProxyRequest
+package final class UpstreamTransfer: @unchecked Sendable {
+    package let request: ProxyRequest
 
     /// Strong until completion, then cleared: that breaks the cycle delegate → transfer → delegate,
     /// as AFNetworking breaks manager → dictionary → delegate → block.
@@ -42,7 +42,7 @@ public final class UpstreamTransfer: @unchecked Sendable {
         case done
     }
 
-    public init(request: ProxyRequest, delegate: any UpstreamTransferDelegate) {
+    package init(request: ProxyRequest, delegate: any UpstreamTransferDelegate) {
         self.request = request
         self.delegate = delegate
     }
@@ -66,7 +66,7 @@ public final class UpstreamTransfer: @unchecked Sendable {
 
     /// The trailer fields of a chunked response; complete when the transfer completed. Session
     /// thread only.
-    public var trailers: HTTPHeaderList { self.headParser.trailers }
+    package var trailers: HTTPHeaderList { self.headParser.trailers }
 
     /// Idle for the purpose of our timeout: running, and not waiting on a person or the client.
     var isWaitingOnUpstream: Bool { self.pauseWanted == 0 }

@@ -5,7 +5,7 @@ import AFProxyModel
 /// Every method is called on the session thread. The order of the calls, the pauses their
 /// answers cause and who may call what from which thread are the task contract, written once,
 /// at the top of `ManagedTask` (AFProxyManager).
-public protocol UpstreamTransferDelegate: AnyObject, Sendable {
+package protocol UpstreamTransferDelegate: AnyObject, Sendable {
     /// An interim 1xx head, passed on before the final one.
     func transfer(_ transfer: UpstreamTransfer, didReceiveInterim head: ProxyResponseHead)
     /// `metrics` holds the phases up to the first byte (DNS, connect, TLS, TTFB) for live views.
@@ -20,7 +20,7 @@ public protocol UpstreamTransferDelegate: AnyObject, Sendable {
 }
 
 /// The answer to response bytes.
-public enum BodyReceipt: Sendable, Equatable {
+package enum BodyReceipt: Sendable, Equatable {
     case taken
     /// Taken, and no more now: receiving pauses until `continueReceiving`.
     case takenWindowFull
@@ -29,7 +29,7 @@ public enum BodyReceipt: Sendable, Equatable {
 }
 
 /// The answer to curl's request for upload bytes.
-public enum RequestBodyRead: Sendable, Equatable {
+package enum RequestBodyRead: Sendable, Equatable {
     case bytes(Int)
     /// Nothing buffered yet: pause sending until more arrives from the client.
     case pause

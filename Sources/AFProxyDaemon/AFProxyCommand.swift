@@ -7,8 +7,8 @@ import Glibc
 
 /// `afproxy`: the daemon's command line. Flags override `AFPROXY_*` environment variables, which
 /// override the config file, which overrides the built-in defaults.
-public struct AFProxyCommand: AsyncParsableCommand {
-    public static let configuration = CommandConfiguration(
+package struct AFProxyCommand: AsyncParsableCommand {
+    package static let configuration = CommandConfiguration(
         commandName: "afproxy",
         abstract: "A local HTTP proxy daemon whose every request is a task you can watch and steer.",
         discussion: """
@@ -80,9 +80,9 @@ public struct AFProxyCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("This proxy's name in Via headers, and what a looping request is recognised by (default afproxy).", valueName: "name"))
     var viaName: String?
 
-    public init() {}
+    package init() {}
 
-    public func run() async throws {
+    package func run() async throws {
         let environment = ProcessEnvironment.current()
         if let path = self.checkConfig {
             var configuration = DaemonConfiguration()

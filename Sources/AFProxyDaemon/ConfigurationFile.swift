@@ -1,8 +1,8 @@
 /// The config file: one `key = value` a line, `#` starts a comment, keys as the long flags
 /// (`max-connections = 512`); `listen` may repeat. Line-oriented like tinyproxy's, so that the
 /// annotated example reads as documentation and an error names its line.
-public enum ConfigurationFile {
-    public static func apply(_ text: String, path: String, to configuration: inout DaemonConfiguration) throws(ConfigurationError) {
+package enum ConfigurationFile {
+    package static func apply(_ text: String, path: String, to configuration: inout DaemonConfiguration) throws(ConfigurationError) {
         var listens: [String] = []
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let place = "\(path):\(index + 1)"
@@ -33,7 +33,7 @@ public enum ConfigurationFile {
         if !listens.isEmpty { configuration.listen = listens }
     }
 
-    public static func applyEnvironment(_ environment: [String: String], to configuration: inout DaemonConfiguration) throws(ConfigurationError) {
+    package static func applyEnvironment(_ environment: [String: String], to configuration: inout DaemonConfiguration) throws(ConfigurationError) {
         for key in DaemonConfiguration.keys {
             guard let value = environment[key.environment], !value.isEmpty else { continue }
             do {

@@ -3,40 +3,40 @@ import AFProxyListener
 /// Everything the daemon can be told, with its built-in defaults. Sources apply in this order,
 /// each overriding the one before: defaults, the config file, `AFPROXY_*` environment variables,
 /// command-line flags. `config/afproxy.conf` documents every key.
-public struct DaemonConfiguration: Sendable, Equatable {
+package struct DaemonConfiguration: Sendable, Equatable {
     /// `HOST:PORT` addresses to listen on; loopback only unless told otherwise (no open proxy).
-    public var listen = ["127.0.0.1:3128"]
+    package var listen = ["127.0.0.1:3128"]
     /// Nil: the default path of `ControlSocketPath`.
-    public var controlSocket: String?
-    public var maxConnections = 4096
-    public var maxHeaderBytes = 64 * 1024
+    package var controlSocket: String?
+    package var maxConnections = 4096
+    package var maxHeaderBytes = 64 * 1024
     /// Seconds.
-    public var idleTimeout = 120.0
-    public var headerTimeout = 30.0
-    public var connectTimeout = 30.0
-    public var upstreamTimeout = 120.0
+    package var idleTimeout = 120.0
+    package var headerTimeout = 30.0
+    package var connectTimeout = 30.0
+    package var upstreamTimeout = 120.0
     /// A CONNECT tunnel silent both ways this long is closed; 0: never.
-    public var tunnelIdleTimeout = 900.0
-    public var historySize = 1000
+    package var tunnelIdleTimeout = 900.0
+    package var historySize = 1000
     /// Bytes the receive windows of all tasks may hold beyond their minimum (`ReceiveWindow`).
-    public var bufferBudget = 64 << 20
+    package var bufferBudget = 64 << 20
     /// Event loop threads for client connections; 0 means one per core but the session thread's.
-    public var threads = 0
-    public var logLevel = "info"
+    package var threads = 0
+    package var logLevel = "info"
     /// Seconds running tasks get to finish after SIGTERM before they are canceled.
-    public var gracePeriod = 10.0
+    package var gracePeriod = 10.0
     /// One info entry per completed task; failed tasks are logged at error level regardless.
-    public var logCompletedTasks = true
+    package var logCompletedTasks = true
     /// Where logs go: `auto`, `journal` or `stderr` (see `LogTarget`).
-    public var logTarget = LogTarget.auto
+    package var logTarget = LogTarget.auto
     /// Ports a CONNECT may reach: 443, plus each `allow-connect-port` from every source (the key
     /// adds rather than replaces, as Squid's `SSL_ports` acl lines do); `*` allows any.
-    public var allowConnectPorts = ConnectPortPolicy.default
+    package var allowConnectPorts = ConnectPortPolicy.default
     /// This proxy's name in `Via` (`Via: 1.1 NAME`), both ways and on its own answers; a request
     /// whose `Via` already holds it is a loop (508).
-    public var viaName = "afproxy"
+    package var viaName = "afproxy"
 
-    public init() {}
+    package init() {}
 
     /// One settable key: its name in the config file and as a flag (`--max-connections`), its
     /// environment variable, and how to apply a text value.
@@ -183,7 +183,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
 }
 
 /// Where log entries go.
-public enum LogTarget: String, Sendable, Equatable {
+package enum LogTarget: String, Sendable, Equatable {
     /// The journal, with fields, when systemd connected stderr to it (`JOURNAL_STREAM`);
     /// otherwise readable lines on stderr, and the journal as well when its socket is present.
     case auto
@@ -194,16 +194,16 @@ public enum LogTarget: String, Sendable, Equatable {
 }
 
 /// A value that does not fit its key, or a line that is no key at all; `place` says where.
-public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var message: String
-    public var place: String?
+package struct ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+    package var message: String
+    package var place: String?
 
-    public init(_ message: String, place: String? = nil) {
+    package init(_ message: String, place: String? = nil) {
         self.message = message
         self.place = place
     }
 
-    public var description: String {
+    package var description: String {
         self.place.map { "\($0): \(self.message)" } ?? self.message
     }
 }

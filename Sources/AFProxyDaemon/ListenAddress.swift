@@ -1,9 +1,9 @@
 /// `HOST:PORT`, `[IPV6]:PORT`: one address to listen on.
-public struct ListenAddress: Sendable, Equatable {
-    public var host: String
-    public var port: Int
+package struct ListenAddress: Sendable, Equatable {
+    package var host: String
+    package var port: Int
 
-    public static func parse(_ text: String) throws(ConfigurationError) -> ListenAddress {
+    package static func parse(_ text: String) throws(ConfigurationError) -> ListenAddress {
         let host: Substring
         let port: Substring
         if text.hasPrefix("[") {

@@ -44,7 +44,7 @@ struct ClientResponseHead: Equatable {
         received.append("\(origin.version) \(via)")
         headers.add(name: "Via", value: received.joined(separator: ", "))
 
-        let modern = clientVersion >= .http1_1
+        let modern = clientVersion.isHTTP11OrLater
         let codings = origin.transferCodings
         // The codings the origin applied beyond its own chunked framing of this hop.
         let applied = codings.last == "chunked" ? Array(codings.dropLast()) : codings
@@ -90,10 +90,17 @@ struct ClientResponseHead: Equatable {
     /// An interim 1xx head for a client that may receive one (HTTP/1.1; RFC 9110 §15.2). A 100
     /// is not passed on: afproxy answers a client's `Expect` itself and never asks the origin.
     static func interim(_ origin: ProxyResponseHead, clientVersion: HTTPVersion, via: String) -> HTTPResponseHead? {
-        guard clientVersion >= .http1_1, origin.status != 100 else { return nil }
+        guard clientVersion.isHTTP11OrLater, origin.status != 100 else { return nil }
         var headers = HTTPHeaders()
         for field in HopByHopHeaders.removing(from: origin.headers) { headers.add(name: field.name, value: field.value) }
         let status = HTTPResponseStatus.custom(code: UInt(origin.status), reasonPhrase: origin.reason)
         return HTTPResponseHead(version: clientVersion, status: status, headers: headers)
+    }
+}
+
+extension HTTPVersion {
+    /// HTTP/1.1 or a later 1.x or 2+: the client understands chunked framing and interim heads.
+    fileprivate var isHTTP11OrLater: Bool {
+        (self.major, self.minor) >= (1, 1)
     }
 }

@@ -1,23 +1,23 @@
 /// Which ports a CONNECT may reach. 443 by default, as Squid's `SSL_ports`: a tunnel carries
 /// anything, so an open one to port 25 makes the proxy a spam relay. `allow-connect-port` adds
 /// ports; `*` allows any.
-public struct ConnectPortPolicy: Sendable, Equatable, CustomStringConvertible {
-    public private(set) var ports: Set<Int>
-    public private(set) var allowsAnyPort: Bool
+package struct ConnectPortPolicy: Sendable, Equatable, CustomStringConvertible {
+    package private(set) var ports: Set<Int>
+    package private(set) var allowsAnyPort: Bool
 
-    public init(ports: Set<Int> = [443], allowsAnyPort: Bool = false) {
+    package init(ports: Set<Int> = [443], allowsAnyPort: Bool = false) {
         self.ports = ports
         self.allowsAnyPort = allowsAnyPort
     }
 
-    public static let `default` = ConnectPortPolicy()
+    package static let `default` = ConnectPortPolicy()
 
-    public func allows(_ port: Int) -> Bool {
+    package func allows(_ port: Int) -> Bool {
         self.allowsAnyPort || self.ports.contains(port)
     }
 
     /// Adds `text`, a port (1–65535) or `*`; answers false, changing nothing, for anything else.
-    public mutating func allow(_ text: String) -> Bool {
+    package mutating func allow(_ text: String) -> Bool {
         if text == "*" {
             self.allowsAnyPort = true
             return true
@@ -30,7 +30,7 @@ public struct ConnectPortPolicy: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// "443, 8443", or "any" once `*` was given: what a 403 names.
-    public var description: String {
+    package var description: String {
         self.allowsAnyPort ? "any" : self.ports.sorted().map(String.init).joined(separator: ", ")
     }
 }

@@ -1,20 +1,20 @@
 /// The client-side limits of the proxy listener.
-public struct ListenerConfiguration: Sendable, Equatable {
+package struct ListenerConfiguration: Sendable, Equatable {
     /// Open client connections at most; the next one gets 503 and is closed.
-    public var maxConnections: Int
+    package var maxConnections: Int
     /// Largest request header section (all field names and values); over it, 431. At most 80 KiB,
     /// the ceiling of NIO's parser.
-    public var maxHeaderBytes: Int
+    package var maxHeaderBytes: Int
     /// A keep-alive connection with no request started is closed after this long.
-    public var idleTimeout: Duration
+    package var idleTimeout: Duration
     /// A request head must arrive in full within this long of its first byte (slow clients): 408.
-    public var headerTimeout: Duration
+    package var headerTimeout: Duration
     /// Added to `Via` on both directions, and recognised in incoming `Via` as a loop.
-    public var viaName: String
+    package var viaName: String
     /// The ports a CONNECT may reach; another gets 403.
-    public var allowedConnectPorts: ConnectPortPolicy
+    package var allowedConnectPorts: ConnectPortPolicy
 
-    public init(
+    package init(
         maxConnections: Int = 4096, maxHeaderBytes: Int = 64 * 1024, idleTimeout: Duration = .seconds(120),
         headerTimeout: Duration = .seconds(30), viaName: String = "afproxy",
         allowedConnectPorts: ConnectPortPolicy = .default
@@ -27,5 +27,5 @@ public struct ListenerConfiguration: Sendable, Equatable {
         self.allowedConnectPorts = allowedConnectPorts
     }
 
-    public static let headerBytesCeiling = 80 * 1024
+    package static let headerBytesCeiling = 80 * 1024
 }

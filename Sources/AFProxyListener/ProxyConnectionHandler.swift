@@ -251,9 +251,3 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         }
     }
 }
-
-extension HTTPVersion: @retroactive Comparable {
-    public static func < (lhs: HTTPVersion, rhs: HTTPVersion) -> Bool {
-        (lhs.major, lhs.minor) < (rhs.major, rhs.minor)
-    }
-}

@@ -7,14 +7,14 @@ import ServiceLifecycle
 
 /// The proxy's listening sockets (bound here, or adopted from systemd) and the pipeline of each
 /// client connection. As a `Service` it runs until graceful shutdown, then stops accepting.
-public final class ProxyListener: Service, Sendable {
+package final class ProxyListener: Service, Sendable {
     private let manager: SessionManager
     private let configuration: Locked<ListenerConfiguration>
     private let group: any EventLoopGroup
     private let limiter: ConnectionLimiter
     private let channels = Locked<[any Channel]>([])
 
-    public init(manager: SessionManager, configuration: ListenerConfiguration, group: any EventLoopGroup) {
+    package init(manager: SessionManager, configuration: ListenerConfiguration, group: any EventLoopGroup) {
         self.manager = manager
         self.configuration = Locked(configuration)
         self.group = group
@@ -23,7 +23,7 @@ public final class ProxyListener: Service, Sendable {
 
     /// Binds `host:port`; answers the bound address (the port is known when 0 was asked for).
     @discardableResult
-    public func bind(host: String, port: Int) async throws -> SocketAddress {
+    package func bind(host: String, port: Int) async throws -> SocketAddress {
         let channel = try await self.bootstrap().bind(host: host, port: port).get()
         self.channels.withLock { $0.append(channel) }
         return channel.localAddress!
@@ -31,25 +31,25 @@ public final class ProxyListener: Service, Sendable {
 
     /// Adopts a listening socket handed over by systemd.
     @discardableResult
-    public func adopt(descriptor: CInt) async throws -> SocketAddress {
+    package func adopt(descriptor: CInt) async throws -> SocketAddress {
         let channel = try await self.bootstrap().withBoundSocket(descriptor).get()
         self.channels.withLock { $0.append(channel) }
         return channel.localAddress!
     }
 
-    public var openConnections: Int { self.limiter.count }
+    package var openConnections: Int { self.limiter.count }
 
     /// New connections get `configuration`; open ones keep theirs. `maxConnections` stays as at init.
-    public func reconfigure(_ configuration: ListenerConfiguration) {
+    package func reconfigure(_ configuration: ListenerConfiguration) {
         self.configuration.withLock { $0 = configuration }
     }
 
-    public func run() async throws {
+    package func run() async throws {
         try? await gracefulShutdown()
         await self.stopAccepting()
     }
 
-    public func stopAccepting() async {
+    package func stopAccepting() async {
         let channels = self.channels.withLock { channels in
             defer { channels = [] }
             return channels

@@ -4,16 +4,16 @@ import NIOHTTP1
 
 /// A request the proxy answers itself, with a status and a short text saying why. Built by
 /// validation and by upstream failures; written by the connection handler.
-public struct ProxyRefusal: Error, Sendable, Equatable {
-    public var status: HTTPResponseStatus
-    public var message: String
+package struct ProxyRefusal: Error, Sendable, Equatable {
+    package var status: HTTPResponseStatus
+    package var message: String
     /// The connection cannot be trusted afterwards (framing in doubt): close it.
-    public var closeConnection: Bool
+    package var closeConnection: Bool
     /// Seconds after which a client may try again (`Retry-After`), for a refusal that only says
     /// "not now" (503 over the connection limit).
-    public var retryAfter: Int?
+    package var retryAfter: Int?
 
-    public init(_ status: HTTPResponseStatus, _ message: String, closeConnection: Bool = true, retryAfter: Int? = nil) {
+    package init(_ status: HTTPResponseStatus, _ message: String, closeConnection: Bool = true, retryAfter: Int? = nil) {
         self.status = status
         self.message = message
         self.closeConnection = closeConnection

@@ -5,7 +5,7 @@ import NIOHTTP1
 /// `host:port`, 403 naming the allowed ports for a port outside them, and the same version, size
 /// and loop checks as the other requests.
 extension RequestValidator {
-    public func validateConnect(_ head: HTTPRequestHead, client: String) -> Result<StreamRequest, ProxyRefusal> {
+    package func validateConnect(_ head: HTTPRequestHead, client: String) -> Result<StreamRequest, ProxyRefusal> {
         if let refusal = self.commonRefusal(head) { return .failure(refusal) }
         let target: ConnectTarget
         switch ConnectTarget.parse(head.uri) {

@@ -5,19 +5,19 @@ import NIOHTTP1
 /// `http://` URLs only, unambiguous framing (no request smuggling), hop-by-hop fields removed,
 /// `Host` taken from the URL (RFC 9112 §3.2.2), `Via` added, and loops through ourselves refused.
 /// A CONNECT goes through `validateConnect` instead.
-public struct RequestValidator: Sendable {
-    public var via: String
-    public var maxHeaderBytes: Int
+package struct RequestValidator: Sendable {
+    package var via: String
+    package var maxHeaderBytes: Int
     /// The ports a CONNECT may reach.
-    public var connectPorts: ConnectPortPolicy
+    package var connectPorts: ConnectPortPolicy
 
-    public init(via: String, maxHeaderBytes: Int, connectPorts: ConnectPortPolicy = .default) {
+    package init(via: String, maxHeaderBytes: Int, connectPorts: ConnectPortPolicy = .default) {
         self.via = via
         self.maxHeaderBytes = maxHeaderBytes
         self.connectPorts = connectPorts
     }
 
-    public func validate(_ head: HTTPRequestHead, client: String) -> Result<ProxyRequest, ProxyRefusal> {
+    package func validate(_ head: HTTPRequestHead, client: String) -> Result<ProxyRequest, ProxyRefusal> {
         if let refusal = self.commonRefusal(head) { return .failure(refusal) }
         let url: AbsoluteURL
         switch AbsoluteURL.parse(head.uri) {

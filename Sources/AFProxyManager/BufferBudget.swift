@@ -3,18 +3,18 @@ import Synchronization
 /// The bytes that receive windows may hold beyond their minimum, summed over the daemon: with
 /// thousands of transfers, windows that grew without a cap would add up to gigabytes. Over the
 /// limit a window does not grow, and its transfer keeps the minimum.
-public final class BufferBudget: Sendable {
-    public let limit: Int
+package final class BufferBudget: Sendable {
+    package let limit: Int
     private let used = Atomic<Int>(0)
 
-    public init(limit: Int) {
+    package init(limit: Int) {
         self.limit = limit
     }
 
-    public var inUse: Int { self.used.load(ordering: .relaxed) }
+    package var inUse: Int { self.used.load(ordering: .relaxed) }
 
     /// Takes `bytes` if they fit under the limit.
-    public func reserve(_ bytes: Int) -> Bool {
+    package func reserve(_ bytes: Int) -> Bool {
         var current = self.used.load(ordering: .relaxed)
         while current + bytes <= self.limit {
             let (exchanged, original) = self.used.compareExchange(
@@ -25,7 +25,7 @@ public final class BufferBudget: Sendable {
         return false
     }
 
-    public func release(_ bytes: Int) {
+    package func release(_ bytes: Int) {
         guard bytes > 0 else { return }
         self.used.subtract(bytes, ordering: .relaxed)
     }

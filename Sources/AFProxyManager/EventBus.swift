@@ -6,8 +6,8 @@ import Synchronization
 /// only enqueue. A subscriber names the kinds it wants, and publishing a kind nobody wants costs
 /// one atomic load: its record is not even built. (The journal logger wants `completed` only;
 /// without the filter every request paid for a `created` record nobody read.)
-public final class EventBus: Sendable {
-    public typealias Subscriber = @Sendable (TaskEvent) -> Void
+package final class EventBus: Sendable {
+    package typealias Subscriber = @Sendable (TaskEvent) -> Void
 
     private struct Subscription {
         var kinds: Set<TaskEvent.Kind>
@@ -21,14 +21,14 @@ public final class EventBus: Sendable {
     private let wanted = Atomic<UInt8>(0)
     private let nextToken = Atomic<Int>(0)
 
-    public init() {}
+    package init() {}
 
-    public func hasSubscribers(for kind: TaskEvent.Kind) -> Bool {
+    package func hasSubscribers(for kind: TaskEvent.Kind) -> Bool {
         self.wanted.load(ordering: .relaxed) & Self.bit(kind) != 0
     }
 
     /// Answers a token for `unsubscribe`. `kinds`: the events wanted; all when nil.
-    public func subscribe(_ kinds: Set<TaskEvent.Kind>? = nil, _ subscriber: @escaping Subscriber) -> Int {
+    package func subscribe(_ kinds: Set<TaskEvent.Kind>? = nil, _ subscriber: @escaping Subscriber) -> Int {
         let token = self.nextToken.add(1, ordering: .relaxed).newValue
         self.subscriptions.withLock { subscriptions in
             subscriptions[token] = Subscription(kinds: kinds ?? Self.allKinds, subscriber: subscriber)
@@ -37,7 +37,7 @@ public final class EventBus: Sendable {
         return token
     }
 
-    public func unsubscribe(_ token: Int) {
+    package func unsubscribe(_ token: Int) {
         self.subscriptions.withLock { subscriptions in
             subscriptions.removeValue(forKey: token)
             self.wanted.store(Self.mask(subscriptions), ordering: .relaxed)
@@ -51,7 +51,7 @@ public final class EventBus: Sendable {
     }
 
     /// `record` is evaluated only when someone listens for `kind`.
-    public func publish(_ kind: TaskEvent.Kind, _ record: @autoclosure () -> TaskRecord) {
+    package func publish(_ kind: TaskEvent.Kind, _ record: @autoclosure () -> TaskRecord) {
         guard self.hasSubscribers(for: kind) else { return }
         let event = TaskEvent(kind, task: record())
         let subscribers = self.subscriptions.withLock { subscriptions in

@@ -13,11 +13,11 @@ import Synchronization
 /// What it decides lives in one `HTTPTaskStateMachine` behind one lock; every event goes
 /// through it and the actions it answers are performed here, outside the lock (see
 /// `perform(_:)`). The threads, and what each may call, are the task contract in `ManagedTask`.
-public final class HTTPTask: @unchecked Sendable {
-    public let id: Int
-    public let request: ProxyRequest
-    public let createdAt: Date
-    public let client: any TaskClient
+package final class HTTPTask: @unchecked Sendable {
+    package let id: Int
+    package let request: ProxyRequest
+    package let createdAt: Date
+    package let client: any TaskClient
     /// Set once in `init` (it needs `self` as its delegate), never cleared: other threads read it.
     private(set) var transfer: UpstreamTransfer!
     private unowned let manager: SessionManager
@@ -49,15 +49,15 @@ public final class HTTPTask: @unchecked Sendable {
         self.transfer = UpstreamTransfer(request: request, delegate: self)
     }
 
-    public var kind: TaskKind { self.request.kind }
+    package var kind: TaskKind { self.request.kind }
 
-    public var state: TaskState { self.machine.withLock { $0.state } }
+    package var state: TaskState { self.machine.withLock { $0.state } }
 
-    public var bytesUp: Int64 { self.uploaded.load(ordering: .relaxed) }
-    public var bytesDown: Int64 { self.downloaded.load(ordering: .relaxed) }
+    package var bytesUp: Int64 { self.uploaded.load(ordering: .relaxed) }
+    package var bytesDown: Int64 { self.downloaded.load(ordering: .relaxed) }
 
     /// The task as the control API shows it, now.
-    public func record() -> TaskRecord {
+    package func record() -> TaskRecord {
         let (state, uploadEnded) = self.machine.withLock { ($0.state, $0.upload.ended && $0.upload.bytes == 0) }
         let recorded = self.recorded.withLock { $0 }
         var upload = TransferProgress(completed: self.bytesUp)
@@ -145,30 +145,30 @@ extension HTTPTask: ManagedTask {
 extension HTTPTask {
     /// Answers whether the client may be read further; when not, `TaskClient.taskWantsRequestBody`
     /// says when it may.
-    public func appendRequestBody(_ buffer: ByteBuffer) -> Bool {
+    package func appendRequestBody(_ buffer: ByteBuffer) -> Bool {
         let (keepReading, action) = self.machine.withLock { $0.requestBodyArrived(buffer) }
         self.perform(action)
         return keepReading
     }
 
-    public func finishRequestBody() {
+    package func finishRequestBody() {
         self.perform(self.machine.withLock { $0.requestBodyEnded() })
     }
 
     /// `bytes` of a delivered body reached the client's socket.
-    public func clientDidWrite(bytes: Int) {
+    package func clientDidWrite(bytes: Int) {
         let now = ContinuousClock.now
         self.perform(self.machine.withLock { $0.clientWrote(bytes, now: now) })
     }
 
     /// The client went away: the task ends and frees its upstream transfer.
-    public func clientClosed() {
+    package func clientClosed() {
         self.perform(self.machine.withLock { $0.clientFailed(.clientClosed("canceled: client closed the connection")) })
     }
 
     /// The client cannot be given the response (the listener answered 502 instead): the task
     /// ends as failed by the origin's response.
-    public func abandon(because message: String) {
+    package func abandon(because message: String) {
         self.perform(self.machine.withLock { $0.clientFailed(.badResponse(message)) })
     }
 }
@@ -176,11 +176,11 @@ extension HTTPTask {
 // MARK: - UpstreamTransferDelegate (the session thread)
 
 extension HTTPTask: UpstreamTransferDelegate {
-    public func transfer(_ transfer: UpstreamTransfer, didReceiveInterim head: ProxyResponseHead) {
+    package func transfer(_ transfer: UpstreamTransfer, didReceiveInterim head: ProxyResponseHead) {
         self.pendingInterim.append(head)
     }
 
-    public func transfer(_ transfer: UpstreamTransfer, didReceive head: ProxyResponseHead, metrics: TaskMetrics) {
+    package func transfer(_ transfer: UpstreamTransfer, didReceive head: ProxyResponseHead, metrics: TaskMetrics) {
         var metrics = metrics
         metrics.totalMs = nil  // not over yet: the total is known at completion
         self.machine.withLock { $0.responseHeadArrived() }
@@ -191,7 +191,7 @@ extension HTTPTask: UpstreamTransferDelegate {
         self.pendingHead = head
     }
 
-    public func transfer(
+    package func transfer(
         _ transfer: UpstreamTransfer, didReceiveBodyBytes bytes: UnsafeRawBufferPointer
     ) -> BodyReceipt {
         let waiting = (self.pendingBody?.readableBytes ?? 0) + bytes.count
@@ -208,7 +208,7 @@ extension HTTPTask: UpstreamTransferDelegate {
         return receipt
     }
 
-    public func transfer(
+    package func transfer(
         _ transfer: UpstreamTransfer, fillRequestBody buffer: UnsafeMutableRawBufferPointer
     ) -> RequestBodyRead {
         let (read, action) = self.machine.withLock { $0.fillRequestBody(buffer) }
@@ -217,18 +217,18 @@ extension HTTPTask: UpstreamTransferDelegate {
         return read
     }
 
-    public func transferRewindRequestBody(_ transfer: UpstreamTransfer) -> Bool {
+    package func transferRewindRequestBody(_ transfer: UpstreamTransfer) -> Bool {
         guard let count = self.machine.withLock({ $0.rewindRequestBody() }) else { return false }
         self.uploaded.add(-Int64(count), ordering: .relaxed)
         return true
     }
 
-    public func transferDidFlush(_ transfer: UpstreamTransfer) {
+    package func transferDidFlush(_ transfer: UpstreamTransfer) {
         guard let delivery = self.takePending(end: nil) else { return }
         self.client.task(self, deliver: delivery)
     }
 
-    public func transfer(_ transfer: UpstreamTransfer, didCompleteWith result: UpstreamResult, metrics: TaskMetrics) {
+    package func transfer(_ transfer: UpstreamTransfer, didCompleteWith result: UpstreamResult, metrics: TaskMetrics) {
         self.recorded.withLock { recorded in
             recorded.metrics = metrics
             if case .failure(let failure) = result { recorded.failure = failure }

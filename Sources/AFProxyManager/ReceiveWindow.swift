@@ -6,28 +6,28 @@
 /// doubles, up to `maximum`, as long as the daemon-wide `BufferBudget` has room; a client that
 /// then keeps the transfer paused for long goes back to the minimum and gives the budget back.
 /// A plain value: the HTTP task's state machine feeds it the drains it sees and applies what it answers.
-public struct ReceiveWindow: Sendable, Equatable {
-    public static let minimum = 8 << 10
-    public static let maximum = 1 << 20
+package struct ReceiveWindow: Sendable, Equatable {
+    package static let minimum = 8 << 10
+    package static let maximum = 1 << 20
     /// Drained within this long after the transfer paused for the client: the client keeps up.
-    public static let fastDrain: Duration = .milliseconds(50)
+    package static let fastDrain: Duration = .milliseconds(50)
     /// Paused this long: the client reads slowly, a big window would only hold memory.
-    public static let slowDrain: Duration = .seconds(1)
+    package static let slowDrain: Duration = .seconds(1)
     /// A window grows only once the client took this much: until then the kernel's send buffer
     /// for the client (autotuned up to tcp_wmem's maximum, 4 MiB by default) swallows what is
     /// written however slowly the client reads, and every drain looks prompt: growing from the
     /// first drain gave slow clients large windows.
-    public static let growAfter: Int64 = 8 << 20
+    package static let growAfter: Int64 = 8 << 20
 
-    public private(set) var size = Self.minimum
+    package private(set) var size = Self.minimum
 
-    public init() {}
+    package init() {}
 
     /// Resume receiving once fewer bytes than this are on their way.
-    public var lowWatermark: Int { self.size / 2 }
+    package var lowWatermark: Int { self.size / 2 }
 
     /// What a drain asks of the budget: bytes to reserve before growing, or to give back.
-    public enum Change: Sendable, Equatable {
+    package enum Change: Sendable, Equatable {
         case keep
         case grow(reserve: Int)
         case shrink(release: Int)
@@ -35,7 +35,7 @@ public struct ReceiveWindow: Sendable, Equatable {
 
     /// The client drained below the low watermark `paused` after the transfer had paused for it,
     /// having taken `written` bytes so far.
-    public func afterDrain(paused: Duration, written: Int64) -> Change {
+    package func afterDrain(paused: Duration, written: Int64) -> Change {
         if paused <= Self.fastDrain && self.size < Self.maximum && written >= Self.growAfter {
             return .grow(reserve: min(self.size * 2, Self.maximum) - self.size)
         }
@@ -46,7 +46,7 @@ public struct ReceiveWindow: Sendable, Equatable {
     }
 
     /// Applies a change the budget granted (`grow`) or that needs no grant (`shrink`).
-    public mutating func apply(_ change: Change) {
+    package mutating func apply(_ change: Change) {
         switch change {
         case .keep: break
         case .grow(let reserve): self.size += reserve
@@ -55,5 +55,5 @@ public struct ReceiveWindow: Sendable, Equatable {
     }
 
     /// What the window holds of the budget: all but the minimum every transfer keeps.
-    public var reserved: Int { self.size - Self.minimum }
+    package var reserved: Int { self.size - Self.minimum }
 }

@@ -8,11 +8,11 @@ import NIOCore
 /// moves a task to the bounded history the moment it completes. HTTP tasks and CONNECT tunnels
 /// (stream tasks) share the registry through `ManagedTask`, which holds the task contract. It
 /// does no I/O of its own: the transports (`UpstreamSession`, `TunnelTransfer`) do.
-public final class SessionManager: Sendable {
-    public let session: UpstreamSession
-    public let events = EventBus()
+package final class SessionManager: Sendable {
+    package let session: UpstreamSession
+    package let events = EventBus()
     /// What the tasks' receive windows may hold beyond their minimum, together.
-    public let budget: BufferBudget
+    package let budget: BufferBudget
     private let registry: Locked<Registry>
     private let startedAt = ContinuousClock.now
 
@@ -26,14 +26,14 @@ public final class SessionManager: Sendable {
         var bytesDown: Int64 = 0
     }
 
-    public init(session: UpstreamSession, historyCapacity: Int, bufferBudget: Int = 64 << 20) {
+    package init(session: UpstreamSession, historyCapacity: Int, bufferBudget: Int = 64 << 20) {
         self.session = session
         self.budget = BufferBudget(limit: bufferBudget)
         self.registry = Locked(Registry(history: TaskHistory(capacity: historyCapacity)))
     }
 
     /// Registers a task for `request`, publishes `created` and starts its transfer.
-    public func startTask(_ request: ProxyRequest, client: any TaskClient) -> HTTPTask {
+    package func startTask(_ request: ProxyRequest, client: any TaskClient) -> HTTPTask {
         let task = self.registry.withLock { registry in
             let task = HTTPTask(id: registry.nextID, request: request, client: client, manager: self)
             registry.nextID += 1
@@ -47,7 +47,7 @@ public final class SessionManager: Sendable {
 
     /// Registers a tunnel to `request.authority`, publishes `created` and starts connecting
     /// upstream on `eventLoop`, the client connection's loop, where the relay will run too.
-    public func startStream(_ request: StreamRequest, on eventLoop: any EventLoop) -> StreamTask {
+    package func startStream(_ request: StreamRequest, on eventLoop: any EventLoop) -> StreamTask {
         let task = self.registry.withLock { registry in
             let task = StreamTask(
                 id: registry.nextID, request: request, eventLoop: eventLoop,
@@ -79,22 +79,22 @@ public final class SessionManager: Sendable {
 
     // MARK: queries
 
-    public func task(id: Int) -> TaskRecord? {
+    package func task(id: Int) -> TaskRecord? {
         let (live, recorded) = self.registry.withLock { ($0.live[id], $0.history.record(id: id)) }
         return live?.record() ?? recorded
     }
 
     /// Live tasks by id; with `includeHistory`, the completed records first, oldest first.
-    public func tasks(includeHistory: Bool) -> [TaskRecord] {
+    package func tasks(includeHistory: Bool) -> [TaskRecord] {
         let (live, history) = self.registry.withLock { registry in
             (Array(registry.live.values), includeHistory ? registry.history.records : [])
         }
         return history + live.sorted { $0.id < $1.id }.map { $0.record() }
     }
 
-    public var liveCount: Int { self.registry.withLock { $0.live.count } }
+    package var liveCount: Int { self.registry.withLock { $0.live.count } }
 
-    public func stats() -> SessionStats {
+    package func stats() -> SessionStats {
         let (live, registry) = self.registry.withLock { (Array($0.live.values), $0) }
         var stats = SessionStats()
         for task in live {
@@ -115,21 +115,21 @@ public final class SessionManager: Sendable {
 
     // MARK: verbs
 
-    public func suspend(id: Int) throws(ControlError) -> TaskRecord {
+    package func suspend(id: Int) throws(ControlError) -> TaskRecord {
         try self.apply(id, "suspend") { task throws(IllegalTransition) in try task.suspend() }
     }
 
-    public func resume(id: Int) throws(ControlError) -> TaskRecord {
+    package func resume(id: Int) throws(ControlError) -> TaskRecord {
         try self.apply(id, "resume") { task throws(IllegalTransition) in try task.resume() }
     }
 
-    public func cancel(id: Int) throws(ControlError) -> TaskRecord {
+    package func cancel(id: Int) throws(ControlError) -> TaskRecord {
         try self.apply(id, "cancel") { task throws(IllegalTransition) in try task.cancel(.canceled()) }
     }
 
     /// Every live task that is running (suspend) or suspended (resume); answers the changed ones.
-    public func suspendAll() -> [TaskRecord] { self.applyAll("suspend") { task throws(IllegalTransition) in try task.suspend() } }
-    public func resumeAll() -> [TaskRecord] { self.applyAll("resume") { task throws(IllegalTransition) in try task.resume() } }
+    package func suspendAll() -> [TaskRecord] { self.applyAll("suspend") { task throws(IllegalTransition) in try task.suspend() } }
+    package func resumeAll() -> [TaskRecord] { self.applyAll("resume") { task throws(IllegalTransition) in try task.resume() } }
 
     private func apply(
         _ id: Int, _ name: String, _ verb: (any ManagedTask) throws(IllegalTransition) -> Void
@@ -158,7 +158,7 @@ public final class SessionManager: Sendable {
 }
 
 /// Why a verb was refused: the control API answers 404 or 409.
-public enum ControlError: Error, Sendable, Equatable {
+package enum ControlError: Error, Sendable, Equatable {
     case unknownTask(Int)
     case illegal(IllegalTransition)
 }

@@ -7,10 +7,10 @@ import NIOCore
 /// the control API see, executed by a `TunnelTransfer` whose reports it records (target, byte
 /// counts, metrics, why it ended). Its bytes never pass through here. Its state is one
 /// `StreamTaskStateMachine`; the contract it keeps is written in `ManagedTask`.
-public final class StreamTask: Sendable {
-    public let id: Int
-    public let request: StreamRequest
-    public let createdAt: Date
+package final class StreamTask: Sendable {
+    package let id: Int
+    package let request: StreamRequest
+    package let createdAt: Date
     private let manager: SessionManager
     private let started = NIODeadline.now()
     private let machine = Locked(StreamTaskStateMachine())
@@ -47,23 +47,23 @@ public final class StreamTask: Sendable {
     /// Succeeds once the upstream connection is open: the caller answers 200 and attaches the
     /// client. Fails with a `TaskFailure` whose `httpStatus` is the answer (502 refused or
     /// unreachable, 504 timeout, 503 canceled).
-    public var established: EventLoopFuture<Void> { self.transfer.established }
+    package var established: EventLoopFuture<Void> { self.transfer.established }
 
     /// On the event loop: starts connecting upstream.
     func start() {
         self.transfer.start()
     }
 
-    public var kind: TaskKind { .stream }
+    package var kind: TaskKind { .stream }
 
-    public var state: TaskState { self.machine.withLock { $0.state } }
+    package var state: TaskState { self.machine.withLock { $0.state } }
 
-    public var bytesUp: Int64 { self.transfer.bytesUp }
-    public var bytesDown: Int64 { self.transfer.bytesDown }
+    package var bytesUp: Int64 { self.transfer.bytesUp }
+    package var bytesDown: Int64 { self.transfer.bytesDown }
 
     /// The task as the control API shows it, now. Both totals are unknown: a tunnel ends when
     /// one side closes.
-    public func record() -> TaskRecord {
+    package func record() -> TaskRecord {
         let state = self.state
         let recorded = self.recorded.withLock { $0 }
         let failure = recorded.end?.failure
@@ -81,12 +81,12 @@ public final class StreamTask: Sendable {
     /// The client's side joins the relay once its 200 is written; false if the tunnel is over
     /// (the caller closes the client). The caller then removes what holds reads in front of the
     /// relay and calls `channel.read()`.
-    public func attachClient(_ channel: any Channel) -> Bool {
+    package func attachClient(_ channel: any Channel) -> Bool {
         self.transfer.attachClient(channel)
     }
 
     /// The client went away before the tunnel was established: the task ends.
-    public func clientClosed() {
+    package func clientClosed() {
         self.perform(self.machine.withLock { $0.clientClosed() })
     }
 

@@ -4,7 +4,7 @@ import NIOCore
 /// The client side of an HTTP task: the listener's connection. The task calls it from the
 /// session thread or a verb's thread (see the contract in `ManagedTask`); an implementation hops
 /// to its own event loop and never blocks.
-public protocol TaskClient: AnyObject, Sendable {
+package protocol TaskClient: AnyObject, Sendable {
     /// What was gathered since the last delivery, after each socket curl served: interim heads,
     /// the head (once), body bytes, and the end (once, last).
     func task(_ task: HTTPTask, deliver delivery: ResponseDelivery)
@@ -14,16 +14,16 @@ public protocol TaskClient: AnyObject, Sendable {
     func task(_ task: HTTPTask, didChangeSuspension suspended: Bool)
 }
 
-public struct ResponseDelivery: Sendable {
+package struct ResponseDelivery: Sendable {
     /// Interim 1xx heads that came before the final one, in order.
-    public var interim: [ProxyResponseHead] = []
-    public var head: ProxyResponseHead?
-    public var body: ByteBuffer?
-    public var end: ResponseEnd?
+    package var interim: [ProxyResponseHead] = []
+    package var head: ProxyResponseHead?
+    package var body: ByteBuffer?
+    package var end: ResponseEnd?
     /// With a complete end: the trailer fields of a chunked body.
-    public var trailers: HTTPHeaderList = []
+    package var trailers: HTTPHeaderList = []
 
-    public init(
+    package init(
         interim: [ProxyResponseHead] = [], head: ProxyResponseHead? = nil, body: ByteBuffer? = nil,
         end: ResponseEnd? = nil, trailers: HTTPHeaderList = []
     ) {
@@ -35,7 +35,7 @@ public struct ResponseDelivery: Sendable {
     }
 }
 
-public enum ResponseEnd: Sendable, Equatable {
+package enum ResponseEnd: Sendable, Equatable {
     case complete
     case failed(TaskFailure)
 }

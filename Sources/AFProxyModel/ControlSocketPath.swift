@@ -1,8 +1,8 @@
 /// Where the control socket lives, resolved the same way by the daemon and by afproxyctl:
 /// the flag; else `$AFPROXY_CONTROL_SOCKET`; else `$RUNTIME_DIRECTORY/control.sock` (systemd's
 /// RuntimeDirectory=); else `$XDG_RUNTIME_DIR/afproxy/control.sock`; else `/tmp/afproxy-$UID/control.sock`.
-public enum ControlSocketPath {
-    public static func resolve(flag: String?, environment: [String: String], uid: UInt32) -> String {
+package enum ControlSocketPath {
+    package static func resolve(flag: String?, environment: [String: String], uid: UInt32) -> String {
         if let flag, !flag.isEmpty { return flag }
         if let path = environment["AFPROXY_CONTROL_SOCKET"], !path.isEmpty { return path }
         if let directory = environment["RUNTIME_DIRECTORY"], !directory.isEmpty {
@@ -17,12 +17,12 @@ public enum ControlSocketPath {
     }
 
     /// The system service's socket (systemd's RuntimeDirectory=afproxy, afproxy-control.socket).
-    public static let systemService = "/run/afproxy/control.sock"
+    package static let systemService = "/run/afproxy/control.sock"
 
     /// afproxyctl's lookup: `resolve`, except that when no flag or variable named a path and
     /// nothing is at the per-user default, the system service's socket is used if it is there,
     /// so `sudo afproxyctl list` finds the installed service without `--socket`.
-    public static func resolveForClient(
+    package static func resolveForClient(
         flag: String?, environment: [String: String], uid: UInt32, exists: (String) -> Bool
     ) -> String {
         let path = Self.resolve(flag: flag, environment: environment, uid: uid)

@@ -7,12 +7,12 @@
 /// which `encode` writes back as that one byte. A valid UTF-8 value that itself holds one of
 /// those 128 scalars is escaped byte by byte too, so that decoding and encoding round-trip any
 /// byte sequence.
-public enum FieldText {
+package enum FieldText {
     private static let escapes: ClosedRange<UInt32> = 0xF780...0xF7FF
     /// The UTF-8 lead byte of every escape scalar (EF 9E xx, EF 9F xx).
     private static let escapeLead: UInt8 = 0xEF
 
-    public static func decode(_ bytes: UnsafeRawBufferPointer) -> String {
+    package static func decode(_ bytes: UnsafeRawBufferPointer) -> String {
         if !bytes.contains(where: { $0 >= 0x80 }) {
             return String(decoding: bytes, as: UTF8.self)
         }
@@ -29,7 +29,7 @@ public enum FieldText {
     }
 
     /// Hands the bytes `text` stands for to `write`, in runs.
-    public static func encode(_ text: String, _ write: (UnsafeRawBufferPointer) -> Void) {
+    package static func encode(_ text: String, _ write: (UnsafeRawBufferPointer) -> Void) {
         var text = text
         if !text.utf8.contains(Self.escapeLead) {
             text.withUTF8 { write(UnsafeRawBufferPointer($0)) }
@@ -48,7 +48,7 @@ public enum FieldText {
     }
 
     /// The bytes `text` stands for.
-    public static func bytes(_ text: String) -> [UInt8] {
+    package static func bytes(_ text: String) -> [UInt8] {
         var result: [UInt8] = []
         Self.encode(text) { result.append(contentsOf: $0) }
         return result
@@ -56,7 +56,7 @@ public enum FieldText {
 
     /// `text` for people (task records, logs): an escaped byte shown as the Latin-1 character it
     /// was most likely meant as (obs-text is ISO-8859-1 by history, RFC 7230 §3.2.4).
-    public static func display(_ text: String) -> String {
+    package static func display(_ text: String) -> String {
         guard text.utf8.contains(Self.escapeLead) else { return text }
         var scalars = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {

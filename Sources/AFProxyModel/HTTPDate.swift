@@ -6,15 +6,15 @@ import Glibc
 /// the answers afproxy gives itself (400, 403, 408, 431, 502, 503, 504, the CONNECT 200): a
 /// sender with a clock must send one (§6.6.1). Formatted by hand rather than with `strftime`,
 /// whose day and month names follow the locale.
-public enum HTTPDate {
+package enum HTTPDate {
     private static let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
-    public static func now() -> String {
+    package static func now() -> String {
         self.format(secondsSince1970: time(nil))
     }
 
-    public static func format(secondsSince1970 seconds: Int) -> String {
+    package static func format(secondsSince1970 seconds: Int) -> String {
         var value = time_t(seconds)
         var parts = tm()
         gmtime_r(&value, &parts)

@@ -1,12 +1,12 @@
 /// Header fields in the order they were received, names as sent. A plain list rather than a
 /// dictionary because a proxy must keep order and repeated fields.
-public typealias HTTPHeaderList = [HTTPHeaderField]
+package typealias HTTPHeaderList = [HTTPHeaderField]
 
-public struct HTTPHeaderField: Sendable, Codable, Equatable {
-    public var name: String
-    public var value: String
+package struct HTTPHeaderField: Sendable, Codable, Equatable {
+    package var name: String
+    package var value: String
 
-    public init(_ name: String, _ value: String) {
+    package init(_ name: String, _ value: String) {
         self.name = name
         self.value = value
     }
@@ -15,7 +15,7 @@ public struct HTTPHeaderField: Sendable, Codable, Equatable {
 extension HTTPHeaderField {
     /// Compares the name with `lowercaseName` ignoring ASCII case, without allocating: header
     /// lookups run several times per request.
-    public func hasName(_ lowercaseName: String) -> Bool {
+    package func hasName(_ lowercaseName: String) -> Bool {
         let name = self.name.utf8
         let other = lowercaseName.utf8
         guard name.count == other.count else { return false }
@@ -42,12 +42,12 @@ extension HTTPHeaderField {
 
 extension Array where Element == HTTPHeaderField {
     /// The values of every field named `name` (lower-case), compared case-insensitively.
-    public func values(_ name: String) -> [String] {
+    package func values(_ name: String) -> [String] {
         self.filter { $0.hasName(name) }.map(\.value)
     }
 
     /// The first value of the field named `name` (lower-case).
-    public func first(_ name: String) -> String? {
+    package func first(_ name: String) -> String? {
         self.first { $0.hasName(name) }?.value
     }
 }

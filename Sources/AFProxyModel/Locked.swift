@@ -9,11 +9,11 @@ import Glibc
 /// ever waited was reported as a data race (58 reports in one run of the integration suite, none
 /// of them real), burying the real ones. ThreadSanitizer intercepts pthread mutexes. An
 /// uncontended lock costs the same either way: one atomic operation in, one out.
-public final class Locked<Value: ~Copyable>: @unchecked Sendable {
+package final class Locked<Value: ~Copyable>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value
 
-    public init(_ value: consuming sending Value) {
+    package init(_ value: consuming sending Value) {
         self.value = value
         self.mutex = .allocate(capacity: 1)
         self.mutex.initialize(to: pthread_mutex_t())
@@ -26,7 +26,7 @@ public final class Locked<Value: ~Copyable>: @unchecked Sendable {
         self.mutex.deallocate()
     }
 
-    public func withLock<Result: ~Copyable, E: Error>(
+    package func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
         pthread_mutex_lock(self.mutex)

@@ -5,8 +5,8 @@ import Glibc
 /// The process's environment as a dictionary: the daemon and afproxyctl resolve the same
 /// settings (`ControlSocketPath`, `AFPROXY_*`) from it, and take it as a value so tests can pass
 /// their own.
-public enum ProcessEnvironment {
-    public static func current() -> [String: String] {
+package enum ProcessEnvironment {
+    package static func current() -> [String: String] {
         var result: [String: String] = [:]
         var pointer = environ
         while let entry = pointer.pointee {

@@ -1,25 +1,25 @@
 /// A request as the proxy forwards it upstream: already validated, hop-by-hop fields removed,
 /// `Via` added. Built by the listener, carried by the task, sent by the upstream session.
-public struct ProxyRequest: Sendable {
+package struct ProxyRequest: Sendable {
     /// How the request body is framed, which decides the task's kind and curl's upload mode.
-    public enum Body: Sendable, Equatable {
+    package enum Body: Sendable, Equatable {
         case none
         case length(Int64)
         /// Chunked, or any body whose length is known only at its end.
         case streamed
     }
 
-    public var method: String
+    package var method: String
     /// Absolute URL, `http://host[:port]/path?query`.
-    public var url: String
+    package var url: String
     /// Fields to send upstream, in the client's order. Framing fields (Content-Length,
     /// Transfer-Encoding, Expect) are not in the list: the session sets them from `body`.
-    public var headers: HTTPHeaderList
-    public var body: Body
+    package var headers: HTTPHeaderList
+    package var body: Body
     /// `host:port` of the client, for the task's record.
-    public var client: String
+    package var client: String
 
-    public init(method: String, url: String, headers: HTTPHeaderList, body: Body, client: String) {
+    package init(method: String, url: String, headers: HTTPHeaderList, body: Body, client: String) {
         self.method = method
         self.url = url
         self.headers = headers
@@ -27,10 +27,10 @@ public struct ProxyRequest: Sendable {
         self.client = client
     }
 
-    public var kind: TaskKind {
+    package var kind: TaskKind {
         self.body == .none || self.body == .length(0) ? .data : .upload
     }
 
     /// A response to HEAD has no body whatever its headers say (RFC 9110 §9.3.2).
-    public var isHead: Bool { self.method == "HEAD" }
+    package var isHead: Bool { self.method == "HEAD" }
 }

@@ -1,13 +1,13 @@
 /// A response head received from upstream, as the origin sent it (its framing checked by
 /// `ResponseFraming`): the final head, or an interim 1xx one.
-public struct ProxyResponseHead: Sendable, Codable, Equatable {
-    public var status: Int
-    public var reason: String
+package struct ProxyResponseHead: Sendable, Codable, Equatable {
+    package var status: Int
+    package var reason: String
     /// "1.1", "1.0", "2"
-    public var version: String
-    public var headers: HTTPHeaderList
+    package var version: String
+    package var headers: HTTPHeaderList
 
-    public init(status: Int, reason: String, version: String, headers: HTTPHeaderList) {
+    package init(status: Int, reason: String, version: String, headers: HTTPHeaderList) {
         self.status = status
         self.reason = reason
         self.version = version
@@ -16,7 +16,7 @@ public struct ProxyResponseHead: Sendable, Codable, Equatable {
 
     /// The body length the head announces, or nil when the body ends with the connection or the
     /// last chunk.
-    public var contentLength: Int64? {
+    package var contentLength: Int64? {
         guard self.headers.first("transfer-encoding") == nil, let value = self.headers.first("content-length")
         else { return nil }
         return Int64(value)
@@ -24,7 +24,7 @@ public struct ProxyResponseHead: Sendable, Codable, Equatable {
 
     /// The transfer codings the origin applied, in order, lower-cased (`["gzip", "chunked"]`).
     /// The client must receive all but the hop's own chunked framing, which is redone per hop.
-    public var transferCodings: [String] {
+    package var transferCodings: [String] {
         self.headers.values("transfer-encoding").flatMap { $0.split(separator: ",") }
             .map { $0.trimmingSpaces().lowercased() }.filter { !$0.isEmpty }
     }

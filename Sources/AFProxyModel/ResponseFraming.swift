@@ -2,11 +2,11 @@
 /// of it is passed on. A proxy that forwards framing it did not check hands its client a message
 /// the client may read differently than curl did: two lengths, a `+5`, a length beside chunked.
 /// Such a head is an error the proxy answers with 502; nothing of it reaches the client.
-public enum ResponseFraming {
+package enum ResponseFraming {
     /// The head with its framing fields made unambiguous: identical `Content-Length` values
     /// merged into one field, and `Content-Length` removed where `Transfer-Encoding` overrides
     /// it (§6.3 item 3). Fails with the reason when the framing is invalid or conflicting.
-    public static func normalize(_ head: ProxyResponseHead) -> Result<ProxyResponseHead, FramingError> {
+    package static func normalize(_ head: ProxyResponseHead) -> Result<ProxyResponseHead, FramingError> {
         var lengths: [Substring] = []
         var codings: [String] = []
         for field in head.headers {
@@ -46,12 +46,12 @@ public enum ResponseFraming {
 }
 
 /// Why an origin's response cannot be passed on.
-public struct FramingError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var message: String
+package struct FramingError: Error, Sendable, Equatable, CustomStringConvertible {
+    package var message: String
 
-    public init(_ message: String) {
+    package init(_ message: String) {
         self.message = message
     }
 
-    public var description: String { self.message }
+    package var description: String { self.message }
 }

@@ -1,17 +1,17 @@
 /// A `CONNECT host:port` as the proxy opens it: the target already parsed and its port allowed.
 /// Built by the listener, carried by the stream task, connected by the session's tunnel layer.
-public struct StreamRequest: Sendable, Equatable {
+package struct StreamRequest: Sendable, Equatable {
     /// A name, an IPv4 address or an IPv6 address (without its brackets).
-    public var host: String
-    public var port: Int
+    package var host: String
+    package var port: Int
     /// The CONNECT request's fields as received, hop-by-hop fields (and with them
     /// Proxy-Authorization) removed: nothing is sent upstream at the HTTP level, so these are
     /// only for the task's record.
-    public var headers: HTTPHeaderList
+    package var headers: HTTPHeaderList
     /// `host:port` of the client, for the task's record.
-    public var client: String
+    package var client: String
 
-    public init(host: String, port: Int, headers: HTTPHeaderList = [], client: String) {
+    package init(host: String, port: Int, headers: HTTPHeaderList = [], client: String) {
         self.host = host
         self.port = port
         self.headers = headers
@@ -19,7 +19,7 @@ public struct StreamRequest: Sendable, Equatable {
     }
 
     /// `host:port` as the CONNECT line names it, an IPv6 address in brackets: the task's URL.
-    public var authority: String {
+    package var authority: String {
         self.host.contains(":") ? "[\(self.host)]:\(self.port)" : "\(self.host):\(self.port)"
     }
 }

@@ -6,8 +6,8 @@
 /// Only real changes produce an action; repeating a verb (suspending a suspended task) is an
 /// illegal transition, which is why `suspended` and `resumed` events are published only when the
 /// state really changes, as AFNetworking's `af_suspend` / `af_resume` do.
-public struct StreamTaskStateMachine: Sendable, Equatable {
-    public enum Action: Sendable, Equatable {
+package struct StreamTaskStateMachine: Sendable, Equatable {
+    package enum Action: Sendable, Equatable {
         case none
         /// Pause the relay in both directions and publish `suspended`.
         case suspend
@@ -19,25 +19,25 @@ public struct StreamTaskStateMachine: Sendable, Equatable {
         case finish(TunnelEnd)
     }
 
-    public private(set) var state: TaskState
+    package private(set) var state: TaskState
 
-    public init(state: TaskState = .running) {
+    package init(state: TaskState = .running) {
         self.state = state
     }
 
-    public mutating func suspend() throws(IllegalTransition) -> Action {
+    package mutating func suspend() throws(IllegalTransition) -> Action {
         guard self.state == .running else { throw IllegalTransition(verb: "suspend", state: self.state) }
         self.state = .suspended
         return .suspend
     }
 
-    public mutating func resume() throws(IllegalTransition) -> Action {
+    package mutating func resume() throws(IllegalTransition) -> Action {
         guard self.state == .suspended else { throw IllegalTransition(verb: "resume", state: self.state) }
         self.state = .running
         return .resume
     }
 
-    public mutating func cancel(_ failure: TaskFailure) throws(IllegalTransition) -> Action {
+    package mutating func cancel(_ failure: TaskFailure) throws(IllegalTransition) -> Action {
         switch self.state {
         case .running, .suspended:
             self.state = .canceling
@@ -48,13 +48,13 @@ public struct StreamTaskStateMachine: Sendable, Equatable {
     }
 
     /// The client went away before the tunnel was established: it ends, unless it is ending.
-    public mutating func clientClosed() -> Action {
+    package mutating func clientClosed() -> Action {
         (try? self.cancel(.clientClosed("canceled: client closed the connection"))) ?? .none
     }
 
     /// The transport reports the end, once; a second report answers `.none` rather than
     /// trapping in a daemon.
-    public mutating func complete(_ end: TunnelEnd) -> Action {
+    package mutating func complete(_ end: TunnelEnd) -> Action {
         guard self.state != .completed else { return .none }
         self.state = .completed
         return .finish(end)
@@ -63,16 +63,16 @@ public struct StreamTaskStateMachine: Sendable, Equatable {
 
 /// A verb that does not apply to the task's current state (resume a running task, suspend a
 /// completed one): the control API answers it with 409.
-public struct IllegalTransition: Error, Sendable, Equatable, CustomStringConvertible {
-    public var verb: String
-    public var state: TaskState
+package struct IllegalTransition: Error, Sendable, Equatable, CustomStringConvertible {
+    package var verb: String
+    package var state: TaskState
 
-    public init(verb: String, state: TaskState) {
+    package init(verb: String, state: TaskState) {
         self.verb = verb
         self.state = state
     }
 
-    public var description: String {
+    package var description: String {
         "cannot \(self.verb) a task that is \(self.state.rawValue)"
     }
 }

@@ -3,7 +3,7 @@
 /// `HTTPClientError`. A struct around a private code, so that causes can be added without
 /// breaking a caller's `switch`: callers ask for what they need (the HTTP status to answer, the
 /// stable code for the record, whether it counts as a failure) rather than matching cases.
-public struct TaskFailure: Error, Sendable, Hashable, CustomStringConvertible {
+package struct TaskFailure: Error, Sendable, Hashable, CustomStringConvertible {
     private enum Code: String, Sendable, CaseIterable {
         case canceled = "canceled"
         case clientClosed = "client-closed"
@@ -23,26 +23,26 @@ public struct TaskFailure: Error, Sendable, Hashable, CustomStringConvertible {
 
     private let reason: Code
     /// What happened, in words, for a person: the task's `error` and the body of the answer.
-    public let message: String
+    package let message: String
 
     private init(_ reason: Code, _ message: String) {
         self.reason = reason
         self.message = message
     }
 
-    public var description: String { self.message }
+    package var description: String { self.message }
 
     /// The stable short name of the cause: the task record's `errorCode`, for logs and scripts.
-    public var code: String { self.reason.rawValue }
+    package var code: String { self.reason.rawValue }
 
     /// Every code there is, in the order the README lists them.
-    public static var allCodes: [String] { Code.allCases.map(\.rawValue) }
+    package static var allCodes: [String] { Code.allCases.map(\.rawValue) }
 
     /// Whether `self` and `other` have the same cause, whatever their messages say.
-    public func hasSameCause(as other: TaskFailure) -> Bool { self.reason == other.reason }
+    package func hasSameCause(as other: TaskFailure) -> Bool { self.reason == other.reason }
 
     /// The status the proxy answers the client with when no response had started yet.
-    public var httpStatus: Int {
+    package var httpStatus: Int {
         switch self.reason {
         case .dnsFailure, .connectionRefused, .unreachable, .upstreamBroken, .badResponse, .tlsFailure: 502
         case .connectTimeout, .upstreamTimeout: 504
@@ -55,7 +55,7 @@ public struct TaskFailure: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// Ended on purpose (a person canceled, the client went away, the daemon stops), not by a
     /// fault: the completed-task log does not count it as a failure.
-    public var isCancellation: Bool {
+    package var isCancellation: Bool {
         switch self.reason {
         case .canceled, .clientClosed, .daemonStopping: true
         default: false
@@ -63,35 +63,35 @@ public struct TaskFailure: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `isCancellation` for a recorded `errorCode`.
-    public static func isCancellation(code: String) -> Bool {
+    package static func isCancellation(code: String) -> Bool {
         Code(rawValue: code).map { TaskFailure($0, "").isCancellation } ?? false
     }
 
     // MARK: causes
 
     /// A person canceled the task.
-    public static func canceled(_ message: String = "canceled") -> TaskFailure { .init(.canceled, message) }
+    package static func canceled(_ message: String = "canceled") -> TaskFailure { .init(.canceled, message) }
     /// The client closed or broke off its connection while the task ran.
-    public static func clientClosed(_ message: String) -> TaskFailure { .init(.clientClosed, message) }
-    public static func daemonStopping(_ message: String = "the daemon is stopping") -> TaskFailure {
+    package static func clientClosed(_ message: String) -> TaskFailure { .init(.clientClosed, message) }
+    package static func daemonStopping(_ message: String = "the daemon is stopping") -> TaskFailure {
         .init(.daemonStopping, message)
     }
-    public static func dnsFailure(_ message: String) -> TaskFailure { .init(.dnsFailure, message) }
-    public static func connectionRefused(_ message: String) -> TaskFailure { .init(.connectionRefused, message) }
+    package static func dnsFailure(_ message: String) -> TaskFailure { .init(.dnsFailure, message) }
+    package static func connectionRefused(_ message: String) -> TaskFailure { .init(.connectionRefused, message) }
     /// No route, host down, network unreachable and every other reason a connect failed.
-    public static func unreachable(_ message: String) -> TaskFailure { .init(.unreachable, message) }
-    public static func connectTimeout(_ message: String) -> TaskFailure { .init(.connectTimeout, message) }
+    package static func unreachable(_ message: String) -> TaskFailure { .init(.unreachable, message) }
+    package static func connectTimeout(_ message: String) -> TaskFailure { .init(.connectTimeout, message) }
     /// Connected, and then the upstream went silent for longer than allowed.
-    public static func upstreamTimeout(_ message: String) -> TaskFailure { .init(.upstreamTimeout, message) }
+    package static func upstreamTimeout(_ message: String) -> TaskFailure { .init(.upstreamTimeout, message) }
     /// The upstream broke the connection off, or closed it before its message was complete.
-    public static func upstreamBroken(_ message: String) -> TaskFailure { .init(.upstreamBroken, message) }
+    package static func upstreamBroken(_ message: String) -> TaskFailure { .init(.upstreamBroken, message) }
     /// The upstream's answer is not HTTP/1.x a proxy may pass on.
-    public static func badResponse(_ message: String) -> TaskFailure { .init(.badResponse, message) }
-    public static func tlsFailure(_ message: String) -> TaskFailure { .init(.tlsFailure, message) }
+    package static func badResponse(_ message: String) -> TaskFailure { .init(.badResponse, message) }
+    package static func tlsFailure(_ message: String) -> TaskFailure { .init(.tlsFailure, message) }
     /// A rule of this proxy does not allow the request.
-    public static func refusedByPolicy(_ message: String) -> TaskFailure { .init(.refusedByPolicy, message) }
+    package static func refusedByPolicy(_ message: String) -> TaskFailure { .init(.refusedByPolicy, message) }
     /// The request cannot be sent upstream as it is (a URL the transport refuses).
-    public static func badRequest(_ message: String) -> TaskFailure { .init(.badRequest, message) }
+    package static func badRequest(_ message: String) -> TaskFailure { .init(.badRequest, message) }
     /// A resource of our own failed (a handle could not be made): a fault of the daemon.
-    public static func internalError(_ message: String) -> TaskFailure { .init(.internalError, message) }
+    package static func internalError(_ message: String) -> TaskFailure { .init(.internalError, message) }
 }

@@ -1,16 +1,16 @@
 /// A bounded ring of completed task records, newest last: `list --all` and the export read it,
 /// and its bound is why memory does not grow with the number of requests served.
-public struct TaskHistory: Sendable {
-    public let capacity: Int
+package struct TaskHistory: Sendable {
+    package let capacity: Int
     private var ring: [TaskRecord] = []
     private var next = 0
 
-    public init(capacity: Int) {
+    package init(capacity: Int) {
         self.capacity = max(0, capacity)
         self.ring.reserveCapacity(min(self.capacity, 1024))
     }
 
-    public mutating func append(_ record: TaskRecord) {
+    package mutating func append(_ record: TaskRecord) {
         guard self.capacity > 0 else { return }
         if self.ring.count < self.capacity {
             self.ring.append(record)
@@ -21,13 +21,13 @@ public struct TaskHistory: Sendable {
     }
 
     /// Oldest first.
-    public var records: [TaskRecord] {
+    package var records: [TaskRecord] {
         Array(self.ring[self.next...] + self.ring[..<self.next])
     }
 
-    public var count: Int { self.ring.count }
+    package var count: Int { self.ring.count }
 
-    public func record(id: Int) -> TaskRecord? {
+    package func record(id: Int) -> TaskRecord? {
         self.ring.first { $0.id == id }
     }
 }

@@ -1,16 +1,16 @@
 /// The timing and connection facts of one transfer, from curl's `*_TIME_T` infos, in
 /// milliseconds from the start of the transfer. Nil means the phase did not happen (yet).
-public struct TaskMetrics: Sendable, Codable, Equatable {
-    public var dnsMs: Double?
-    public var connectMs: Double?
-    public var tlsMs: Double?
-    public var ttfbMs: Double?
-    public var totalMs: Double?
-    public var reusedConnection: Bool?
-    public var remoteAddress: String?
-    public var httpVersion: String?
+package struct TaskMetrics: Sendable, Codable, Equatable {
+    package var dnsMs: Double?
+    package var connectMs: Double?
+    package var tlsMs: Double?
+    package var ttfbMs: Double?
+    package var totalMs: Double?
+    package var reusedConnection: Bool?
+    package var remoteAddress: String?
+    package var httpVersion: String?
 
-    public init(
+    package init(
         dnsMs: Double? = nil, connectMs: Double? = nil, tlsMs: Double? = nil, ttfbMs: Double? = nil,
         totalMs: Double? = nil, reusedConnection: Bool? = nil, remoteAddress: String? = nil,
         httpVersion: String? = nil
@@ -26,7 +26,7 @@ public struct TaskMetrics: Sendable, Codable, Equatable {
     }
 
     // Encode nil as null so that every key is always present in the task's JSON.
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(self.dnsMs, forKey: .dnsMs)
         try container.encode(self.connectMs, forKey: .connectMs)

@@ -9,7 +9,7 @@ import Glibc
 /// `GET /v1/tasks` with 2,000 live tasks took 200–260 ms to encode through `Codable`, most of it
 /// in the encoder's boxing of every value; the list is what `afproxyctl list` and `watch` poll.
 extension TaskRecord {
-    public func writeJSON(to out: inout [UInt8]) {
+    package func writeJSON(to out: inout [UInt8]) {
         var json = JSONWriter(out: out)
         defer { out = json.out }
         json.open("{")
@@ -35,7 +35,7 @@ extension TaskRecord {
 
 extension TaskList {
     /// `{"tasks":[…]}`, as `writeJSON` writes each record.
-    public func writeJSON(to out: inout [UInt8]) {
+    package func writeJSON(to out: inout [UInt8]) {
         out.append(contentsOf: #"{"tasks":["#.utf8)
         for (index, task) in self.tasks.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }

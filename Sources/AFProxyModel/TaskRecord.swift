@@ -2,31 +2,31 @@ import FoundationEssentials
 
 /// What the control API shows of a task: a snapshot taken from its delegate, or its final form
 /// in the history once it completed. The JSON shape is documented in the README.
-public struct TaskRecord: Sendable, Codable, Equatable {
-    public var id: Int
-    public var kind: TaskKind
-    public var state: TaskState
-    public var method: String
+package struct TaskRecord: Sendable, Codable, Equatable {
+    package var id: Int
+    package var kind: TaskKind
+    package var state: TaskState
+    package var method: String
     /// The absolute URL, or `host:port` for a tunnel.
-    public var url: String
-    public var client: String
-    public var createdAt: Date
-    public var status: Int?
-    public var error: String?
+    package var url: String
+    package var client: String
+    package var createdAt: Date
+    package var status: Int?
+    package var error: String?
     /// The stable code of `error`'s cause (`TaskFailure.code`: "canceled", "dns-failure",
     /// "upstream-bad-response", …): what scripts match on, where `error` is for people. Null
     /// while running and after success.
-    public var errorCode: String?
-    public var upload: TransferProgress
-    public var download: TransferProgress
-    public var metrics: TaskMetrics
-    public var requestHeaders: HTTPHeaderList
-    public var responseHeaders: HTTPHeaderList?
+    package var errorCode: String?
+    package var upload: TransferProgress
+    package var download: TransferProgress
+    package var metrics: TaskMetrics
+    package var requestHeaders: HTTPHeaderList
+    package var responseHeaders: HTTPHeaderList?
     /// Why a stream task (a tunnel) ended once it completed, failure or not ("client closed",
     /// "upstream closed", "canceled", …); nil for the other kinds and while it runs.
-    public var endReason: String?
+    package var endReason: String?
 
-    public init(
+    package init(
         id: Int, kind: TaskKind, state: TaskState, method: String, url: String, client: String,
         createdAt: Date, status: Int? = nil, error: String? = nil, errorCode: String? = nil, upload: TransferProgress = .init(),
         download: TransferProgress = .init(), metrics: TaskMetrics = .init(),
@@ -51,7 +51,7 @@ public struct TaskRecord: Sendable, Codable, Equatable {
     }
 
     // Encode nil as null: clients see every documented key, with null for what is not known.
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(self.id, forKey: .id)
         try container.encode(self.kind, forKey: .kind)

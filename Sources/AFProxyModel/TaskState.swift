@@ -1,5 +1,5 @@
 /// The four states of a task, as NSURLSessionTask has them.
-public enum TaskState: String, Sendable, Codable, CaseIterable {
+package enum TaskState: String, Sendable, Codable, CaseIterable {
     case running
     case suspended
     case canceling

@@ -5,18 +5,18 @@
 /// The relay asks every `checkInterval` with the tunnel's byte total and whether it is
 /// suspended. A suspended tunnel is never idle: a person decides when it goes on, and its quiet
 /// time starts over at the resume.
-public struct TunnelIdleTimer: Sendable, Equatable {
-    public let limit: Duration
+package struct TunnelIdleTimer: Sendable, Equatable {
+    package let limit: Duration
     private var lastTotal: Int64?
     private var quietSince: ContinuousClock.Instant
 
-    public init(limit: Duration, now: ContinuousClock.Instant) {
+    package init(limit: Duration, now: ContinuousClock.Instant) {
         self.limit = limit
         self.quietSince = now
     }
 
     /// Answers true once no byte moved either way for `limit`.
-    public mutating func isIdle(total: Int64, suspended: Bool, now: ContinuousClock.Instant) -> Bool {
+    package mutating func isIdle(total: Int64, suspended: Bool, now: ContinuousClock.Instant) -> Bool {
         if suspended || total != self.lastTotal {
             self.lastTotal = total
             self.quietSince = now
@@ -27,7 +27,7 @@ public struct TunnelIdleTimer: Sendable, Equatable {
 
     /// A quarter of the limit, within a quarter of a second and 30 s: a tunnel closes at most a
     /// quarter late, and a long limit costs one timer every 30 s.
-    public var checkInterval: Duration {
+    package var checkInterval: Duration {
         min(max(self.limit / 4, .milliseconds(250)), .seconds(30))
     }
 }

@@ -5,15 +5,15 @@
 /// A side's end of input (its peer's half-close) is passed on to the other side as the end of
 /// its output; the tunnel is over once both channels closed. The first cause seen is the one
 /// the task records: the side that closed first, an error, or a cancel.
-public struct TunnelLifecycle: Sendable, Equatable {
-    public enum Side: String, Sendable, CaseIterable {
+package struct TunnelLifecycle: Sendable, Equatable {
+    package enum Side: String, Sendable, CaseIterable {
         case client
         case upstream
 
-        public var other: Side { self == .client ? .upstream : .client }
+        package var other: Side { self == .client ? .upstream : .client }
     }
 
-    public enum Action: Sendable, Equatable {
+    package enum Action: Sendable, Equatable {
         /// Nothing to do yet.
         case none
         /// Write what is queued for `side`, then shut down its output.
@@ -26,23 +26,23 @@ public struct TunnelLifecycle: Sendable, Equatable {
         case finish(TunnelEnd)
     }
 
-    public private(set) var end: TunnelEnd?
+    package private(set) var end: TunnelEnd?
     private var inputEnded: Set<Side> = []
     private var closed: Set<Side> = []
 
-    public init() {}
+    package init() {}
 
-    public var isFinished: Bool { self.closed.count == 2 }
+    package var isFinished: Bool { self.closed.count == 2 }
 
     /// `side`'s peer half-closed: no more bytes come from it.
-    public mutating func inputClosed(_ side: Side) -> Action {
+    package mutating func inputClosed(_ side: Side) -> Action {
         guard !self.closed.contains(side), self.inputEnded.insert(side).inserted else { return .none }
         self.note(TunnelEnd(reason: "\(side.rawValue) closed"))
         return self.closed.contains(side.other) ? .none : .passEndOfInput(to: side.other)
     }
 
     /// `side`'s channel closed, whoever closed it.
-    public mutating func channelClosed(_ side: Side) -> Action {
+    package mutating func channelClosed(_ side: Side) -> Action {
         guard self.closed.insert(side).inserted else { return .none }
         self.note(TunnelEnd(reason: "\(side.rawValue) closed"))
         if self.closed.count == 2 { return .finish(self.end!) }
@@ -53,7 +53,7 @@ public struct TunnelLifecycle: Sendable, Equatable {
     /// breaks off its connection ends its task as a client that closes an HTTP task's does
     /// ("canceled: …", which the log does not count as a failure); an upstream failure is the
     /// task's error.
-    public mutating func failed(_ side: Side, _ message: String) -> Action {
+    package mutating func failed(_ side: Side, _ message: String) -> Action {
         guard !self.isFinished else { return .none }
         let text = "\(side.rawValue) connection failed: \(message)"
         let failure: TaskFailure = side == .client ? .clientClosed("canceled: \(text)") : .upstreamBroken(text)
@@ -62,7 +62,7 @@ public struct TunnelLifecycle: Sendable, Equatable {
     }
 
     /// A person canceled the task, its client went away, or the daemon is stopping.
-    public mutating func cancel(_ failure: TaskFailure) -> Action {
+    package mutating func cancel(_ failure: TaskFailure) -> Action {
         guard !self.isFinished else { return .none }
         self.note(TunnelEnd(reason: failure.message, failure: failure))
         return .closeBoth
@@ -70,7 +70,7 @@ public struct TunnelLifecycle: Sendable, Equatable {
 
     /// Neither side sent a byte for `seconds` (see `TunnelIdleTimer`): both close, and the
     /// task ends without an error, as a tunnel that a side closed in order does.
-    public mutating func idle(seconds: Int) -> Action {
+    package mutating func idle(seconds: Int) -> Action {
         guard !self.isFinished else { return .none }
         self.note(TunnelEnd(reason: "closed after \(seconds) s without a byte either way"))
         return .closeBoth
@@ -83,17 +83,17 @@ public struct TunnelLifecycle: Sendable, Equatable {
 
 /// Why a tunnel ended: `reason` always (the task's `endReason`), `failure` only when it failed
 /// or was canceled. A tunnel that either side closed in order did not fail.
-public struct TunnelEnd: Sendable, Equatable {
-    public var reason: String
-    public var failure: TaskFailure?
+package struct TunnelEnd: Sendable, Equatable {
+    package var reason: String
+    package var failure: TaskFailure?
 
-    public init(reason: String, failure: TaskFailure? = nil) {
+    package init(reason: String, failure: TaskFailure? = nil) {
         self.reason = reason
         self.failure = failure
     }
 
     /// A tunnel that ended before it was established, or was canceled: its failure is its reason.
-    public init(_ failure: TaskFailure) {
+    package init(_ failure: TaskFailure) {
         self.init(reason: failure.message, failure: failure)
     }
 }

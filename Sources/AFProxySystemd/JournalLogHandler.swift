@@ -10,23 +10,23 @@ import Glibc
 /// (`task_id` becomes `AFPROXY_TASK_ID`), so that `journalctl AFPROXY_STATUS=502` finds entries.
 /// Without a journal socket `sd_journal_sendv` drops the entry and the call costs one failed
 /// send.
-public struct JournalLogHandler: LogHandler {
-    public var metadata: Logger.Metadata = [:]
-    public var metadataProvider: Logger.MetadataProvider?
-    public var logLevel: Logger.Level = .info
+package struct JournalLogHandler: LogHandler {
+    package var metadata: Logger.Metadata = [:]
+    package var metadataProvider: Logger.MetadataProvider?
+    package var logLevel: Logger.Level = .info
     private let identifier: String
 
-    public init(identifier: String = "afproxy", metadataProvider: Logger.MetadataProvider? = nil) {
+    package init(identifier: String = "afproxy", metadataProvider: Logger.MetadataProvider? = nil) {
         self.identifier = identifier
         self.metadataProvider = metadataProvider
     }
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { self.metadata[key] }
         set { self.metadata[key] = newValue }
     }
 
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         var metadata = self.metadata
         if let provided = self.metadataProvider?.get() { metadata.merge(provided) { _, new in new } }
         if let given = event.metadata { metadata.merge(given) { _, new in new } }
@@ -38,14 +38,14 @@ public struct JournalLogHandler: LogHandler {
     }
 
     /// True when the journal's socket exists (journald runs, or a test listens there).
-    public static var socketPresent: Bool {
+    package static var socketPresent: Bool {
         var info = stat()
         return stat(JournalEntry.socketPath, &info) == 0 && (info.st_mode & S_IFMT) == S_IFSOCK
     }
 
     /// True when `JOURNAL_STREAM` names this process's stderr: systemd connected stderr to the
     /// journal, so lines written there would be logged a second time, without fields.
-    public static func stderrIsJournal(environment: [String: String]) -> Bool {
+    package static func stderrIsJournal(environment: [String: String]) -> Bool {
         guard let value = environment["JOURNAL_STREAM"] else { return false }
         let parts = value.split(separator: ":")
         guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else { return false }
@@ -56,12 +56,12 @@ public struct JournalLogHandler: LogHandler {
 }
 
 /// The fields of one journal entry, and how they are sent.
-public enum JournalEntry {
-    public static let socketPath = "/run/systemd/journal/socket"
+package enum JournalEntry {
+    package static let socketPath = "/run/systemd/journal/socket"
     /// Metadata keys become fields under this prefix.
-    public static let fieldPrefix = "AFPROXY_"
+    package static let fieldPrefix = "AFPROXY_"
 
-    public static func fields(
+    package static func fields(
         level: Logger.Level, message: String, metadata: Logger.Metadata, identifier: String,
         file: String, function: String, line: UInt
     ) -> [(name: String, value: String)] {
@@ -81,7 +81,7 @@ public enum JournalEntry {
     }
 
     /// syslog priorities: trace and debug 7, info 6, notice 5, warning 4, error 3, critical 2.
-    public static func priority(_ level: Logger.Level) -> Int {
+    package static func priority(_ level: Logger.Level) -> Int {
         switch level {
         case .trace, .debug: 7
         case .info: 6
@@ -94,7 +94,7 @@ public enum JournalEntry {
 
     /// `task_id` → `AFPROXY_TASK_ID`: upper case, anything but A-Z and 0-9 as `_`, the prefix
     /// added unless present, at most 64 characters (journald's limit). Nil for an empty key.
-    public static func fieldName(forMetadataKey key: String) -> String? {
+    package static func fieldName(forMetadataKey key: String) -> String? {
         var name = ""
         for scalar in key.unicodeScalars {
             switch scalar {

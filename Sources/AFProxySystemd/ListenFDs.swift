@@ -7,40 +7,40 @@ import Glibc
 /// Listening sockets handed over by the service manager (socket activation), by name:
 /// `afproxy.socket` names its descriptors `proxy`, `afproxy-control.socket` names its one
 /// `control` (`FileDescriptorName=`). Each role that is handed over is adopted and not bound.
-public struct ListenFDs: Sendable, Equatable {
+package struct ListenFDs: Sendable, Equatable {
     /// One descriptor and the name it was passed under (`unknown` when none was given).
-    public struct Descriptor: Sendable, Equatable {
-        public var fd: CInt
-        public var name: String
+    package struct Descriptor: Sendable, Equatable {
+        package var fd: CInt
+        package var name: String
 
-        public init(fd: CInt, name: String) {
+        package init(fd: CInt, name: String) {
             self.fd = fd
             self.name = name
         }
     }
 
-    public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
-        public var description: String
+    package struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
+        package var description: String
     }
 
     /// Proxy ports to adopt; empty: bind the configured addresses.
-    public var proxy: [CInt]
+    package var proxy: [CInt]
     /// The control socket to adopt; nil: bind it at its path.
-    public var control: CInt?
+    package var control: CInt?
     /// How descriptors without a known name were taken, for the log.
-    public var notes: [String]
+    package var notes: [String]
 
-    public init(proxy: [CInt] = [], control: CInt? = nil, notes: [String] = []) {
+    package init(proxy: [CInt] = [], control: CInt? = nil, notes: [String] = []) {
         self.proxy = proxy
         self.control = control
         self.notes = notes
     }
 
-    public var isEmpty: Bool { self.proxy.isEmpty && self.control == nil }
+    package var isEmpty: Bool { self.proxy.isEmpty && self.control == nil }
 
     /// Takes the descriptors passed to this process (`LISTEN_FDS`, `LISTEN_FDNAMES`, checked
     /// against `LISTEN_PID`) and unsets those variables so that no child inherits them.
-    public static func take() throws(Failure) -> ListenFDs {
+    package static func take() throws(Failure) -> ListenFDs {
         var names: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
         let count = sd_listen_fds_with_names(1, &names)
         guard count >= 0 else {
@@ -59,7 +59,7 @@ public struct ListenFDs: Sendable, Equatable {
     }
 
     /// What a descriptor is: a listening stream socket, and whether it is a Unix one.
-    public enum Kind: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
         case inet
         case unix
         case unusable
@@ -68,7 +68,7 @@ public struct ListenFDs: Sendable, Equatable {
     /// Gives each descriptor its role. `proxy` and `control` by name; a single descriptor with
     /// any other name is the proxy port; with several, an unnamed Unix socket is the control
     /// socket and the others proxy ports.
-    public static func assign(_ descriptors: [Descriptor], check: (CInt) -> Kind) throws(Failure) -> ListenFDs {
+    package static func assign(_ descriptors: [Descriptor], check: (CInt) -> Kind) throws(Failure) -> ListenFDs {
         var result = ListenFDs()
         for descriptor in descriptors {
             let kind = check(descriptor.fd)

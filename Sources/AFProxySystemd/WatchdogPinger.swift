@@ -3,14 +3,14 @@ import CSystemd
 /// Sends WATCHDOG=1 every half of `WATCHDOG_USEC`, but only while the session thread makes
 /// progress: its loop counter must have moved recently. A transfer loop stuck in a callback stops
 /// the pings, and systemd restarts the daemon (`WatchdogSec=`, `Restart=on-failure`).
-public struct WatchdogPinger: Sendable {
-    public let interval: Duration
+package struct WatchdogPinger: Sendable {
+    package let interval: Duration
     private let notifier: SystemdNotifier
     private let progress: @Sendable () -> UInt64
 
     /// Nil unless the service manager asked for pings (`WATCHDOG_USEC`, and `WATCHDOG_PID` if
     /// set is ours). `progress` is a counter that moves while the watched thread is alive.
-    public init?(notifier: SystemdNotifier, progress: @escaping @Sendable () -> UInt64) {
+    package init?(notifier: SystemdNotifier, progress: @escaping @Sendable () -> UInt64) {
         var microseconds: UInt64 = 0
         guard notifier.isEnabled, sd_watchdog_enabled(0, &microseconds) > 0, microseconds > 0 else { return nil }
         self.interval = .microseconds(Int64(clamping: microseconds))
@@ -19,7 +19,7 @@ public struct WatchdogPinger: Sendable {
     }
 
     /// Pings until the task is canceled.
-    public func run() async {
+    package func run() async {
         let clock = ContinuousClock()
         var policy = WatchdogPolicy(interval: self.interval)
         while !Task.isCancelled {
@@ -36,24 +36,24 @@ public struct WatchdogPinger: Sendable {
 ///
 /// The session loop wakes at least once a second even when idle, so a counter that has not moved
 /// for `stallTolerance` (two seconds, or the half interval if longer) means the thread is stuck.
-public struct WatchdogPolicy: Sendable {
-    public let interval: Duration
-    public let stallTolerance: Duration
+package struct WatchdogPolicy: Sendable {
+    package let interval: Duration
+    package let stallTolerance: Duration
     private var lastProgress: UInt64?
     private var lastChange: ContinuousClock.Instant?
     private var lastPing: ContinuousClock.Instant?
 
-    public init(interval: Duration, stallTolerance: Duration = .seconds(2)) {
+    package init(interval: Duration, stallTolerance: Duration = .seconds(2)) {
         self.interval = interval
         self.stallTolerance = max(stallTolerance, interval / 2)
     }
 
     /// How often to sample: often enough to see a once-a-second counter move, and to ping on time.
-    public var samplingPeriod: Duration {
+    package var samplingPeriod: Duration {
         min(self.interval / 4, .milliseconds(250))
     }
 
-    public mutating func observe(progress: UInt64, at now: ContinuousClock.Instant) -> Bool {
+    package mutating func observe(progress: UInt64, at now: ContinuousClock.Instant) -> Bool {
         if progress != self.lastProgress {
             self.lastProgress = progress
             self.lastChange = now
