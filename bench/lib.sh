@@ -13,6 +13,7 @@
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(cd "$BENCH_DIR/.." && pwd)
+# shellcheck disable=SC2034  # read by the scripts that source this file
 RESULTS_DIR=$BENCH_DIR/results
 LOG_TAG=${LOG_TAG:-bench}
 ONE_KIB=1024
@@ -134,21 +135,19 @@ run_waited() {
 
 # ------------------------------------------------------------------ setup --
 
-# ensure_tools [CMD...]: install what is missing of the given commands
-# (default: everything bench/run uses) with apt.
+# ensure_tools CMD...: install what is missing of the given commands with apt.
 ensure_tools() {
     local -A pkg_for=([nginx]=nginx-light [squid]=squid [tinyproxy]=tinyproxy [haproxy]=haproxy
                       [wrk]=wrk [curl]=curl [python3]=python3 [pgrep]=procps [openssl]=openssl)
-    local wanted=("$@") missing=() cmd
-    ((${#wanted[@]})) || wanted=(nginx squid tinyproxy haproxy wrk curl python3 pgrep)
-    for cmd in "${wanted[@]}"; do
+    local missing=() cmd
+    for cmd in "$@"; do
         command -v "$cmd" >/dev/null || missing+=("${pkg_for[$cmd]:-$cmd}")
     done
     ((${#missing[@]})) || return 0
     log "installing missing packages: ${missing[*]}"
     [[ $(id -u) == 0 ]] || die "need root to apt-get install ${missing[*]}"
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq \
-        && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" \
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq || die "apt-get update failed"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" \
         || die "apt-get install ${missing[*]} failed"
 }
 
@@ -163,12 +162,12 @@ raise_nofile() {
     log "ulimit -n = $n"
 }
 
-# make_tmp [FREE_KIB]: the temp dir with the config/log dirs, the 1 KiB file
+# make_tmp FREE_KIB: the temp dir with the config/log dirs, the 1 KiB file
 # and the origin's TLS certificate. Data files go on tmpfs when it has
-# FREE_KIB to spare (default 3 GiB), so the origin and the upload sink never
-# wait for the disk (that would hide proxy overhead).
+# FREE_KIB to spare, so the origin and the upload sink never wait for the
+# disk (that would hide proxy overhead).
 make_tmp() {
-    local want_kib=${1:-$((3 * 1024 * 1024))} base=/tmp free_kib
+    local want_kib=$1 base=/tmp free_kib
     free_kib=$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 {print $4}')
     if [[ -w /dev/shm && ${free_kib:-0} -gt $want_kib ]]; then base=/dev/shm; fi
     TMP=$(mktemp -d "$base/afproxy-bench.XXXXXX") || die "mktemp failed"
@@ -193,6 +192,29 @@ make_file() {
     fallocate -l "$2" "$1" 2>/dev/null \
         || dd if=/dev/zero of="$1" bs=1M count=$(($2 >> 20)) status=none \
         || die "cannot create $1 ($2 bytes)"
+}
+
+# number_fields LINE KEY...: sets each variable KEY (which the caller declares
+# local) to the number in the word KEY=NUMBER of LINE, a tool's one-line
+# result such as wrk's "BENCH requests=... p99_us=...". The line is parsed,
+# never run, and a value must be a plain decimal number, sign and fraction
+# allowed (bash arithmetic would evaluate one such as a[$(cmd)]); a missing
+# or other value fails.
+number_fields() {
+    local _nf_line=$1 _nf_words _nf_word _nf_key _nf_value
+    read -r -a _nf_words <<<"$_nf_line"
+    shift
+    for _nf_key in "$@"; do
+        _nf_value=""
+        for _nf_word in "${_nf_words[@]}"; do
+            [[ $_nf_word == "$_nf_key="* ]] && _nf_value=${_nf_word#*=}
+        done
+        if [[ ! $_nf_value =~ ^-?[0-9]+(\.[0-9]+)?$ ]]; then
+            warn "no number for $_nf_key in: $_nf_line"
+            return 1
+        fi
+        printf -v "$_nf_key" '%s' "$_nf_value"
+    done
 }
 
 # pick_ports NAME...: free ports from the kernel into PORT[NAME], all held
@@ -317,6 +339,7 @@ start_afproxy_bin() {
     # XDG_STATE_HOME: the state directory (download queue, rules) stays in the temp dir.
     spawn env XDG_STATE_HOME="$dir/state" "$bin" --listen "127.0.0.1:${PORT[$t]}" "${connect[@]}" \
         --control-socket "$dir/control.sock" "$@" 2>"$log" >"$dir/stdout.log"
+    # shellcheck disable=SC2034  # PID is read by the scripts that source this file
     PID[$t]=$BG_PID
     # Ready means the announced line, not just an open port.
     for ((i = 0; i < 300; i++)); do
