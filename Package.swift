@@ -35,7 +35,8 @@ let package = Package(
         .target(
             name: "AFProxyCurl",
             dependencies: [
-"CCurl", "AFProxyModel"]
+                "CCurl", "AFProxyModel",
+            ]
         ),
         /// CONNECT tunnels: the upstream channel (ClientBootstrap) on the client's event loop,
         /// getaddrinfo on NIO's thread pool, and the byte relay between the two channels.
@@ -174,3 +175,9 @@ let package = Package(
         ),
     ]
 )
+
+// Our own targets treat warnings as errors (SE-0480); the dependencies' warnings stay warnings.
+// System library targets (CCurl, CSystemd) have no Swift settings.
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.treatAllWarnings(as: .error)]
+}

@@ -64,9 +64,13 @@ enum FuzzResponseHead {
             start = index + 1
         }
         check(start == bytes.count, "\(what) written with bytes after its last line")
-        check(lines.count == head.headers.count + 2 && lines.last?.isEmpty == true, "\(what) written as \(lines.count) lines")
+        check(
+            lines.count == head.headers.count + 2 && lines.last?.isEmpty == true,
+            "\(what) written as \(lines.count) lines")
         for line in lines {
-            check(!line.contains(where: { $0 == 0 || $0 == UInt8(ascii: "\r") }), "\(what) written with a CR or NUL inside a line")
+            check(
+                !line.contains(where: { $0 == 0 || $0 == UInt8(ascii: "\r") }),
+                "\(what) written with a CR or NUL inside a line")
         }
     }
 

@@ -40,17 +40,20 @@ package struct AFProxyCtl: ParsableCommand {
 }
 
 struct GlobalOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp(
-        "The daemon's control socket (default: $AFPROXY_CONTROL_SOCKET, $RUNTIME_DIRECTORY/control.sock, "
-            + "$XDG_RUNTIME_DIR/afproxy/control.sock, /tmp/afproxy-$UID/control.sock; if nothing is there, "
-            + "the system service's /run/afproxy/control.sock).",
-        valueName: "path"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The daemon's control socket (default: $AFPROXY_CONTROL_SOCKET, $RUNTIME_DIRECTORY/control.sock, "
+                + "$XDG_RUNTIME_DIR/afproxy/control.sock, /tmp/afproxy-$UID/control.sock; if nothing is there, "
+                + "the system service's /run/afproxy/control.sock).",
+            valueName: "path"))
     var socket: String?
 
     var client: ControlClient {
-        ControlClient(socketPath: ControlSocketPath.resolveForClient(
-            flag: self.socket, environment: ProcessEnvironment.current(), uid: getuid(),
-            exists: { access($0, F_OK) == 0 }))
+        ControlClient(
+            socketPath: ControlSocketPath.resolveForClient(
+                flag: self.socket, environment: ProcessEnvironment.current(), uid: getuid(),
+                exists: { access($0, F_OK) == 0 }))
     }
 
     /// One request; refusals and an absent daemon become the documented exit codes.
@@ -63,7 +66,8 @@ struct GlobalOptions: ParsableArguments {
             throw Self.unavailable(client, error)
         }
         guard (200..<300).contains(response.status) else {
-            let message = (try? JSONDecoder().decode(ControlErrorBody.self, from: Data(response.body)).error)
+            let message =
+                (try? JSONDecoder().decode(ControlErrorBody.self, from: Data(response.body)).error)
                 ?? String(decoding: response.body, as: UTF8.self)
             Console.error("afproxyctl: \(message)")
             throw ExitCode(1)
@@ -74,7 +78,8 @@ struct GlobalOptions: ParsableArguments {
     static func unavailable(_ client: ControlClient, _ error: ControlClient.Failure) -> ExitCode {
         switch error {
         case .unreachable(let reason):
-            Console.error("""
+            Console.error(
+                """
                 afproxyctl: afproxy is not reachable at \(client.socketPath) (\(reason)).
                 Start it with `afproxy` (or `systemctl start afproxy`), or point --socket at its control socket.
                 """)

@@ -24,7 +24,8 @@ struct List: ParsableCommand {
 }
 
 struct Show: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show every field of one task, its metrics as a timeline.")
+    static let configuration = CommandConfiguration(
+        abstract: "Show every field of one task, its metrics as a timeline.")
 
     @ParentCommand var root: AFProxyCtl
     var global: GlobalOptions { self.root.global }
@@ -62,7 +63,9 @@ func apply(_ verb: String, ids: [Int], all: Bool, json: Bool, _ global: GlobalOp
         Console.output("\(verb): \(list.tasks.count) task(s)\(ids.isEmpty ? "" : ": " + ids)")
         return
     }
-    guard !ids.isEmpty else { throw ValidationError("give at least one task id" + (verb == "cancel" ? "" : " (or --all)")) }
+    guard !ids.isEmpty else {
+        throw ValidationError("give at least one task id" + (verb == "cancel" ? "" : " (or --all)"))
+    }
     var refused = false
     for id in ids {
         do {
@@ -125,9 +128,11 @@ struct Stats: ParsableCommand {
         if self.json { return Console.output(String(decoding: body, as: UTF8.self)) }
         let stats = try Console.decoder().decode(SessionStats.self, from: Data(body))
         func counts(_ values: [String: Int]) -> String {
-            values.isEmpty ? "none" : values.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            values.isEmpty
+                ? "none" : values.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         }
-        Console.output("""
+        Console.output(
+            """
             afproxy \(stats.version), up \(Formatting.duration(stats.uptimeSeconds))
             live tasks     \(stats.live) (\(counts(stats.byState)); \(counts(stats.byKind)))
             served         \(stats.served) (\(stats.failed) with an error), \(stats.history) in history
@@ -152,7 +157,8 @@ struct Watch: ParsableCommand {
                 let body = try self.global.call("GET", "/v1/tasks")
                 let list = try Console.decoder().decode(TaskList.self, from: Data(body))
                 let table = TaskTable(tasks: list.tasks, terminal: true, now: Date()).render()
-                Console.output("\u{1B}[H\u{1B}[2J" + "afproxy — \(list.tasks.count) live task(s), Ctrl-C to stop\n\n" + table)
+                Console.output(
+                    "\u{1B}[H\u{1B}[2J" + "afproxy — \(list.tasks.count) live task(s), Ctrl-C to stop\n\n" + table)
                 usleep(UInt32(max(0.1, self.interval) * 1_000_000))
             }
         }
@@ -173,12 +179,14 @@ struct Watch: ParsableCommand {
 
     static func describe(_ event: TaskEvent) -> String {
         let task = event.task
-        var line = "\(Date().formatted(.iso8601)) \(event.event.rawValue.padding(9))#\(task.id) \(task.kind.rawValue) \(task.method) \(task.url)"
+        var line =
+            "\(Date().formatted(.iso8601)) \(event.event.rawValue.padding(9))#\(task.id) \(task.kind.rawValue) \(task.method) \(task.url)"
         switch event.event {
         case .progress:
             line += " " + Formatting.progress(Formatting.mainProgress(task), terminal: false)
         case .completed:
-            line += " " + (task.status.map(String.init) ?? "-") + (task.error.map { " error: \($0)" } ?? "")
+            line +=
+                " " + (task.status.map(String.init) ?? "-") + (task.error.map { " error: \($0)" } ?? "")
                 + " down \(Formatting.bytes(task.download.completed)) up \(Formatting.bytes(task.upload.completed))"
         default:
             break

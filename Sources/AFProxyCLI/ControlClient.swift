@@ -29,7 +29,8 @@ package struct ControlClient: Sendable {
     package func request(_ method: String, _ target: String) throws(Failure) -> Response {
         let connection = try self.connect()
         defer { close(connection.fd) }
-        try connection.send("\(method) \(target) HTTP/1.1\r\nHost: afproxy\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        try connection.send(
+            "\(method) \(target) HTTP/1.1\r\nHost: afproxy\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
         var reader = ResponseReader(fd: connection.fd)
         let head = try reader.readHead()
         var body: [UInt8] = []
@@ -65,8 +66,12 @@ package struct ControlClient: Sendable {
             var bytes = Array(text.utf8)
             var offset = 0
             while offset < bytes.count {
-                let sent = bytes.withUnsafeMutableBytes { Glibc.send(self.fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-                guard sent > 0 else { throw .protocolError("cannot send to the daemon: \(String(cString: strerror(errno)))") }
+                let sent = bytes.withUnsafeMutableBytes {
+                    Glibc.send(self.fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+                }
+                guard sent > 0 else {
+                    throw .protocolError("cannot send to the daemon: \(String(cString: strerror(errno)))")
+                }
                 offset += sent
             }
         }
@@ -140,7 +145,7 @@ struct ResponseReader {
                 guard !lines.isEmpty else { throw .protocolError("empty response") }
                 let statusLine = lines.removeFirst().split(separator: " ")
                 guard statusLine.count >= 2, statusLine[0].hasPrefix("HTTP/1."),
-                      statusLine[1].utf8.count == 3, let status = Self.digits(statusLine[1])
+                    statusLine[1].utf8.count == 3, let status = Self.digits(statusLine[1])
                 else {
                     throw .protocolError("not an HTTP response: \(text.prefix(40))")
                 }
@@ -150,7 +155,9 @@ struct ResponseReader {
                     let name = line[..<colon].lowercased()
                     let value = line[line.index(after: colon)...].trimmedSpaces
                     if name == "content-length" {
-                        guard let length = Self.digits(value) else { throw .protocolError("bad Content-Length: \(value.prefix(40))") }
+                        guard let length = Self.digits(value) else {
+                            throw .protocolError("bad Content-Length: \(value.prefix(40))")
+                        }
                         head.contentLength = length
                     }
                     if name == "transfer-encoding" && value.lowercased().contains("chunked") { head.chunked = true }
@@ -163,7 +170,8 @@ struct ResponseReader {
 
     /// A body cut short by the end of the stream is an error, not a shorter body: afproxyctl
     /// would otherwise decode half a JSON document, or print half a list as if it were all.
-    static let truncated = ControlClient.Failure.protocolError("the daemon closed the connection in the middle of its answer")
+    static let truncated = ControlClient.Failure.protocolError(
+        "the daemon closed the connection in the middle of its answer")
 
     /// `closeEndsChunks`: a chunked body may also end with the stream, between two chunks. The
     /// event stream has no other end: the daemon closes it when it stops.
@@ -180,7 +188,8 @@ struct ResponseReader {
                     }
                     lineEnd = self.find([13, 10])
                 }
-                let sizeText = String(decoding: self.buffer[..<lineEnd!], as: UTF8.self).split(separator: ";").first ?? ""
+                let sizeText =
+                    String(decoding: self.buffer[..<lineEnd!], as: UTF8.self).split(separator: ";").first ?? ""
                 self.buffer.removeSubrange(..<(lineEnd! + 2))
                 guard let size = Self.chunkSize(sizeText.trimmedSpaces) else {
                     throw .protocolError("bad chunk size")

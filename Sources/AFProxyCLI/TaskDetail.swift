@@ -10,7 +10,9 @@ struct TaskDetail {
     func render() -> String {
         let task = self.task
         var lines: [String] = []
-        lines.append("task \(task.id)  \(task.kind.rawValue)  \(Formatting.color(task.state, task.state.rawValue, terminal: self.terminal))")
+        lines.append(
+            "task \(task.id)  \(task.kind.rawValue)  \(Formatting.color(task.state, task.state.rawValue, terminal: self.terminal))"
+        )
         lines.append("  \(task.method) \(task.url)")
         lines.append("  client     \(task.client)")
         lines.append("  created    \(task.createdAt.formatted(.iso8601))")
@@ -20,8 +22,9 @@ struct TaskDetail {
         lines.append("  upload     \(Self.progress(task.upload))")
         lines.append("  download   \(Self.progress(task.download))")
         let metrics = task.metrics
-        lines.append("  remote     \(metrics.remoteAddress ?? "-")  HTTP/\(metrics.httpVersion ?? "-")  "
-            + (metrics.reusedConnection.map { $0 ? "reused connection" : "new connection" } ?? ""))
+        lines.append(
+            "  remote     \(metrics.remoteAddress ?? "-")  HTTP/\(metrics.httpVersion ?? "-")  "
+                + (metrics.reusedConnection.map { $0 ? "reused connection" : "new connection" } ?? ""))
         lines.append("  timeline")
         let phases: [(String, Double?)] = [
             ("dns", metrics.dnsMs), ("connect", metrics.connectMs), ("tls", metrics.tlsMs),

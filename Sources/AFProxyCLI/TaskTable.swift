@@ -33,7 +33,8 @@ struct TaskTable {
         for (rowIndex, row) in rows.enumerated() {
             var cells: [String] = []
             for (index, cell) in row.enumerated() {
-                let padded = index == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[index] - cell.count)
+                let padded =
+                    index == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[index] - cell.count)
                 if index == 2, rowIndex > 0 {
                     cells.append(Formatting.color(self.tasks[rowIndex - 1].state, padded, terminal: self.terminal))
                 } else {

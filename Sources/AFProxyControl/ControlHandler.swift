@@ -18,7 +18,8 @@ final class ControlHandler: ChannelInboundHandler {
     private var request: HTTPRequestHead?
     private var stream: EventStream?
 
-    init(manager: SessionManager, peer: PeerCredentials?, extraStats: @escaping @Sendable (inout SessionStats) -> Void) {
+    init(manager: SessionManager, peer: PeerCredentials?, extraStats: @escaping @Sendable (inout SessionStats) -> Void)
+    {
         self.manager = manager
         self.peer = peer
         self.extraStats = extraStats
@@ -54,12 +55,15 @@ final class ControlHandler: ChannelInboundHandler {
     private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {
         guard let peer = self.peer, peer.isAllowed() else {
             let who = self.peer.map { "uid \($0.uid)" } ?? "an unidentified peer"
-            self.send(status: .forbidden, ControlErrorBody(error: "\(who) may not use this control socket"), head, context)
+            self.send(
+                status: .forbidden, ControlErrorBody(error: "\(who) may not use this control socket"), head, context)
             return
         }
         switch ControlRoute.parse(method: head.method.rawValue, target: head.uri) {
         case .failure(let refusal):
-            self.send(status: HTTPResponseStatus(statusCode: refusal.status), ControlErrorBody(error: refusal.message), head, context)
+            self.send(
+                status: HTTPResponseStatus(statusCode: refusal.status), ControlErrorBody(error: refusal.message), head,
+                context)
         case .success(.listTasks(let includeHistory)):
             self.send(status: .ok, TaskList(tasks: self.manager.tasks(includeHistory: includeHistory)), head, context)
         case .success(.task(let id)):
@@ -97,12 +101,17 @@ final class ControlHandler: ChannelInboundHandler {
             headers.add(name: "Content-Type", value: "application/x-ndjson")
             headers.add(name: "Cache-Control", value: "no-store")
             headers.add(name: "Date", value: HTTPDate.now())
-            context.writeAndFlush(self.wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))), promise: nil)
+            context.writeAndFlush(
+                self.wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))),
+                promise: nil)
             self.stream = EventStream(manager: self.manager, context: context)
         }
     }
 
-    private func send(status: HTTPResponseStatus, _ value: some Encodable, _ request: HTTPRequestHead, _ context: ChannelHandlerContext) {
+    private func send(
+        status: HTTPResponseStatus, _ value: some Encodable, _ request: HTTPRequestHead,
+        _ context: ChannelHandlerContext
+    ) {
         var body = ByteBuffer()
         var bytes: [UInt8] = []
         // Task records, by far the largest bodies, are written without Codable (TaskRecord+JSON).
@@ -126,7 +135,9 @@ final class ControlHandler: ChannelInboundHandler {
         headers.add(name: "Content-Length", value: String(body.readableBytes))
         headers.add(name: "Date", value: HTTPDate.now())
         if !request.isKeepAlive { headers.add(name: "Connection", value: "close") }
-        context.write(self.wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: status, headers: headers))), promise: nil)
+        context.write(
+            self.wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: status, headers: headers))),
+            promise: nil)
         context.write(self.wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         if request.isKeepAlive { context.triggerUserOutboundEvent(ControlPhase.responseEnding, promise: nil) }
         let done = context.writeAndFlush(self.wrapOutboundOut(.end(nil)))

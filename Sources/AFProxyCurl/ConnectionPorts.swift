@@ -4,9 +4,4 @@
 struct ConnectionPorts: Hashable {
     var local: Int32
     var remote: Int32
-
-    init(local: Int32, remote: Int32) {
-        self.local = local
-        self.remote = remote
-    }
 }

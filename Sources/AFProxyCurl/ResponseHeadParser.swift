@@ -47,7 +47,8 @@ struct ResponseHeadParser {
 
         if bytes.isEmpty {
             guard !self.isComplete, self.status != 0 else { return nil }
-            let head = ProxyResponseHead(status: self.status, reason: self.reason, version: self.version, headers: self.headers)
+            let head = ProxyResponseHead(
+                status: self.status, reason: self.reason, version: self.version, headers: self.headers)
             if (100..<200).contains(self.status) {
                 guard self.status != 101 else { return .invalid("upstream switched protocols (101) unasked") }
                 self = ResponseHeadParser()
@@ -139,14 +140,16 @@ struct ResponseHeadParser {
     /// tchar of RFC 9110 §5.6.2.
     private static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
             return true
         default:
             return "!#$%&'*+-.^_`|~".utf8.contains(byte)
         }
     }
 
-    private static func trimmed(_ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int) -> UnsafeRawBufferPointer {
+    private static func trimmed(_ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int) -> UnsafeRawBufferPointer
+    {
         var start = start
         var end = end
         while start < end, bytes[start] == Self.space || bytes[start] == Self.tab { start += 1 }

@@ -124,7 +124,9 @@ final class SessionLoop: @unchecked Sendable {
         self.configure(handle, for: transfer)
         let code = curl_multi_add_handle(self.multi, handle.raw)
         guard code == CURLM_OK else {
-            self.finish(transfer, .failure(.internalError("curl_multi_add_handle failed: \(String(cString: curl_multi_strerror(code)))")))
+            self.finish(
+                transfer,
+                .failure(.internalError("curl_multi_add_handle failed: \(String(cString: curl_multi_strerror(code)))")))
             return
         }
         self.applyPause(transfer)

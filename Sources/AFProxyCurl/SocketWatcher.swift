@@ -66,16 +66,20 @@ final class SocketWatcher {
     /// Installs the callbacks on `multi`; `self` must outlive it.
     func attach(to multi: UnsafeMutableRawPointer) {
         let userdata = Unmanaged.passUnretained(self).toOpaque()
-        _ = afc_multi_setopt_socket_callback(multi, { easy, socket, what, userdata, _ in
-            Unmanaged<SocketWatcher>.fromOpaque(userdata!).takeUnretainedValue().watch(socket, what, for: easy)
-            return 0
-        })
+        _ = afc_multi_setopt_socket_callback(
+            multi,
+            { easy, socket, what, userdata, _ in
+                Unmanaged<SocketWatcher>.fromOpaque(userdata!).takeUnretainedValue().watch(socket, what, for: easy)
+                return 0
+            })
         _ = afc_multi_setopt_pointer(multi, CURLMOPT_SOCKETDATA, userdata)
-        _ = afc_multi_setopt_timer_callback(multi, { _, timeout, userdata in
-            let watcher = Unmanaged<SocketWatcher>.fromOpaque(userdata!).takeUnretainedValue()
-            watcher.deadline = timeout < 0 ? nil : .now + .milliseconds(timeout)
-            return 0
-        })
+        _ = afc_multi_setopt_timer_callback(
+            multi,
+            { _, timeout, userdata in
+                let watcher = Unmanaged<SocketWatcher>.fromOpaque(userdata!).takeUnretainedValue()
+                watcher.deadline = timeout < 0 ? nil : .now + .milliseconds(timeout)
+                return 0
+            })
         _ = afc_multi_setopt_pointer(multi, CURLMOPT_TIMERDATA, userdata)
     }
 
@@ -86,18 +90,22 @@ final class SocketWatcher {
     /// The prerequest callback says which cached connection `transfer` took (see `idle`).
     func adopt(_ handle: EasyHandle, for transfer: UpstreamTransfer) {
         let userdata = Unmanaged.passUnretained(self).toOpaque()
-        _ = afc_easy_setopt_closesocket_callback(handle.raw, { userdata, socket in
-            Unmanaged<SocketWatcher>.fromOpaque(userdata!).takeUnretainedValue().forget(socket)
-            return close(socket)
-        })
+        _ = afc_easy_setopt_closesocket_callback(
+            handle.raw,
+            { userdata, socket in
+                Unmanaged<SocketWatcher>.fromOpaque(userdata!).takeUnretainedValue().forget(socket)
+                return close(socket)
+            })
         _ = afc_easy_setopt_pointer(handle.raw, CURLOPT_CLOSESOCKETDATA, userdata)
         transfer.watcher = self
-        _ = afc_easy_setopt_prereq_callback(handle.raw, { userdata, _, _, remotePort, localPort in
-            let transfer = Unmanaged<UpstreamTransfer>.fromOpaque(userdata!).takeUnretainedValue()
-            transfer.watcher?.connectionTaken(
-                ConnectionPorts(local: localPort, remote: remotePort), by: ObjectIdentifier(transfer))
-            return CURL_PREREQFUNC_OK
-        })
+        _ = afc_easy_setopt_prereq_callback(
+            handle.raw,
+            { userdata, _, _, remotePort, localPort in
+                let transfer = Unmanaged<UpstreamTransfer>.fromOpaque(userdata!).takeUnretainedValue()
+                transfer.watcher?.connectionTaken(
+                    ConnectionPorts(local: localPort, remote: remotePort), by: ObjectIdentifier(transfer))
+                return CURL_PREREQFUNC_OK
+            })
         _ = afc_easy_setopt_pointer(handle.raw, CURLOPT_PREREQDATA, Unmanaged.passUnretained(transfer).toOpaque())
     }
 

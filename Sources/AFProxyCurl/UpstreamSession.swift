@@ -49,11 +49,13 @@ package final class UpstreamSession: Sendable {
     package func run() {
         let box = Unmanaged.passRetained(ThreadBody { [self] in self.threadMain() }).toOpaque()
         var thread = pthread_t()
-        let rc = pthread_create(&thread, nil, { argument in
-            let body = Unmanaged<ThreadBody>.fromOpaque(argument!).takeRetainedValue()
-            body.run()
-            return nil
-        }, box)
+        let rc = pthread_create(
+            &thread, nil,
+            { argument in
+                let body = Unmanaged<ThreadBody>.fromOpaque(argument!).takeRetainedValue()
+                body.run()
+                return nil
+            }, box)
         precondition(rc == 0, "cannot start the session thread: \(rc)")
         self.thread.withLock { $0 = thread }
     }
@@ -62,7 +64,9 @@ package final class UpstreamSession: Sendable {
     package func shutdown() {
         self.inbox.withLock { $0.stopping = true }
         self.loop.wakeup()
-        if let thread = self.thread.withLock({ value in defer { value = nil }; return value }) {
+        if let thread = self.thread.withLock({ value in
+            defer { value = nil }; return value
+        }) {
             pthread_join(thread, nil)
         }
     }

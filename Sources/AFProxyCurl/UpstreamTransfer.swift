@@ -159,7 +159,8 @@ enum TransferCallbacks {
         guard let buffer, let userdata else { return Int(CURL_READFUNC_ABORT) }
         let transfer = Unmanaged<UpstreamTransfer>.fromOpaque(userdata).takeUnretainedValue()
         guard let delegate = transfer.delegate else { return Int(CURL_READFUNC_ABORT) }
-        switch delegate.transfer(transfer, fillRequestBody: UnsafeMutableRawBufferPointer(start: buffer, count: length)) {
+        switch delegate.transfer(transfer, fillRequestBody: UnsafeMutableRawBufferPointer(start: buffer, count: length))
+        {
         case .bytes(let count):
             transfer.lastActivity = .now
             transfer.markForFlush()

@@ -11,7 +11,9 @@ package protocol UpstreamTransferDelegate: AnyObject, Sendable {
     /// `metrics` holds the phases up to the first byte (DNS, connect, TLS, TTFB) for live views.
     func transfer(_ transfer: UpstreamTransfer, didReceive head: ProxyResponseHead, metrics: TaskMetrics)
     func transfer(_ transfer: UpstreamTransfer, didReceiveBodyBytes bytes: UnsafeRawBufferPointer) -> BodyReceipt
-    func transfer(_ transfer: UpstreamTransfer, fillRequestBody buffer: UnsafeMutableRawBufferPointer) -> RequestBodyRead
+    func transfer(
+        _ transfer: UpstreamTransfer, fillRequestBody buffer: UnsafeMutableRawBufferPointer
+    ) -> RequestBodyRead
     /// curl sends the request again on a fresh connection (the reused one died under it) and
     /// needs the body from its start: true when the delegate will hand it over again.
     func transferRewindRequestBody(_ transfer: UpstreamTransfer) -> Bool

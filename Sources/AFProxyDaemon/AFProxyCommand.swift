@@ -20,16 +20,22 @@ package struct AFProxyCommand: AsyncParsableCommand {
         version: AFProxyVersion.current
     )
 
-    @Option(name: .long, help: ArgumentHelp("Address to listen on, HOST:PORT (repeatable; default 127.0.0.1:3128).", valueName: "host:port"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Address to listen on, HOST:PORT (repeatable; default 127.0.0.1:3128).", valueName: "host:port"))
     var listen: [String] = []
 
     @Option(name: .long, help: ArgumentHelp("Path of the control socket.", valueName: "path"))
     var controlSocket: String?
 
-    @Option(name: .long, help: ArgumentHelp("Config file (key = value lines; see config/afproxy.conf).", valueName: "path"))
+    @Option(
+        name: .long, help: ArgumentHelp("Config file (key = value lines; see config/afproxy.conf).", valueName: "path"))
     var config: String?
 
-    @Option(name: .long, help: ArgumentHelp("Validate a config file, print the result and exit (0 valid, 1 not).", valueName: "path"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Validate a config file, print the result and exit (0 valid, 1 not).", valueName: "path"))
     var checkConfig: String?
 
     @Option(name: .long, help: "Client connections at most; over it, 503 (default 4096).")
@@ -50,34 +56,55 @@ package struct AFProxyCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Seconds an upstream may stay silent while we wait on it; then 504 (default 120).")
     var upstreamTimeout: String?
 
-    @Option(name: .long, help: "Seconds a CONNECT tunnel may stay silent both ways before it is closed; 0 = never (default 900).")
+    @Option(
+        name: .long,
+        help: "Seconds a CONNECT tunnel may stay silent both ways before it is closed; 0 = never (default 900).")
     var tunnelIdleTimeout: String?
 
     @Option(name: .long, help: "Completed tasks kept for list --all (default 1000).")
     var historySize: String?
 
-    @Option(name: .long, help: "Bytes the transfers' buffers may hold beyond their minimum, together, e.g. 64M (default 64M).")
+    @Option(
+        name: .long,
+        help: "Bytes the transfers' buffers may hold beyond their minimum, together, e.g. 64M (default 64M).")
     var bufferBudget: String?
 
-    @Option(name: .long, help: "Event loop threads for client connections; 0 = one per core less the session thread's (default 0).")
+    @Option(
+        name: .long,
+        help: "Event loop threads for client connections; 0 = one per core less the session thread's (default 0).")
     var threads: String?
 
     @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical (default info).")
     var logLevel: String?
 
-    @Option(name: .long, help: "Seconds running tasks get to finish after SIGTERM or SIGINT before they are canceled (default 10).")
+    @Option(
+        name: .long,
+        help: "Seconds running tasks get to finish after SIGTERM or SIGINT before they are canceled (default 10).")
     var gracePeriod: String?
 
-    @Option(name: .long, help: ArgumentHelp("One info log entry per completed task, yes or no (default yes).", valueName: "yes|no"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("One info log entry per completed task, yes or no (default yes).", valueName: "yes|no"))
     var logCompletedTasks: String?
 
-    @Option(name: .long, help: ArgumentHelp("Where logs go: auto (the journal under systemd, else stderr), journal or stderr (default auto).", valueName: "target"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Where logs go: auto (the journal under systemd, else stderr), journal or stderr (default auto).",
+            valueName: "target"))
     var logTarget: String?
 
-    @Option(name: .long, help: ArgumentHelp("A port CONNECT tunnels may reach besides 443, or * for any (repeatable).", valueName: "port"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A port CONNECT tunnels may reach besides 443, or * for any (repeatable).", valueName: "port"))
     var allowConnectPort: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("This proxy's name in Via headers, and what a looping request is recognised by (default afproxy).", valueName: "name"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "This proxy's name in Via headers, and what a looping request is recognised by (default afproxy).",
+            valueName: "name"))
     var viaName: String?
 
     package init() {}
@@ -116,16 +143,17 @@ package struct AFProxyCommand: AsyncParsableCommand {
 
     /// What the command line says, kept to resolve the configuration again on SIGHUP.
     var overrides: Overrides {
-        let flags: [(String, String?)] = [
-            ("control-socket", self.controlSocket), ("max-connections", self.maxConnections),
-            ("max-header-bytes", self.maxHeaderBytes), ("idle-timeout", self.idleTimeout),
-            ("header-timeout", self.headerTimeout), ("connect-timeout", self.connectTimeout),
-            ("upstream-timeout", self.upstreamTimeout), ("tunnel-idle-timeout", self.tunnelIdleTimeout),
-            ("history-size", self.historySize), ("buffer-budget", self.bufferBudget),
-            ("threads", self.threads), ("log-level", self.logLevel),
-            ("grace-period", self.gracePeriod), ("log-completed-tasks", self.logCompletedTasks),
-            ("log-target", self.logTarget), ("via-name", self.viaName),
-        ] + self.allowConnectPort.map { ("allow-connect-port", $0) }  // each one adds a port
+        let flags: [(String, String?)] =
+            [
+                ("control-socket", self.controlSocket), ("max-connections", self.maxConnections),
+                ("max-header-bytes", self.maxHeaderBytes), ("idle-timeout", self.idleTimeout),
+                ("header-timeout", self.headerTimeout), ("connect-timeout", self.connectTimeout),
+                ("upstream-timeout", self.upstreamTimeout), ("tunnel-idle-timeout", self.tunnelIdleTimeout),
+                ("history-size", self.historySize), ("buffer-budget", self.bufferBudget),
+                ("threads", self.threads), ("log-level", self.logLevel),
+                ("grace-period", self.gracePeriod), ("log-completed-tasks", self.logCompletedTasks),
+                ("log-target", self.logTarget), ("via-name", self.viaName),
+            ] + self.allowConnectPort.map { ("allow-connect-port", $0) }  // each one adds a port
         return Overrides(
             config: self.config, listen: self.listen,
             flags: flags.compactMap { name, value in value.map { (name, $0) } })
@@ -152,7 +180,9 @@ package struct AFProxyCommand: AsyncParsableCommand {
             }
             if !self.listen.isEmpty {
                 for address in self.listen {
-                    do { _ = try ListenAddress.parse(address) } catch { throw ConfigurationError(error.message, place: "--listen") }
+                    do { _ = try ListenAddress.parse(address) } catch {
+                        throw ConfigurationError(error.message, place: "--listen")
+                    }
                 }
                 configuration.listen = self.listen
             }

@@ -2,7 +2,9 @@
 /// (`max-connections = 512`); `listen` may repeat. Line-oriented like tinyproxy's, so that the
 /// annotated example reads as documentation and an error names its line.
 package enum ConfigurationFile {
-    package static func apply(_ text: String, path: String, to configuration: inout DaemonConfiguration) throws(ConfigurationError) {
+    package static func apply(
+        _ text: String, path: String, to configuration: inout DaemonConfiguration
+    ) throws(ConfigurationError) {
         var listens: [String] = []
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let place = "\(path):\(index + 1)"
@@ -15,7 +17,9 @@ package enum ConfigurationFile {
             }
             let name = String(content[..<equals]).trimmed
             var value = String(content[content.index(after: equals)...]).trimmed
-            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
+                value = String(value.dropFirst().dropLast())
+            }
             guard let key = DaemonConfiguration.key(named: name) else {
                 throw ConfigurationError("unknown key \(name)", place: place)
             }
@@ -33,7 +37,9 @@ package enum ConfigurationFile {
         if !listens.isEmpty { configuration.listen = listens }
     }
 
-    package static func applyEnvironment(_ environment: [String: String], to configuration: inout DaemonConfiguration) throws(ConfigurationError) {
+    package static func applyEnvironment(
+        _ environment: [String: String], to configuration: inout DaemonConfiguration
+    ) throws(ConfigurationError) {
         for key in DaemonConfiguration.keys {
             guard let value = environment[key.environment], !value.isEmpty else { continue }
             do {

@@ -32,14 +32,16 @@ struct Daemon {
         // The session thread takes a core of its own: by default the event loops get the rest.
         let threads = self.configuration.threads > 0 ? self.configuration.threads : max(1, System.coreCount - 1)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
-        let session = UpstreamSession(configuration: UpstreamConfiguration(
-            connectTimeout: .seconds(self.configuration.connectTimeout),
-            idleTimeout: .seconds(self.configuration.upstreamTimeout),
-            tunnelIdleTimeout: self.configuration.tunnelIdleTimeout > 0
-                ? .seconds(self.configuration.tunnelIdleTimeout) : nil))
+        let session = UpstreamSession(
+            configuration: UpstreamConfiguration(
+                connectTimeout: .seconds(self.configuration.connectTimeout),
+                idleTimeout: .seconds(self.configuration.upstreamTimeout),
+                tunnelIdleTimeout: self.configuration.tunnelIdleTimeout > 0
+                    ? .seconds(self.configuration.tunnelIdleTimeout) : nil))
         session.run()
         let manager = SessionManager(
-            session: session, historyCapacity: self.configuration.historySize, bufferBudget: self.configuration.bufferBudget)
+            session: session, historyCapacity: self.configuration.historySize,
+            bufferBudget: self.configuration.bufferBudget)
         let listener = ProxyListener(
             manager: manager, configuration: Self.listenerConfiguration(self.configuration), group: group)
         let control = ControlServer(manager: manager, group: group) { stats in
@@ -84,12 +86,13 @@ struct Daemon {
     /// Each client connection and each upstream connection is a descriptor: take the hard limit.
     static func raiseFileLimit() {
         var limit = rlimit()
-        guard getrlimit(RLIMIT_NOFILE_VALUE, &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        guard getrlimit(fileLimitResource, &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
         limit.rlim_cur = limit.rlim_max
-        _ = setrlimit(RLIMIT_NOFILE_VALUE, &limit)
+        _ = setrlimit(fileLimitResource, &limit)
     }
 }
 
 #if os(Linux)
-private let RLIMIT_NOFILE_VALUE = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+/// glibc declares the resource as an enum its functions take as `__rlimit_resource_t`.
+private let fileLimitResource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
 #endif

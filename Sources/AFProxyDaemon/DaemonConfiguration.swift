@@ -55,10 +55,12 @@ package struct DaemonConfiguration: Sendable, Equatable {
         Key(name: "control-socket", environment: "AFPROXY_CONTROL_SOCKET") { config, value in
             config.controlSocket = value
         },
-        Key(name: "max-connections", environment: "AFPROXY_MAX_CONNECTIONS") { config, value throws(ConfigurationError) in
+        Key(name: "max-connections", environment: "AFPROXY_MAX_CONNECTIONS") {
+            config, value throws(ConfigurationError) in
             config.maxConnections = try integer(value, 1...1_000_000)
         },
-        Key(name: "max-header-bytes", environment: "AFPROXY_MAX_HEADER_BYTES") { config, value throws(ConfigurationError) in
+        Key(name: "max-header-bytes", environment: "AFPROXY_MAX_HEADER_BYTES") {
+            config, value throws(ConfigurationError) in
             config.maxHeaderBytes = try integer(value, 1024...(80 * 1024))
         },
         Key(name: "idle-timeout", environment: "AFPROXY_IDLE_TIMEOUT") { config, value throws(ConfigurationError) in
@@ -67,13 +69,16 @@ package struct DaemonConfiguration: Sendable, Equatable {
         Key(name: "header-timeout", environment: "AFPROXY_HEADER_TIMEOUT") { config, value throws(ConfigurationError) in
             config.headerTimeout = try seconds(value)
         },
-        Key(name: "connect-timeout", environment: "AFPROXY_CONNECT_TIMEOUT") { config, value throws(ConfigurationError) in
+        Key(name: "connect-timeout", environment: "AFPROXY_CONNECT_TIMEOUT") {
+            config, value throws(ConfigurationError) in
             config.connectTimeout = try seconds(value)
         },
-        Key(name: "upstream-timeout", environment: "AFPROXY_UPSTREAM_TIMEOUT") { config, value throws(ConfigurationError) in
+        Key(name: "upstream-timeout", environment: "AFPROXY_UPSTREAM_TIMEOUT") {
+            config, value throws(ConfigurationError) in
             config.upstreamTimeout = try seconds(value)
         },
-        Key(name: "tunnel-idle-timeout", environment: "AFPROXY_TUNNEL_IDLE_TIMEOUT") { config, value throws(ConfigurationError) in
+        Key(name: "tunnel-idle-timeout", environment: "AFPROXY_TUNNEL_IDLE_TIMEOUT") {
+            config, value throws(ConfigurationError) in
             guard let seconds = Double(value), seconds >= 0, seconds <= 86400 * 365 else {
                 throw ConfigurationError("expected 0 (never) or a number of seconds, got \(value)")
             }
@@ -101,7 +106,8 @@ package struct DaemonConfiguration: Sendable, Equatable {
             }
             config.gracePeriod = seconds
         },
-        Key(name: "log-completed-tasks", environment: "AFPROXY_LOG_COMPLETED_TASKS") { config, value throws(ConfigurationError) in
+        Key(name: "log-completed-tasks", environment: "AFPROXY_LOG_COMPLETED_TASKS") {
+            config, value throws(ConfigurationError) in
             config.logCompletedTasks = try boolean(value)
         },
         Key(name: "log-target", environment: "AFPROXY_LOG_TARGET") { config, value throws(ConfigurationError) in
@@ -113,7 +119,8 @@ package struct DaemonConfiguration: Sendable, Equatable {
         Key(name: "via-name", environment: "AFPROXY_VIA_NAME") { config, value throws(ConfigurationError) in
             config.viaName = try viaName(value)
         },
-        Key(name: "allow-connect-port", environment: "AFPROXY_ALLOW_CONNECT_PORT") { config, value throws(ConfigurationError) in
+        Key(name: "allow-connect-port", environment: "AFPROXY_ALLOW_CONNECT_PORT") {
+            config, value throws(ConfigurationError) in
             for port in value.split(separator: ",").map({ String($0).trimmed }) {
                 guard config.allowConnectPorts.allow(port) else {
                     throw ConfigurationError("expected a port from 1 to 65535 or *, got \(port)")
@@ -135,7 +142,9 @@ package struct DaemonConfiguration: Sendable, Equatable {
 
     /// A byte count: digits with an optional binary unit, `512K`, `64M`, `1G` (or `KiB`, `MiB`, `GiB`).
     static func size(_ text: String, _ range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
-        let units: [(String, Int)] = [("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30)]
+        let units: [(String, Int)] = [
+            ("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30),
+        ]
         var digits = Substring(text)
         var multiplier = 1
         if let (suffix, factor) = units.first(where: { text.hasSuffix($0.0) }) {
@@ -143,9 +152,11 @@ package struct DaemonConfiguration: Sendable, Equatable {
             multiplier = factor
         }
         guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let number = Int(digits),
-            case let (value, overflow) = number.multipliedReportingOverflow(by: multiplier), !overflow, range.contains(value)
+            case (let value, let overflow) = number.multipliedReportingOverflow(by: multiplier), !overflow,
+            range.contains(value)
         else {
-            throw ConfigurationError("expected a size such as 64M (bytes, or with K, M, G), up to \(range.upperBound >> 30)G, got \(text)")
+            throw ConfigurationError(
+                "expected a size such as 64M (bytes, or with K, M, G), up to \(range.upperBound >> 30)G, got \(text)")
         }
         return value
     }
@@ -164,7 +175,9 @@ package struct DaemonConfiguration: Sendable, Equatable {
         let symbols = Set("!#$%&'*+-.^_`|~".utf8)
         let isTokenByte = { (byte: UInt8) -> Bool in
             switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"): true
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "a")...UInt8(ascii: "z"):
+                true
             default: symbols.contains(byte)
             }
         }

@@ -23,7 +23,9 @@ struct DaemonLogging: Sendable {
 
     /// Where entries go. `auto`: the journal alone when stderr already goes there, else stderr,
     /// plus the journal when its socket exists (a foreground run on a systemd machine).
-    static func destinations(_ target: LogTarget, stderrIsJournal: Bool, socketPresent: Bool) -> (journal: Bool, stderr: Bool) {
+    static func destinations(
+        _ target: LogTarget, stderrIsJournal: Bool, socketPresent: Bool
+    ) -> (journal: Bool, stderr: Bool) {
         switch target {
         case .journal: (true, false)
         case .stderr: (false, true)

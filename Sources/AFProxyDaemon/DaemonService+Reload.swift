@@ -41,7 +41,9 @@ extension DaemonService {
     }
 
     /// The keys whose new value a running daemon cannot take.
-    static func restartOnlyChanges(from old: DaemonConfiguration, to new: DaemonConfiguration, adoptedProxy: Bool) -> [String] {
+    static func restartOnlyChanges(
+        from old: DaemonConfiguration, to new: DaemonConfiguration, adoptedProxy: Bool
+    ) -> [String] {
         var keys: [String] = []
         if !adoptedProxy && old.listen != new.listen { keys.append("listen") }
         if old.controlSocket != new.controlSocket { keys.append("control-socket") }

@@ -12,7 +12,8 @@ extension DaemonService {
         }
         let live = self.manager.liveCount
         self.notifier.stopping(status: self.nextStatus())
-        self.logger.notice("stopping: no new connections; \(live) running task(s) get up to \(Self.seconds(grace)) s to finish")
+        self.logger.notice(
+            "stopping: no new connections; \(live) running task(s) get up to \(Self.seconds(grace)) s to finish")
         await self.listener.stopAccepting()
 
         let clock = ContinuousClock()

@@ -89,7 +89,8 @@ final class DaemonService: Service, Sendable {
             }
             let session = self.session
             if let pinger = WatchdogPinger(notifier: self.notifier, progress: { session.iterations }) {
-                self.logger.info("watchdog: pinging every \(pinger.interval / 2) while the session thread makes progress")
+                self.logger.info(
+                    "watchdog: pinging every \(pinger.interval / 2) while the session thread makes progress")
                 group.addTask { await pinger.run() }
             }
             try? await gracefulShutdown()
@@ -175,7 +176,8 @@ final class DaemonService: Service, Sendable {
 /// The text of STATUS=: what runs, what is suspended, what was served, and why a reload was refused.
 enum StatusLine {
     static func text(stats: SessionStats, note: String?, stopping: Bool) -> String {
-        let running = stats.byState[TaskState.running.rawValue, default: 0]
+        let running =
+            stats.byState[TaskState.running.rawValue, default: 0]
             + stats.byState[TaskState.canceling.rawValue, default: 0]
         let suspended = stats.byState[TaskState.suspended.rawValue, default: 0]
         var text = "\(running) running, \(suspended) suspended, \(stats.served) served"

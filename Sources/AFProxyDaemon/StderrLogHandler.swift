@@ -83,5 +83,9 @@ private final class LineBatch: Sendable {
 
     func append(_ line: String) { self.text.withLock { $0 += line } }
 
-    func take() -> String { self.text.withLock { text in defer { text = "" }; return text } }
+    func take() -> String {
+        self.text.withLock { text in
+            defer { text = "" }; return text
+        }
+    }
 }

@@ -107,7 +107,9 @@ final class TaskLog: Sendable {
     }
 
     func finish() {
-        if let token = self.token.withLock({ value in defer { value = nil }; return value }) {
+        if let token = self.token.withLock({ value in
+            defer { value = nil }; return value
+        }) {
             self.manager.events.unsubscribe(token)
         }
         self.ring.finish()

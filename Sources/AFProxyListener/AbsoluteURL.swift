@@ -18,17 +18,21 @@ struct AbsoluteURL: Equatable {
         let scheme = uri[..<separator.lowerBound]
         guard scheme.utf8.count == 4, scheme.lowercased() == "http" else {
             let shown = scheme.isEmpty ? "(none)" : String(scheme.prefix(16))
-            return .failure(ProxyRefusal(
-                .badRequest,
-                "scheme \(shown) is not proxied: only http:// URLs are (HTTPS goes through CONNECT)"))
+            return .failure(
+                ProxyRefusal(
+                    .badRequest,
+                    "scheme \(shown) is not proxied: only http:// URLs are (HTTPS goes through CONNECT)"))
         }
         // Delimiters are ASCII, so the UTF-8 view finds them and its indices slice the string;
         // Character-wise scanning (grapheme breaking, Unicode properties) showed in profiles.
         let rest = uri[separator.upperBound...]
-        let authorityEnd = rest.utf8.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
+        let authorityEnd =
+            rest.utf8.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
             ?? rest.endIndex
         var authority = rest[..<authorityEnd]
-        if let at = authority.utf8.lastIndex(of: UInt8(ascii: "@")) { authority = authority[authority.utf8.index(after: at)...] }
+        if let at = authority.utf8.lastIndex(of: UInt8(ascii: "@")) {
+            authority = authority[authority.utf8.index(after: at)...]
+        }
         // A host is ASCII (RFC 3986 §3.2.2; internationalized names travel as punycode): no
         // control bytes, spaces, backslashes or raw UTF-8.
         guard !authority.isEmpty, authority.utf8.first != UInt8(ascii: ":"),
@@ -45,7 +49,8 @@ struct AbsoluteURL: Equatable {
             host = authority[..<colon]
         }
         guard Self.isValidHost(host) else {
-            return .failure(ProxyRefusal(.badRequest, "the URL's host holds characters no host may hold: \(host.prefix(64))"))
+            return .failure(
+                ProxyRefusal(.badRequest, "the URL's host holds characters no host may hold: \(host.prefix(64))"))
         }
         var path = rest[authorityEnd...]
         if let hash = path.utf8.firstIndex(of: UInt8(ascii: "#")) { path = path[..<hash] }  // fragments are not sent
@@ -65,7 +70,8 @@ struct AbsoluteURL: Equatable {
             let inner = bytes.dropFirst().dropLast()
             let zone = inner.firstIndex(of: UInt8(ascii: "%"))
             let address = inner[..<(zone ?? inner.endIndex)]
-            guard !address.isEmpty, address.allSatisfy({ Self.isHexDigit($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") })
+            guard !address.isEmpty,
+                address.allSatisfy({ Self.isHexDigit($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") })
             else { return false }
             guard let zone else { return true }
             let name = inner[inner.index(after: zone)...]
@@ -76,7 +82,8 @@ struct AbsoluteURL: Equatable {
 
     private static func isUnreserved(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"),
             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
             true
         default:
@@ -86,7 +93,9 @@ struct AbsoluteURL: Equatable {
 
     private static func isHexDigit(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"), UInt8(ascii: "A")...UInt8(ascii: "F"): true
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
+            UInt8(ascii: "A")...UInt8(ascii: "F"):
+            true
         default: false
         }
     }

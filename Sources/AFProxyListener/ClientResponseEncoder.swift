@@ -22,7 +22,8 @@ final class ClientResponseEncoder: ChannelOutboundHandler, RemovableChannelHandl
             context.write(Self.wrapOutboundOut(body), promise: promise)
         case .end:
             // An empty write keeps the promise in order behind the body's.
-            context.write(Self.wrapOutboundOut(.byteBuffer(context.channel.allocator.buffer(capacity: 0))), promise: promise)
+            context.write(
+                Self.wrapOutboundOut(.byteBuffer(context.channel.allocator.buffer(capacity: 0))), promise: promise)
         }
     }
 

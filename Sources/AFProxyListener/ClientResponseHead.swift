@@ -49,7 +49,8 @@ struct ClientResponseHead: Equatable {
         // The codings the origin applied beyond its own chunked framing of this hop.
         let applied = codings.last == "chunked" ? Array(codings.dropLast()) : codings
         let length = origin.headers.first("content-length")
-        let bodiless = requestIsHead || origin.status == 204 || origin.status == 304 || (100..<200).contains(origin.status)
+        let bodiless =
+            requestIsHead || origin.status == 204 || origin.status == 304 || (100..<200).contains(origin.status)
         var closeAfter = !keepAlive
         let framing: Framing
         if bodiless {
@@ -72,7 +73,8 @@ struct ClientResponseHead: Equatable {
             closeAfter = true  // close-delimited: the only framing an HTTP/1.0 client understands
             framing = .close
         } else {
-            let message = "the response uses the transfer coding \(applied.joined(separator: ", ")), "
+            let message =
+                "the response uses the transfer coding \(applied.joined(separator: ", ")), "
                 + "which an HTTP/1.0 client cannot receive"
             return .failure(ProxyRefusal(.badGateway, message))
         }
@@ -82,9 +84,10 @@ struct ClientResponseHead: Equatable {
             headers.add(name: "Connection", value: "close")
         }
         let status = HTTPResponseStatus.custom(code: UInt(origin.status), reasonPhrase: origin.reason)
-        return .success(ClientResponseHead(
-            head: HTTPResponseHead(version: clientVersion, status: status, headers: headers),
-            framing: framing, closeAfter: closeAfter))
+        return .success(
+            ClientResponseHead(
+                head: HTTPResponseHead(version: clientVersion, status: status, headers: headers),
+                framing: framing, closeAfter: closeAfter))
     }
 
     /// An interim 1xx head for a client that may receive one (HTTP/1.1; RFC 9110 §15.2). A 100
@@ -92,7 +95,9 @@ struct ClientResponseHead: Equatable {
     static func interim(_ origin: ProxyResponseHead, clientVersion: HTTPVersion, via: String) -> HTTPResponseHead? {
         guard clientVersion.isHTTP11OrLater, origin.status != 100 else { return nil }
         var headers = HTTPHeaders()
-        for field in HopByHopHeaders.removing(from: origin.headers) { headers.add(name: field.name, value: field.value) }
+        for field in HopByHopHeaders.removing(from: origin.headers) {
+            headers.add(name: field.name, value: field.value)
+        }
         let status = HTTPResponseStatus.custom(code: UInt(origin.status), reasonPhrase: origin.reason)
         return HTTPResponseHead(version: clientVersion, status: status, headers: headers)
     }

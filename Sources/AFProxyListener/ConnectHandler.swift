@@ -96,7 +96,8 @@ final class ConnectHandler: ChannelDuplexHandler, RemovableChannelHandler {
         switch result {
         case .success:
             self.answered = true
-            let answer = "HTTP/\(self.version.major).\(self.version.minor) 200 Connection established\r\n"
+            let answer =
+                "HTTP/\(self.version.major).\(self.version.minor) 200 Connection established\r\n"
                 + "Date: \(HTTPDate.now())\r\n\r\n"
             context.writeAndFlush(self.wrapOutboundOut(ByteBuffer(string: answer)), promise: nil)
             guard task.attachClient(context.channel) else {

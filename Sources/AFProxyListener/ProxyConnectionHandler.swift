@@ -164,7 +164,9 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         }
         if !exchange.responseStarted {
             for interim in delivery.interim {
-                guard let head = ClientResponseHead.interim(interim, clientVersion: exchange.version, via: self.validator.via)
+                guard
+                    let head = ClientResponseHead.interim(
+                        interim, clientVersion: exchange.version, via: self.validator.via)
                 else { continue }
                 context.write(self.wrapOutboundOut(.head(head)), promise: nil)
             }

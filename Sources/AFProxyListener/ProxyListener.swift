@@ -1,5 +1,5 @@
-import AFProxyModel
 import AFProxyManager
+import AFProxyModel
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -91,17 +91,20 @@ package final class ProxyListener: Service, Sendable {
                 let client = channel.remoteAddress.map(Self.describe) ?? "unknown"
                 return channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
-                    try sync.addHandler(RequestTimeoutHandler(
-                        idleTimeout: configuration.idleTimeout, headerTimeout: configuration.headerTimeout,
-                        via: configuration.viaName))
+                    try sync.addHandler(
+                        RequestTimeoutHandler(
+                            idleTimeout: configuration.idleTimeout, headerTimeout: configuration.headerTimeout,
+                            via: configuration.viaName))
                     // `.forwardBytes`: bytes a client sends right behind its CONNECT reach the
                     // tunnel when the decoder leaves (otherwise they are dropped).
                     try sync.addHandler(ClientResponseEncoder())
-                    try sync.addHandler(ByteToMessageHandler(
-                        HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes, limitConfiguration: limits)))
+                    try sync.addHandler(
+                        ByteToMessageHandler(
+                            HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes, limitConfiguration: limits)))
                     try sync.addHandler(NIOHTTPResponseHeadersValidator())
                     try sync.addHandler(ProxyErrorHandler())
-                    try sync.addHandler(ProxyConnectionHandler(manager: manager, validator: validator, clientAddress: client))
+                    try sync.addHandler(
+                        ProxyConnectionHandler(manager: manager, validator: validator, clientAddress: client))
                 }
             }
     }

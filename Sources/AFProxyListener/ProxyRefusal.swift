@@ -13,7 +13,8 @@ package struct ProxyRefusal: Error, Sendable, Equatable {
     /// "not now" (503 over the connection limit).
     package var retryAfter: Int?
 
-    package init(_ status: HTTPResponseStatus, _ message: String, closeConnection: Bool = true, retryAfter: Int? = nil) {
+    package init(_ status: HTTPResponseStatus, _ message: String, closeConnection: Bool = true, retryAfter: Int? = nil)
+    {
         self.status = status
         self.message = message
         self.closeConnection = closeConnection

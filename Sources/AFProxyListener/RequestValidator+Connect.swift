@@ -13,13 +13,16 @@ extension RequestValidator {
         case .failure(let refusal): return .failure(refusal)
         }
         guard self.connectPorts.allows(target.port) else {
-            let message = "CONNECT to port \(target.port) is not allowed; allowed ports: \(self.connectPorts) "
+            let message =
+                "CONNECT to port \(target.port) is not allowed; allowed ports: \(self.connectPorts) "
                 + "(more with --allow-connect-port or allow-connect-port in the config file)"
             return .failure(ProxyRefusal(.forbidden, message))
         }
         let received = head.headers.map { HTTPHeaderField($0.name, $0.value) }
         if case .failure(let refusal) = self.receivedVia(received) { return .failure(refusal) }
-        return .success(StreamRequest(
-            host: target.host, port: target.port, headers: HopByHopHeaders.removing(from: received), client: client))
+        return .success(
+            StreamRequest(
+                host: target.host, port: target.port, headers: HopByHopHeaders.removing(from: received), client: client)
+        )
     }
 }

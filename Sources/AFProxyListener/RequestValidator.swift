@@ -44,7 +44,8 @@ package struct RequestValidator: Sendable {
         }
         var forwarded = HopByHopHeaders.removing(from: received).filter { field in
             // Trailer: curl sends the request body without the client's trailer section.
-            !(field.hasName("content-length") || field.hasName("expect") || field.hasName("host") || field.hasName("via")
+            !(field.hasName("content-length") || field.hasName("expect") || field.hasName("host")
+                || field.hasName("via")
                 || field.hasName("trailer"))
         }
         forwarded.insert(HTTPHeaderField("Host", url.authority), at: 0)
@@ -64,7 +65,8 @@ package struct RequestValidator: Sendable {
         var headerBytes = head.uri.utf8.count
         for (name, value) in head.headers { headerBytes += name.utf8.count + value.utf8.count + 4 }
         guard headerBytes <= self.maxHeaderBytes else {
-            return ProxyRefusal(.requestHeaderFieldsTooLarge, "the request header section exceeds \(self.maxHeaderBytes) bytes")
+            return ProxyRefusal(
+                .requestHeaderFieldsTooLarge, "the request header section exceeds \(self.maxHeaderBytes) bytes")
         }
         return nil
     }

@@ -128,8 +128,12 @@ package final class SessionManager: Sendable {
     }
 
     /// Every live task that is running (suspend) or suspended (resume); answers the changed ones.
-    package func suspendAll() -> [TaskRecord] { self.applyAll("suspend") { task throws(IllegalTransition) in try task.suspend() } }
-    package func resumeAll() -> [TaskRecord] { self.applyAll("resume") { task throws(IllegalTransition) in try task.resume() } }
+    package func suspendAll() -> [TaskRecord] {
+        self.applyAll("suspend") { task throws(IllegalTransition) in try task.suspend() }
+    }
+    package func resumeAll() -> [TaskRecord] {
+        self.applyAll("resume") { task throws(IllegalTransition) in try task.resume() }
+    }
 
     private func apply(
         _ id: Int, _ name: String, _ verb: (any ManagedTask) throws(IllegalTransition) -> Void

@@ -26,7 +26,8 @@ package enum ControlSocketPath {
         flag: String?, environment: [String: String], uid: UInt32, exists: (String) -> Bool
     ) -> String {
         let path = Self.resolve(flag: flag, environment: environment, uid: uid)
-        let named = (flag.map { !$0.isEmpty } ?? false)
+        let named =
+            (flag.map { !$0.isEmpty } ?? false)
             || !(environment["AFPROXY_CONTROL_SOCKET"] ?? "").isEmpty
             || !(environment["RUNTIME_DIRECTORY"] ?? "").isEmpty
         if named || exists(path) || !exists(Self.systemService) { return path }

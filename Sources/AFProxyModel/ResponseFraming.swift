@@ -11,12 +11,17 @@ package enum ResponseFraming {
         var codings: [String] = []
         for field in head.headers {
             if field.hasName("content-length") {
-                lengths += field.value.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingSpaces() }
+                lengths += field.value.split(separator: ",", omittingEmptySubsequences: false).map {
+                    $0.trimmingSpaces()
+                }
             } else if field.hasName("transfer-encoding") {
-                codings += field.value.split(separator: ",").map { $0.trimmingSpaces().lowercased() }.filter { !$0.isEmpty }
+                codings += field.value.split(separator: ",").map { $0.trimmingSpaces().lowercased() }.filter {
+                    !$0.isEmpty
+                }
             }
         }
-        for length in lengths where length.isEmpty || !length.utf8.allSatisfy({ (48...57).contains($0) }) || length.utf8.count > 18 {
+        for length in lengths
+        where length.isEmpty || !length.utf8.allSatisfy({ (48...57).contains($0) }) || length.utf8.count > 18 {
             return .failure(FramingError("invalid Content-Length: \(length.prefix(32))"))
         }
         if let first = lengths.first, let other = lengths.first(where: { $0 != first }) {

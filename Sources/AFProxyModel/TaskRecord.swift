@@ -28,7 +28,8 @@ package struct TaskRecord: Sendable, Codable, Equatable {
 
     package init(
         id: Int, kind: TaskKind, state: TaskState, method: String, url: String, client: String,
-        createdAt: Date, status: Int? = nil, error: String? = nil, errorCode: String? = nil, upload: TransferProgress = .init(),
+        createdAt: Date, status: Int? = nil, error: String? = nil, errorCode: String? = nil,
+        upload: TransferProgress = .init(),
         download: TransferProgress = .init(), metrics: TaskMetrics = .init(),
         requestHeaders: HTTPHeaderList = [], responseHeaders: HTTPHeaderList? = nil, endReason: String? = nil
     ) {

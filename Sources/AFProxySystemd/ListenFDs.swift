@@ -44,7 +44,8 @@ package struct ListenFDs: Sendable, Equatable {
         var names: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
         let count = sd_listen_fds_with_names(1, &names)
         guard count >= 0 else {
-            throw Failure(description: "cannot read the descriptors passed by systemd: \(String(cString: strerror(-count)))")
+            throw Failure(
+                description: "cannot read the descriptors passed by systemd: \(String(cString: strerror(-count)))")
         }
         var descriptors: [Descriptor] = []
         for index in 0..<Int(count) {
@@ -73,7 +74,10 @@ package struct ListenFDs: Sendable, Equatable {
         for descriptor in descriptors {
             let kind = check(descriptor.fd)
             guard kind != .unusable else {
-                throw Failure(description: "descriptor \(descriptor.fd) (\(descriptor.name)) passed by systemd is not a listening stream socket")
+                throw Failure(
+                    description:
+                        "descriptor \(descriptor.fd) (\(descriptor.name)) passed by systemd is not a listening stream socket"
+                )
             }
             var role = descriptor.name
             if role != "proxy" && role != "control" {

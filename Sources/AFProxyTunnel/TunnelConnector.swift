@@ -95,9 +95,11 @@ final class TunnelConnector {
                     channel.close(promise: nil)
                     this.finish(.failure(.canceled()))
                 case .success(let channel):
-                    this.finish(.success(Connected(
-                        channel: channel, dnsMs: this.dnsMs, connectMs: this.millisecondsSinceStart(),
-                        remoteAddress: Self.describe(address))))
+                    this.finish(
+                        .success(
+                            Connected(
+                                channel: channel, dnsMs: this.dnsMs, connectMs: this.millisecondsSinceStart(),
+                                remoteAddress: Self.describe(address))))
                 case .failure(ChannelError.connectTimeout(let amount)):
                     // The deadline is shared: no time is left for the next address.
                     this.finish(.failure(this.failure(ChannelError.connectTimeout(amount))))

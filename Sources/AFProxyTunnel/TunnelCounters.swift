@@ -1,5 +1,4 @@
 import AFProxyModel
-
 import Synchronization
 
 /// A tunnel's byte counts and pause: written on the relay's path for every chunk, read by the

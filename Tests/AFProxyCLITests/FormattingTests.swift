@@ -1,10 +1,13 @@
-@testable import AFProxyCLI
 import AFProxyModel
 import FoundationEssentials
 import Testing
 
+@testable import AFProxyCLI
+
 @Suite struct FormattingTests {
-    private func task(_ kind: TaskKind, status: Int?, upload: TransferProgress, download: TransferProgress) -> TaskRecord {
+    private func task(
+        _ kind: TaskKind, status: Int?, upload: TransferProgress, download: TransferProgress
+    ) -> TaskRecord {
         TaskRecord(
             id: 1, kind: kind, state: .running, method: "PUT", url: "http://h/", client: "c",
             createdAt: Date(timeIntervalSince1970: 0), status: status, upload: upload, download: download)
@@ -21,9 +24,11 @@ import Testing
 
     @Test func afterTheBodyEndedTheResponseCounts() {
         let done = self.task(
-            .upload, status: 200, upload: .init(completed: 5_000, total: 5_000), download: .init(completed: 10, total: 20))
+            .upload, status: 200, upload: .init(completed: 5_000, total: 5_000),
+            download: .init(completed: 10, total: 20))
         #expect(Formatting.progress(Formatting.mainProgress(done), terminal: false) == "50%")
-        let data = self.task(.data, status: nil, upload: .init(completed: 0, total: 0), download: .init(completed: 3, total: 4))
+        let data = self.task(
+            .data, status: nil, upload: .init(completed: 0, total: 0), download: .init(completed: 3, total: 4))
         #expect(Formatting.progress(Formatting.mainProgress(data), terminal: false) == "75%")
     }
 
@@ -93,10 +98,12 @@ import Testing
 
     @Test func theOtherKindsShowTheirDownload() {
         for kind in [TaskKind.data, .stream, .download] {
-            let record = self.task(kind, status: nil, upload: .init(completed: 9, total: 10), download: .init(completed: 1, total: 2))
+            let record = self.task(
+                kind, status: nil, upload: .init(completed: 9, total: 10), download: .init(completed: 1, total: 2))
             #expect(Formatting.mainProgress(record) == .init(completed: 1, total: 2), "\(kind)")
         }
-        let answered = self.task(.upload, status: 201, upload: .init(completed: 10, total: 10), download: .init(completed: 1, total: 2))
+        let answered = self.task(
+            .upload, status: 201, upload: .init(completed: 10, total: 10), download: .init(completed: 1, total: 2))
         #expect(Formatting.mainProgress(answered) == .init(completed: 1, total: 2))
     }
 

@@ -1,5 +1,6 @@
-@testable import AFProxyCLI
 import Testing
+
+@testable import AFProxyCLI
 
 /// The framing of the control socket's answers as afproxyctl reads them, fed from canned pieces
 /// instead of a socket: how the bytes are cut into reads must never change what is read.
@@ -60,7 +61,8 @@ import Testing
     }
 
     @Test func aContentLengthBodyCutAnywhereReadsTheSame() throws {
-        let response = "HTTP/1.1 409 Conflict\r\nContent-Length: 26\r\nConnection: close\r\n\r\n{\"error\":\"task 7: state\"}\n"
+        let response =
+            "HTTP/1.1 409 Conflict\r\nContent-Length: 26\r\nConnection: close\r\n\r\n{\"error\":\"task 7: state\"}\n"
         for pieces in self.cuts(response) {
             let result = try self.read(pieces)
             #expect(result.status == 409, "cut as \(pieces.map(\.utf8.count))")
@@ -86,7 +88,8 @@ import Testing
     // MARK: chunked
 
     @Test func chunksAreJoinedInOrder() throws {
-        let response = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        let response =
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
             + "5\r\nhello\r\n1\r\n \r\nA\r\n0123456789\r\n0\r\n\r\n"
         let result = try self.read([response])
         #expect(result.status == 200)
@@ -95,13 +98,15 @@ import Testing
     }
 
     @Test func chunkedWinsOverContentLength() throws {
-        let response = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: gzip, Chunked\r\n\r\n"
+        let response =
+            "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: gzip, Chunked\r\n\r\n"
             + "4\r\nabcd\r\n0\r\n\r\n"
         #expect(try self.read([response]).body == "abcd")
     }
 
     @Test func chunkExtensionsAndSpacesAroundTheSizeAreIgnored() throws {
-        let response = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        let response =
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
             + "3;name=value\r\nabc\r\n2 ; x\r\nde\r\n0;last\r\n\r\n"
         #expect(try self.read([response]).body == "abcde")
     }
@@ -113,13 +118,15 @@ import Testing
     }
 
     @Test func trailersAreNotPartOfTheBody() throws {
-        let response = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        let response =
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
             + "2\r\nok\r\n0\r\nX-Trailer: 1\r\nX-Other: 2\r\n\r\n"
         #expect(try self.read([response]).body == "ok")
     }
 
     @Test func aChunkedBodyCutAnywhereReadsTheSame() throws {
-        let response = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        let response =
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
             + "4;a=b\r\n{\"a\"\r\n3\r\n:1}\r\n1\r\n\n\r\n0\r\nX-T: y\r\n\r\n"
         for pieces in self.cuts(response) {
             let result = try self.read(pieces)
@@ -148,7 +155,9 @@ import Testing
         #expect(result.sinks == 2)
         #expect(try self.read([head], closeEndsChunks: true).body == "")
         for cut in ["6", "6\r", "6\r\n", "6\r\ntwo", "6\r\ntwo 2\n", "6\r\ntwo 2\n\r"] {
-            #expect(self.failure([head, "6\r\none 1\n\r\n", cut], closeEndsChunks: true) == ResponseReader.truncated, "cut: \(cut)")
+            #expect(
+                self.failure([head, "6\r\none 1\n\r\n", cut], closeEndsChunks: true) == ResponseReader.truncated,
+                "cut: \(cut)")
         }
         // Without the option the same close is a truncation.
         #expect(self.failure([head, chunks]) == ResponseReader.truncated)
@@ -200,17 +209,24 @@ import Testing
     }
 
     @Test func notHTTPIsAProtocolError() {
-        #expect(self.failure(["SSH-2.0-OpenSSH_9.6\r\n\r\n"]) == .protocolError("not an HTTP response: SSH-2.0-OpenSSH_9.6"))
+        #expect(
+            self.failure(["SSH-2.0-OpenSSH_9.6\r\n\r\n"]) == .protocolError("not an HTTP response: SSH-2.0-OpenSSH_9.6")
+        )
         #expect(self.failure(["HTTP/1.1 OK 200\r\n\r\n"]) == .protocolError("not an HTTP response: HTTP/1.1 OK 200"))
-        #expect(self.failure(["HTTP/1.1\r\nContent-Length: 0\r\n\r\n"])
-            == .protocolError("not an HTTP response: HTTP/1.1\r\nContent-Length: 0"))
+        #expect(
+            self.failure(["HTTP/1.1\r\nContent-Length: 0\r\n\r\n"])
+                == .protocolError("not an HTTP response: HTTP/1.1\r\nContent-Length: 0"))
         #expect(self.failure(["HTTP/2 200 OK\r\n\r\n"]) == .protocolError("not an HTTP response: HTTP/2 200 OK"))
     }
 
     @Test func aStatusCodeIsThreeDigitsAndTheVersionHTTP1() {
-        for line in ["HTTP/1.1 2000 OK", "HTTP/1.1 20 OK", "HTTP/1.1 +20 OK", "HTTP/1.1 -200 OK", "HTTP/10 200 OK", "HTTP/1.1 2a0 OK"] {
-            #expect(self.failure([line + "\r\nContent-Length: 0\r\n\r\n"])
-                == .protocolError("not an HTTP response: \(line)\r\nContent-Length: 0"))
+        for line in [
+            "HTTP/1.1 2000 OK", "HTTP/1.1 20 OK", "HTTP/1.1 +20 OK", "HTTP/1.1 -200 OK", "HTTP/10 200 OK",
+            "HTTP/1.1 2a0 OK",
+        ] {
+            #expect(
+                self.failure([line + "\r\nContent-Length: 0\r\n\r\n"])
+                    == .protocolError("not an HTTP response: \(line)\r\nContent-Length: 0"))
         }
     }
 
@@ -218,8 +234,9 @@ import Testing
     /// reporting a daemon that answers badly.
     @Test func aContentLengthOfAnythingButDigitsIsAProtocolError() {
         for value in ["-1", "+5", "5 5", "abc", "1234567890123456789"] {
-            #expect(self.failure(["HTTP/1.1 200 OK\r\nContent-Length: \(value)\r\n\r\nabcde"])
-                == .protocolError("bad Content-Length: \(value)"))
+            #expect(
+                self.failure(["HTTP/1.1 200 OK\r\nContent-Length: \(value)\r\n\r\nabcde"])
+                    == .protocolError("bad Content-Length: \(value)"))
         }
     }
 

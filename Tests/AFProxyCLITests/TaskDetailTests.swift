@@ -1,13 +1,15 @@
-@testable import AFProxyCLI
 import AFProxyModel
 import FoundationEssentials
 import Testing
+
+@testable import AFProxyCLI
 
 /// The `show` view, whole: every field, and the timeline scaled to the longest phase.
 @Suite struct TaskDetailTests {
     @Test func aCompletedTaskWithItsMetricsAndBothHeaderLists() {
         let record = TaskRecord(
-            id: 42, kind: .data, state: .completed, method: "GET", url: "https://example.test/file", client: "127.0.0.1:50000",
+            id: 42, kind: .data, state: .completed, method: "GET", url: "https://example.test/file",
+            client: "127.0.0.1:50000",
             createdAt: Date(timeIntervalSince1970: 0), status: 200,
             upload: .init(completed: 0, total: 0), download: .init(completed: 1536, total: 2048),
             metrics: TaskMetrics(

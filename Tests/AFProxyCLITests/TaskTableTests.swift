@@ -1,7 +1,8 @@
-@testable import AFProxyCLI
 import AFProxyModel
 import FoundationEssentials
 import Testing
+
+@testable import AFProxyCLI
 
 /// The `list` table, whole: scripts read it piped, so its columns and alignment are pinned to
 /// the character.
@@ -41,11 +42,16 @@ import Testing
         let table = TaskTable(tasks: Array(self.tasks.prefix(2)), terminal: true, now: self.now, urlWidth: 30)
         let lines = table.render().split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         #expect(lines.count == 3)
-        #expect(lines[0] == "ID  KIND    STATE      METHOD  URL                             STATUS  PROGRESS             RATE     ETA  AGE")
-        #expect(lines[1] == "7   data    \u{1B}[32mrunning  \u{1B}[0m  GET     http://example.test/a           200     "
-            + "[##..........]  20%  100 B/s  40s  10s")
-        #expect(lines[2] == "12  upload  \u{1B}[33msuspended\u{1B}[0m  PUT     http://example.test/a/rather/…  -       "
-            + "0 B                  -        -    2m5s")
+        #expect(
+            lines[0]
+                == "ID  KIND    STATE      METHOD  URL                             STATUS  PROGRESS             RATE     ETA  AGE"
+        )
+        #expect(
+            lines[1] == "7   data    \u{1B}[32mrunning  \u{1B}[0m  GET     http://example.test/a           200     "
+                + "[##..........]  20%  100 B/s  40s  10s")
+        #expect(
+            lines[2] == "12  upload  \u{1B}[33msuspended\u{1B}[0m  PUT     http://example.test/a/rather/…  -       "
+                + "0 B                  -        -    2m5s")
     }
 
     @Test func withNoTasksOnlyTheHeader() {

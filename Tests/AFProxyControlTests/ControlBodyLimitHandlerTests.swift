@@ -1,8 +1,9 @@
-@testable import AFProxyControl
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 import Testing
+
+@testable import AFProxyControl
 
 @Suite struct ControlBodyLimitHandlerTests {
     private func channel() throws -> EmbeddedChannel {

@@ -1,8 +1,9 @@
-@testable import AFProxyControl
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 import Testing
+
+@testable import AFProxyControl
 
 /// Parser errors answered, with NIO's real decoder under the control socket's limits.
 @Suite struct ControlParserErrorHandlerTests {

@@ -1,7 +1,8 @@
-@testable import AFProxyControl
 import NIOCore
 import NIOEmbedded
 import Testing
+
+@testable import AFProxyControl
 
 /// The control connection's timers on an embedded channel whose clock the test moves.
 @Suite struct ControlTimeoutHandlerTests {

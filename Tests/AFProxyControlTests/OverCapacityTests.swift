@@ -1,7 +1,8 @@
-@testable import AFProxyControl
 import NIOCore
 import NIOEmbedded
 import Testing
+
+@testable import AFProxyControl
 
 @Suite struct OverCapacityTests {
     @Test func theCapCountsSlotsAndGivesThemBack() {

@@ -1,5 +1,6 @@
-@testable import AFProxyCurl
 import Testing
+
+@testable import AFProxyCurl
 
 @Suite struct DurationMillisecondsTests {
     @Test func wholeMillisecondsWithTheFractionCutOff() {

@@ -1,7 +1,8 @@
-@testable import AFProxyCurl
 import AFProxyModel
 import CCurl
 import Testing
+
+@testable import AFProxyCurl
 
 @Suite struct ResponseHeadParserTests {
     private func feed(_ parser: inout ResponseHeadParser, _ line: String) -> ResponseHeadParser.Event? {
@@ -18,8 +19,11 @@ import Testing
         var parser = ResponseHeadParser()
         #expect(self.feed(&parser, "HTTP/1.1 103 Early Hints\r\n") == nil)
         #expect(self.feed(&parser, "Link: </a.css>\r\n") == nil)
-        #expect(self.feed(&parser, "\r\n") == .interim(ProxyResponseHead(
-            status: 103, reason: "Early Hints", version: "1.1", headers: [.init("Link", "</a.css>")])))
+        #expect(
+            self.feed(&parser, "\r\n")
+                == .interim(
+                    ProxyResponseHead(
+                        status: 103, reason: "Early Hints", version: "1.1", headers: [.init("Link", "</a.css>")])))
         #expect(self.feed(&parser, "HTTP/1.1 201 funky chunky!\r\n") == nil)
         #expect(self.feed(&parser, "Content-Length: 5\r\n") == nil)
         #expect(self.feed(&parser, "X-Long: a\r\n") == nil)
@@ -54,12 +58,19 @@ import Testing
     }
 
     @Test func refusesAFoldedFirstLineAndAnUnaskedSwitch() {
-        #expect(self.parse(["HTTP/1.1 200 OK\r\n", " Date: x\r\n"]) == [.invalid("the response head starts with a folded line")])
-        #expect(self.parse(["HTTP/1.1 101 Switching Protocols\r\n", "\r\n"]) == [.invalid("upstream switched protocols (101) unasked")])
+        #expect(
+            self.parse(["HTTP/1.1 200 OK\r\n", " Date: x\r\n"]) == [
+                .invalid("the response head starts with a folded line")
+            ])
+        #expect(
+            self.parse(["HTTP/1.1 101 Switching Protocols\r\n", "\r\n"]) == [
+                .invalid("upstream switched protocols (101) unasked")
+            ])
         #expect(self.parse(["HTTP/1.1 20 OK\r\n"]) == [.invalid("the status line has no three-digit status code")])
         // Found by scripts/fuzz: 60 digits overflowed the status and trapped.
-        #expect(self.parse(["HTTP/1.1 200" + String(repeating: "1", count: 60) + " OK\r\n"])
-            == [.invalid("the status line has no three-digit status code")])
+        #expect(
+            self.parse(["HTTP/1.1 200" + String(repeating: "1", count: 60) + " OK\r\n"])
+                == [.invalid("the status line has no three-digit status code")])
     }
 
     /// Found by scripts/fuzz: bytes after the version's digits became part of the version,
@@ -68,6 +79,9 @@ import Testing
         for line in ["HTTP/1.1\u{BE}\t 200 OK\r\n", "HTTP/1.10 200 OK\r\n", "HTTP/1 200 OK\r\n", "HTTP/1.1\r\n"] {
             #expect(self.parse([line, "\r\n"]) == [.invalid("the status line has no valid HTTP version")], "\(line)")
         }
-        #expect(self.parse(["HTTP/1.0 200 OK\r\n", "\r\n"]) == [.final(ProxyResponseHead(status: 200, reason: "OK", version: "1.0", headers: []))])
+        #expect(
+            self.parse(["HTTP/1.0 200 OK\r\n", "\r\n"]) == [
+                .final(ProxyResponseHead(status: 200, reason: "OK", version: "1.0", headers: []))
+            ])
     }
 }

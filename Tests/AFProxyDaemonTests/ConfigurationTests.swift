@@ -1,5 +1,6 @@
-@testable import AFProxyDaemon
 import Testing
+
+@testable import AFProxyDaemon
 
 @Suite struct ConfigurationTests {
     @Test func fileEnvironmentAndFlagsOverrideInThatOrder() throws {
@@ -41,9 +42,13 @@ import Testing
 
     @Test func allowConnectPortAddsFromEverySource() throws {
         var configuration = DaemonConfiguration()
-        try ConfigurationFile.apply("allow-connect-port = 8443\nallow-connect-port = 563, 993\n", path: "c.conf", to: &configuration)
+        try ConfigurationFile.apply(
+            "allow-connect-port = 8443\nallow-connect-port = 563, 993\n", path: "c.conf", to: &configuration)
         #expect(configuration.allowConnectPorts.description == "443, 563, 993, 8443")
-        #expect(throws: ConfigurationError("allow-connect-port: expected a port from 1 to 65535 or *, got 0", place: "c.conf:1")) {
+        #expect(
+            throws: ConfigurationError(
+                "allow-connect-port: expected a port from 1 to 65535 or *, got 0", place: "c.conf:1")
+        ) {
             try ConfigurationFile.apply("allow-connect-port = 0", path: "c.conf", to: &configuration)
         }
 
@@ -61,13 +66,17 @@ import Testing
         try ConfigurationFile.apply("via-name = edge-7.example", path: "c.conf", to: &configuration)
         #expect(configuration.viaName == "edge-7.example")
         #expect(Daemon.listenerConfiguration(configuration).viaName == "edge-7.example")
-        let resolved = try AFProxyCommand.parse(["--via-name", "flag_name"]).resolve(environment: ["AFPROXY_VIA_NAME": "env"])
+        let resolved = try AFProxyCommand.parse(["--via-name", "flag_name"]).resolve(environment: [
+            "AFPROXY_VIA_NAME": "env"
+        ])
         #expect(resolved.viaName == "flag_name")
         #expect(try AFProxyCommand.parse([]).resolve(environment: ["AFPROXY_VIA_NAME": "env"]).viaName == "env")
         for bad in ["two words", "a,b", "(x)", "na\u{EF}ve", String(repeating: "x", count: 65)] {
             #expect(throws: ConfigurationError.self, "\(bad)") { try DaemonConfiguration.viaName(bad) }
         }
-        #expect(throws: ConfigurationError.self) { try AFProxyCommand.parse(["--via-name", "a b"]).resolve(environment: [:]) }
+        #expect(throws: ConfigurationError.self) {
+            try AFProxyCommand.parse(["--via-name", "a b"]).resolve(environment: [:])
+        }
     }
 
     @Test func errorsNameTheirPlace() {

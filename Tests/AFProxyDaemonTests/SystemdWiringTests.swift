@@ -1,8 +1,9 @@
-@testable import AFProxyDaemon
 import AFProxyModel
 import FoundationEssentials
 import Logging
 import Testing
+
+@testable import AFProxyDaemon
 
 @Suite struct SystemdWiringTests {
     @Test func newKeysInFileEnvironmentAndFlags() throws {
@@ -10,19 +11,26 @@ import Testing
         #expect(configuration.gracePeriod == 10)
         #expect(configuration.logCompletedTasks)
         #expect(configuration.logTarget == .auto)
-        try ConfigurationFile.apply("grace-period = 2.5\nlog-completed-tasks = no\nlog-target = journal", path: "t.conf", to: &configuration)
+        try ConfigurationFile.apply(
+            "grace-period = 2.5\nlog-completed-tasks = no\nlog-target = journal", path: "t.conf", to: &configuration)
         #expect(configuration.gracePeriod == 2.5)
         #expect(!configuration.logCompletedTasks)
         #expect(configuration.logTarget == .journal)
         try ConfigurationFile.apply("grace-period = 0", path: "t.conf", to: &configuration)
         #expect(configuration.gracePeriod == 0)
 
-        let command = try AFProxyCommand.parse(["--grace-period", "3", "--log-completed-tasks", "yes", "--log-target", "stderr"])
-        let resolved = try command.resolve(environment: ["AFPROXY_GRACE_PERIOD": "7", "AFPROXY_LOG_COMPLETED_TASKS": "off"])
+        let command = try AFProxyCommand.parse([
+            "--grace-period", "3", "--log-completed-tasks", "yes", "--log-target", "stderr",
+        ])
+        let resolved = try command.resolve(environment: [
+            "AFPROXY_GRACE_PERIOD": "7", "AFPROXY_LOG_COMPLETED_TASKS": "off",
+        ])
         #expect(resolved.gracePeriod == 3)
         #expect(resolved.logCompletedTasks)
         #expect(resolved.logTarget == .stderr)
-        #expect(try AFProxyCommand.parse([]).resolve(environment: ["AFPROXY_LOG_COMPLETED_TASKS": "off"]).logCompletedTasks == false)
+        #expect(
+            try AFProxyCommand.parse([]).resolve(environment: ["AFPROXY_LOG_COMPLETED_TASKS": "off"]).logCompletedTasks
+                == false)
     }
 
     @Test func badValuesOfTheNewKeysNameTheirPlace() {
@@ -32,7 +40,10 @@ import Testing
                 try ConfigurationFile.apply(line, path: "c.conf", to: &configuration)
             }
         }
-        #expect(throws: ConfigurationError("log-target: must be one of auto, journal, stderr, not syslog", place: "c.conf:1")) {
+        #expect(
+            throws: ConfigurationError(
+                "log-target: must be one of auto, journal, stderr, not syslog", place: "c.conf:1")
+        ) {
             try ConfigurationFile.apply("log-target = syslog", path: "c.conf", to: &configuration)
         }
         for line in ["tunnel-idle-timeout = -1", "tunnel-idle-timeout = soon", "tunnel-idle-timeout ="] {
@@ -53,7 +64,8 @@ import Testing
         defaults.controlSocket = nil
         #expect(configuration == defaults)
         for key in DaemonConfiguration.keys {
-            #expect(example.contains("\n\(key.name) = ") || example.contains("\n# \(key.name) = "), "\(key.name) missing")
+            #expect(
+                example.contains("\n\(key.name) = ") || example.contains("\n# \(key.name) = "), "\(key.name) missing")
         }
     }
 
@@ -78,9 +90,11 @@ import Testing
         stats.byState = ["running": 2, "canceling": 1, "suspended": 1]
         stats.served = 40
         #expect(StatusLine.text(stats: stats, note: nil, stopping: false) == "3 running, 1 suspended, 40 served")
-        #expect(StatusLine.text(stats: stats, note: nil, stopping: true) == "stopping: 3 running, 1 suspended, 40 served")
-        #expect(StatusLine.text(stats: SessionStats(), note: "configuration refused: a:1: x", stopping: false)
-            == "configuration refused: a:1: x; 0 running, 0 suspended, 0 served")
+        #expect(
+            StatusLine.text(stats: stats, note: nil, stopping: true) == "stopping: 3 running, 1 suspended, 40 served")
+        #expect(
+            StatusLine.text(stats: SessionStats(), note: "configuration refused: a:1: x", stopping: false)
+                == "configuration refused: a:1: x; 0 running, 0 suspended, 0 served")
     }
 
     @Test func restartOnlyKeys() {

@@ -1,15 +1,18 @@
-@testable import AFProxyListener
 import AFProxyModel
 import NIOHTTP1
 import Testing
+
+@testable import AFProxyListener
 
 @Suite struct ClientResponseHeadTests {
     private func make(
         _ fields: [(String, String)], status: Int = 200, reason: String = "OK", head: Bool = false,
         client: HTTPVersion = .http1_1, keepAlive: Bool = true
     ) -> Result<ClientResponseHead, ProxyRefusal> {
-        let origin = ProxyResponseHead(status: status, reason: reason, version: "1.1", headers: fields.map { HTTPHeaderField($0.0, $0.1) })
-        return ClientResponseHead.make(origin, requestIsHead: head, clientVersion: client, keepAlive: keepAlive, via: "afproxy")
+        let origin = ProxyResponseHead(
+            status: status, reason: reason, version: "1.1", headers: fields.map { HTTPHeaderField($0.0, $0.1) })
+        return ClientResponseHead.make(
+            origin, requestIsHead: head, clientVersion: client, keepAlive: keepAlive, via: "afproxy")
     }
 
     @Test func keepsTheOriginsReasonPhrase() throws {
@@ -66,7 +69,8 @@ import Testing
     }
 
     @Test func interimHeadsGoOnlyToHTTP11ClientsAndNeverAs100() {
-        let early = ProxyResponseHead(status: 103, reason: "Early Hints", version: "1.1", headers: [.init("Link", "<x>")])
+        let early = ProxyResponseHead(
+            status: 103, reason: "Early Hints", version: "1.1", headers: [.init("Link", "<x>")])
         #expect(ClientResponseHead.interim(early, clientVersion: .http1_1, via: "afproxy")?.status.code == 103)
         #expect(ClientResponseHead.interim(early, clientVersion: .http1_0, via: "afproxy") == nil)
         let hundred = ProxyResponseHead(status: 100, reason: "Continue", version: "1.1", headers: [])

@@ -1,7 +1,8 @@
-@testable import AFProxyListener
 import AFProxyModel
 import NIOHTTP1
 import Testing
+
+@testable import AFProxyListener
 
 /// CONNECT targets and the port policy: what is tunnelled, what gets 400, what gets 403.
 @Suite struct ConnectTargetTests {

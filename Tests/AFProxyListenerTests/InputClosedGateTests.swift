@@ -1,7 +1,8 @@
-@testable import AFProxyListener
 import NIOCore
 import NIOEmbedded
 import Testing
+
+@testable import AFProxyListener
 
 /// The gate that holds a client's half-close back while a CONNECT's decoder leaves, so that the
 /// bytes the decoder still forwards reach the tunnel before the end of input does.

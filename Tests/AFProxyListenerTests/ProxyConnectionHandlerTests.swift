@@ -139,7 +139,8 @@ import Testing
         let text = try self.written()
         #expect(text.hasPrefix("HTTP/1.1 403 Forbidden\r\n"), "\(text)")
         #expect(text.contains("Via: 1.1 test-proxy\r\n"))
-        #expect(text.contains("\r\n\r\n403 Forbidden: CONNECT to port 25 is not allowed; allowed ports: 443"), "\(text)")
+        #expect(
+            text.contains("\r\n\r\n403 Forbidden: CONNECT to port 25 is not allowed; allowed ports: 443"), "\(text)")
         // The body is framed by its length, and nothing of the early bytes is answered.
         let body = try #require(text.split(separator: "\r\n\r\n", maxSplits: 1).last)
         #expect(text.contains("Content-Length: \(body.utf8.count)\r\n"))

@@ -1,7 +1,8 @@
-@testable import AFProxyListener
 import NIOCore
 import NIOHTTP1
 import Testing
+
+@testable import AFProxyListener
 
 /// The answers the proxy writes itself as raw bytes: their status line, framing and Via.
 @Suite struct ProxyRefusalTests {
@@ -26,7 +27,8 @@ import Testing
     @Test func retryAfterOnlyWhenSet() {
         let (head, _) = self.lines(ProxyRefusal(.badRequest, "no").bytes(version: .http1_1, via: "afproxy"))
         #expect(!head.contains { $0.hasPrefix("Retry-After") })
-        let (response, _) = ProxyRefusal(.serviceUnavailable, "later", retryAfter: 5).response(version: .http1_0, via: "p")
+        let (response, _) = ProxyRefusal(.serviceUnavailable, "later", retryAfter: 5).response(
+            version: .http1_0, via: "p")
         #expect(response.headers["Retry-After"] == ["5"])
         #expect(response.headers["Via"] == ["1.0 p"])
     }

@@ -1,7 +1,8 @@
-@testable import AFProxyListener
 import NIOCore
 import NIOEmbedded
 import Testing
+
+@testable import AFProxyListener
 
 /// The connection timers on an embedded channel whose clock the test moves.
 @Suite struct RequestTimeoutHandlerTests {

@@ -6,7 +6,8 @@ import Testing
 @Suite struct RequestValidatorTests {
     let validator = RequestValidator(via: "afproxy", maxHeaderBytes: 64 * 1024)
 
-    private func head(_ method: HTTPMethod = .GET, _ uri: String, _ headers: [(String, String)] = []) -> HTTPRequestHead {
+    private func head(_ method: HTTPMethod = .GET, _ uri: String, _ headers: [(String, String)] = []) -> HTTPRequestHead
+    {
         HTTPRequestHead(version: .http1_1, method: method, uri: uri, headers: HTTPHeaders(headers))
     }
 
@@ -17,26 +18,33 @@ import Testing
 
     @Test func forwardsAbsoluteFormWithHostFromTheURLAndOurVia() throws {
         let result = self.validator.validate(
-            self.head(.GET, "http://example.test:8080?q=1", [
-                ("Host", "wrong"), ("Connection", "X-A"), ("X-A", "1"), ("Accept", "*/*"), ("Via", "1.0 other"),
-            ]),
+            self.head(
+                .GET, "http://example.test:8080?q=1",
+                [
+                    ("Host", "wrong"), ("Connection", "X-A"), ("X-A", "1"), ("Accept", "*/*"), ("Via", "1.0 other"),
+                ]),
             client: "127.0.0.1:5")
         let request = try result.get()
         #expect(request.url == "http://example.test:8080/?q=1")
-        #expect(request.headers == [
-            .init("Host", "example.test:8080"), .init("Accept", "*/*"), .init("Via", "1.0 other, 1.1 afproxy"),
-        ])
+        #expect(
+            request.headers == [
+                .init("Host", "example.test:8080"), .init("Accept", "*/*"), .init("Via", "1.0 other, 1.1 afproxy"),
+            ])
         #expect(request.body == .none)
         #expect(request.kind == .data)
     }
 
     @Test func bodyFramingDecidesTheKind() throws {
-        let sized = try self.validator.validate(self.head(.POST, "http://h/", [("Content-Length", "12")]), client: "c").get()
+        let sized = try self.validator.validate(self.head(.POST, "http://h/", [("Content-Length", "12")]), client: "c")
+            .get()
         #expect(sized.body == .length(12))
         #expect(sized.kind == .upload)
-        let chunked = try self.validator.validate(self.head(.PUT, "http://h/", [("Transfer-Encoding", "chunked")]), client: "c").get()
+        let chunked = try self.validator.validate(
+            self.head(.PUT, "http://h/", [("Transfer-Encoding", "chunked")]), client: "c"
+        ).get()
         #expect(chunked.body == .streamed)
-        let empty = try self.validator.validate(self.head(.POST, "http://h/", [("Content-Length", "0")]), client: "c").get()
+        let empty = try self.validator.validate(self.head(.POST, "http://h/", [("Content-Length", "0")]), client: "c")
+            .get()
         #expect(empty.kind == .data)
         #expect(!sized.headers.contains { $0.name.lowercased() == "content-length" })
     }
@@ -52,12 +60,17 @@ import Testing
         #expect(self.refusal(self.head(.GET, "http://h:99999/"))?.status == .badRequest)
     }
 
-    @Test(arguments: ["http://12*.0.0.1/", "http://a b/", "http://a%41.test/", "http://host,x/", "http://[::1/", "http://[zz::1]/", "http://[]/"])
+    @Test(arguments: [
+        "http://12*.0.0.1/", "http://a b/", "http://a%41.test/", "http://host,x/", "http://[::1/", "http://[zz::1]/",
+        "http://[]/",
+    ])
     func refusesHostsWithCharactersNoHostMayHold(_ uri: String) {
         #expect(self.refusal(self.head(.GET, uri))?.status == .badRequest)
     }
 
-    @Test(arguments: ["http://127.0.0.1:8080/", "http://[::1]:80/", "http://[fe80::1%25eth0]/", "http://my_host.example-1.test/"])
+    @Test(arguments: [
+        "http://127.0.0.1:8080/", "http://[::1]:80/", "http://[fe80::1%25eth0]/", "http://my_host.example-1.test/",
+    ])
     func acceptsNamesAndAddresses(_ uri: String) throws {
         _ = try self.validator.validate(self.head(.GET, uri), client: "c").get()
     }
@@ -79,8 +92,9 @@ import Testing
 
     @Test func refusesLoopsOversizedHeadsAndUnknownExpectations() {
         #expect(self.refusal(self.head(.GET, "http://h/", [("Via", "1.1 afproxy")]))?.status == .loopDetected)
-        #expect(self.refusal(self.head(.GET, "http://h/", [("X-Big", String(repeating: "a", count: 70_000))]))?.status
-            == .requestHeaderFieldsTooLarge)
+        #expect(
+            self.refusal(self.head(.GET, "http://h/", [("X-Big", String(repeating: "a", count: 70_000))]))?.status
+                == .requestHeaderFieldsTooLarge)
         #expect(self.refusal(self.head(.PUT, "http://h/", [("Expect", "magic")]))?.status == .expectationFailed)
     }
 

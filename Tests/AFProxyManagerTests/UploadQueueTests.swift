@@ -1,6 +1,7 @@
-@testable import AFProxyManager
 import NIOCore
 import Testing
+
+@testable import AFProxyManager
 
 /// The request body between the client and curl: bytes in order across chunk boundaries, the
 /// high watermark that stops reading the client, and the replay of what curl already took.

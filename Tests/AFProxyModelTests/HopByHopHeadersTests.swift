@@ -10,7 +10,10 @@ import Testing
             .init("Trailer", "X"), .init("Accept", "*/*"),
         ]
         // Trailer is end-to-end (RFC 9110 §6.6.2).
-        #expect(HopByHopHeaders.removing(from: headers) == [.init("Host", "a"), .init("Trailer", "X"), .init("Accept", "*/*")])
+        #expect(
+            HopByHopHeaders.removing(from: headers) == [
+                .init("Host", "a"), .init("Trailer", "X"), .init("Accept", "*/*"),
+            ])
     }
 
     @Test func progressFraction() {
@@ -21,10 +24,19 @@ import Testing
 
     @Test func controlSocketPathFollowsItsOrderOfSources() {
         let uid: UInt32 = 1000
-        #expect(ControlSocketPath.resolve(flag: "/f.sock", environment: ["AFPROXY_CONTROL_SOCKET": "/e"], uid: uid) == "/f.sock")
-        #expect(ControlSocketPath.resolve(flag: nil, environment: ["AFPROXY_CONTROL_SOCKET": "/e", "RUNTIME_DIRECTORY": "/r"], uid: uid) == "/e")
-        #expect(ControlSocketPath.resolve(flag: nil, environment: ["RUNTIME_DIRECTORY": "/run/afproxy", "XDG_RUNTIME_DIR": "/x"], uid: uid) == "/run/afproxy/control.sock")
-        #expect(ControlSocketPath.resolve(flag: nil, environment: ["XDG_RUNTIME_DIR": "/run/user/1000"], uid: uid) == "/run/user/1000/afproxy/control.sock")
+        #expect(
+            ControlSocketPath.resolve(flag: "/f.sock", environment: ["AFPROXY_CONTROL_SOCKET": "/e"], uid: uid)
+                == "/f.sock")
+        #expect(
+            ControlSocketPath.resolve(
+                flag: nil, environment: ["AFPROXY_CONTROL_SOCKET": "/e", "RUNTIME_DIRECTORY": "/r"], uid: uid) == "/e")
+        #expect(
+            ControlSocketPath.resolve(
+                flag: nil, environment: ["RUNTIME_DIRECTORY": "/run/afproxy", "XDG_RUNTIME_DIR": "/x"], uid: uid)
+                == "/run/afproxy/control.sock")
+        #expect(
+            ControlSocketPath.resolve(flag: nil, environment: ["XDG_RUNTIME_DIR": "/run/user/1000"], uid: uid)
+                == "/run/user/1000/afproxy/control.sock")
         #expect(ControlSocketPath.resolve(flag: nil, environment: [:], uid: uid) == "/tmp/afproxy-1000/control.sock")
     }
 

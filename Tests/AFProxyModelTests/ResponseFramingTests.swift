@@ -3,7 +3,8 @@ import Testing
 
 @Suite struct ResponseFramingTests {
     private func head(_ fields: [(String, String)]) -> ProxyResponseHead {
-        ProxyResponseHead(status: 200, reason: "OK", version: "1.1", headers: fields.map { HTTPHeaderField($0.0, $0.1) })
+        ProxyResponseHead(
+            status: 200, reason: "OK", version: "1.1", headers: fields.map { HTTPHeaderField($0.0, $0.1) })
     }
 
     private func error(_ fields: [(String, String)]) -> String? {
@@ -12,7 +13,9 @@ import Testing
     }
 
     @Test func refusesInvalidAndConflictingLengths() {
-        #expect(self.error([("Content-Length", "5"), ("Content-Length", "10")]) == "conflicting Content-Length values 5 and 10")
+        #expect(
+            self.error([("Content-Length", "5"), ("Content-Length", "10")])
+                == "conflicting Content-Length values 5 and 10")
         #expect(self.error([("Content-Length", "5, 10")]) == "conflicting Content-Length values 5 and 10")
         #expect(self.error([("Content-Length", "+5")]) == "invalid Content-Length: +5")
         #expect(self.error([("Content-Length", "-1")]) == "invalid Content-Length: -1")
@@ -24,12 +27,15 @@ import Testing
     @Test func refusesChunkedBeforeAnotherCodingAndALengthBesideACloseDelimitedBody() {
         #expect(self.error([("Transfer-Encoding", "chunked, gzip")]) == "Transfer-Encoding applies gzip after chunked")
         #expect(self.error([("Transfer-Encoding", "chunked"), ("Transfer-Encoding", "gzip")]) != nil)
-        #expect(self.error([("Transfer-Encoding", "gzip"), ("Content-Length", "3")])
-            == "Content-Length beside a Transfer-Encoding that does not end in chunked")
+        #expect(
+            self.error([("Transfer-Encoding", "gzip"), ("Content-Length", "3")])
+                == "Content-Length beside a Transfer-Encoding that does not end in chunked")
     }
 
     @Test func transferEncodingOverridesContentLength() throws {
-        let normalized = try ResponseFraming.normalize(self.head([("Content-Length", "5"), ("Transfer-Encoding", "chunked")])).get()
+        let normalized = try ResponseFraming.normalize(
+            self.head([("Content-Length", "5"), ("Transfer-Encoding", "chunked")])
+        ).get()
         #expect(normalized.headers == [HTTPHeaderField("Transfer-Encoding", "chunked")])
         #expect(normalized.contentLength == nil)
         #expect(normalized.transferCodings == ["chunked"])
@@ -37,13 +43,16 @@ import Testing
 
     @Test func identicalLengthsMergeIntoOneField() throws {
         let normalized = try ResponseFraming.normalize(
-            self.head([("Content-Length", "5"), ("X-A", "1"), ("content-length", "5, 5")])).get()
+            self.head([("Content-Length", "5"), ("X-A", "1"), ("content-length", "5, 5")])
+        ).get()
         #expect(normalized.headers == [HTTPHeaderField("Content-Length", "5"), HTTPHeaderField("X-A", "1")])
         #expect(normalized.contentLength == 5)
     }
 
     @Test func validHeadsPassUnchanged() throws {
-        for fields in [[("Content-Length", "10")], [("Transfer-Encoding", "gzip, chunked")], [("Transfer-Encoding", "gzip")], []] {
+        for fields in [
+            [("Content-Length", "10")], [("Transfer-Encoding", "gzip, chunked")], [("Transfer-Encoding", "gzip")], [],
+        ] {
             let head = self.head(fields)
             #expect(try ResponseFraming.normalize(head).get() == head)
         }

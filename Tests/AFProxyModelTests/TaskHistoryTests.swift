@@ -4,7 +4,8 @@ import Testing
 
 @Suite struct TaskHistoryTests {
     private func record(_ id: Int) -> TaskRecord {
-        TaskRecord(id: id, kind: .data, state: .completed, method: "GET", url: "http://h/", client: "c", createdAt: Date())
+        TaskRecord(
+            id: id, kind: .data, state: .completed, method: "GET", url: "http://h/", client: "c", createdAt: Date())
     }
 
     @Test func keepsTheNewestRecordsUpToItsCapacityOldestFirst() {

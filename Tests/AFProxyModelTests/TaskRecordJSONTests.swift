@@ -20,8 +20,10 @@ import Testing
         var full = TaskRecord(
             id: 42, kind: .upload, state: .suspended, method: "POST", url: "http://h:8/p?q=\"1\"&a=/b",
             client: "127.0.0.1:5", createdAt: Date(timeIntervalSince1970: 1_795_000_000.75), status: 201,
-            error: "tab\there, quote \" backslash \\ newline\n bell \u{7} nul \u{0} é ✓", errorCode: "upstream-bad-response",
-            upload: TransferProgress(completed: 5, total: nil), download: TransferProgress(completed: 1 << 40, total: 1 << 41),
+            error: "tab\there, quote \" backslash \\ newline\n bell \u{7} nul \u{0} é ✓",
+            errorCode: "upstream-bad-response",
+            upload: TransferProgress(completed: 5, total: nil),
+            download: TransferProgress(completed: 1 << 40, total: 1 << 41),
             metrics: TaskMetrics(
                 dnsMs: 0.03, connectMs: 1.5, tlsMs: nil, ttfbMs: 5, totalMs: 123.456789, reusedConnection: true,
                 remoteAddress: "[::1]:80", httpVersion: "1.1"),

@@ -24,14 +24,17 @@ import Testing
 
     @Test func aHalfCloseIsPassedOnAndTheTunnelEndsWhenBothChannelsClosed() {
         var tunnel = TunnelLifecycle()
-        let actions = self.feed(&tunnel, [
-            .inputClosed(.client), .inputClosed(.client), .inputClosed(.upstream),
-            .channelClosed(.upstream), .channelClosed(.client), .channelClosed(.client),
-        ])
-        #expect(actions == [
-            .passEndOfInput(to: .upstream), .none, .passEndOfInput(to: .client),
-            .close(.client), .finish(TunnelEnd(reason: "client closed")), .none,
-        ])
+        let actions = self.feed(
+            &tunnel,
+            [
+                .inputClosed(.client), .inputClosed(.client), .inputClosed(.upstream),
+                .channelClosed(.upstream), .channelClosed(.client), .channelClosed(.client),
+            ])
+        #expect(
+            actions == [
+                .passEndOfInput(to: .upstream), .none, .passEndOfInput(to: .client),
+                .close(.client), .finish(TunnelEnd(reason: "client closed")), .none,
+            ])
         #expect(tunnel.isFinished)
     }
 
@@ -43,13 +46,16 @@ import Testing
 
     @Test func aCancelClosesBothAndWinsOverLaterCauses() {
         var tunnel = TunnelLifecycle()
-        let actions = self.feed(&tunnel, [
-            .cancel(.canceled()), .failed(.upstream, "Broken pipe"), .channelClosed(.client),
-            .channelClosed(.upstream), .cancel(.canceled()),
-        ])
-        #expect(actions == [
-            .closeBoth, .closeBoth, .close(.upstream), .finish(TunnelEnd(.canceled())), .none,
-        ])
+        let actions = self.feed(
+            &tunnel,
+            [
+                .cancel(.canceled()), .failed(.upstream, "Broken pipe"), .channelClosed(.client),
+                .channelClosed(.upstream), .cancel(.canceled()),
+            ])
+        #expect(
+            actions == [
+                .closeBoth, .closeBoth, .close(.upstream), .finish(TunnelEnd(.canceled())), .none,
+            ])
     }
 
     @Test func failuresAreErrorsAndAClientsOneCountsAsItsCancel() {

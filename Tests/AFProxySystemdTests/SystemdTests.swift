@@ -32,7 +32,9 @@ import Testing
     typealias D = ListenFDs.Descriptor
 
     @Test func namedDescriptorsTakeTheirRoles() throws {
-        let fds = try ListenFDs.assign([D(fd: 3, name: "proxy"), D(fd: 4, name: "proxy"), D(fd: 5, name: "control")]) { _ in .inet }
+        let fds = try ListenFDs.assign([D(fd: 3, name: "proxy"), D(fd: 4, name: "proxy"), D(fd: 5, name: "control")]) {
+            _ in .inet
+        }
         #expect(fds.proxy == [3, 4])
         #expect(fds.control == 5)
         #expect(fds.notes.isEmpty)
@@ -96,7 +98,8 @@ import Testing
 
     @Test func anEntryCarriesMessagePriorityAndMetadata() {
         let fields = JournalEntry.fields(
-            level: .error, message: "GET http://x/ failed", metadata: ["status": "502", "task_id": .stringConvertible(7)],
+            level: .error, message: "GET http://x/ failed",
+            metadata: ["status": "502", "task_id": .stringConvertible(7)],
             identifier: "afproxy", file: "F.swift", function: "f()", line: 3)
         let byName = Dictionary(fields.map { ($0.name, $0.value) }, uniquingKeysWith: { a, _ in a })
         #expect(byName["MESSAGE"] == "GET http://x/ failed")
@@ -125,7 +128,8 @@ import Testing
     @Test func stopsPingingWhenTheCounterStalls() {
         var policy = WatchdogPolicy(interval: .seconds(2))
         let samples: [(progress: UInt64, at: Duration)] = [
-            (1, .zero), (2, .seconds(1)), (2, .seconds(2)), (2, .milliseconds(3500)), (2, .seconds(10)), (3, .seconds(11)),
+            (1, .zero), (2, .seconds(1)), (2, .seconds(2)), (2, .milliseconds(3500)), (2, .seconds(10)),
+            (3, .seconds(11)),
         ]
         let pings = samples.map { policy.observe(progress: $0.progress, at: self.start + $0.at) }
         #expect(pings == [true, true, true, false, false, true])
