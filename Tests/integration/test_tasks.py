@@ -115,7 +115,7 @@ def test_client_abort_cancels_the_task(proxy, origin):
     proxy.wait_idle(timeout=10)
     rec = proxy.history_record(url)
     assert rec["state"] == "completed"
-    assert isinstance(rec["error"], str) and rec["error"].startswith("canceled"), rec["error"]
+    assert (rec["errorCode"], rec["error"]) == ("client-closed", "canceled: client closed the connection"), rec
     assert rec["download"]["completed"] < 50_000_000
 
 
