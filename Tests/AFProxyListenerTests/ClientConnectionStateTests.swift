@@ -15,12 +15,12 @@ import Testing
 
     /// Starts an exchange for `task` and ends its request, as a GET without a body does.
     private func forwardGet(_ state: inout State, _ task: Task) {
-        let receiveAnswer1 = state.receive(self.head())
-        #expect(receiveAnswer1)
+        let handledNow1 = state.receive(self.head())
+        #expect(handledNow1)
         state.requestStarted(isHead: false)
         state.forward(State.Exchange(task: task, version: .http1_1, keepAlive: true))
-        let receiveAnswer2 = state.receive(.part(.end(nil)))
-        #expect(receiveAnswer2)
+        let handledNow2 = state.receive(.part(.end(nil)))
+        #expect(handledNow2)
         guard case .finishBody(let ended) = state.requestEnded() else {
             Issue.record("the end of a forwarded request finishes its body")
             return
@@ -33,18 +33,18 @@ import Testing
         let first = Task()
         self.forwardGet(&state, first)
         // The next request arrives while the first is being answered.
-        let receiveAnswer3 = state.receive(self.head("http://origin.test/second"))
-        #expect(!receiveAnswer3)
-        let receiveAnswer4 = state.receive(.part(.end(nil)))
-        #expect(!receiveAnswer4)
+        let handledNow3 = state.receive(self.head("http://origin.test/second"))
+        #expect(!handledNow3)
+        let handledNow4 = state.receive(.part(.end(nil)))
+        #expect(!handledNow4)
         #expect(state.holds == [.pipelined])
-        let readAnswer1 = state.read()
-        #expect(!readAnswer1)
+        let readPassed1 = state.read()
+        #expect(!readPassed1)
         #expect(state.nextQueued() == nil)  // nothing is handled before the response ended
 
         state.responseStarted(framing: .length, closeAfter: false)
-        let exchangeEndedAnswer1 = state.exchangeEnded()
-        #expect(exchangeEndedAnswer1)
+        let keptOpen1 = state.exchangeEnded()
+        #expect(keptOpen1)
         guard case .part(.head(let next)) = state.nextQueued() else {
             Issue.record("the queued head comes first")
             return
@@ -57,27 +57,27 @@ import Testing
         }
         _ = state.requestEnded()
         #expect(state.nextQueued() == nil)
-        let queueDrainedAnswer1 = state.queueDrained()
-        #expect(queueDrainedAnswer1)  // the held read goes through now
+        let readsAgain1 = state.queueDrained()
+        #expect(readsAgain1)  // the held read goes through now
         #expect(state.holds.isEmpty)
     }
 
     @Test func readsAreHeldForTheCurrentTaskOnlyAndReleasedOnce() {
         var state = State()
         let task = Task()
-        let receiveAnswer5 = state.receive(self.head())
-        #expect(receiveAnswer5)
+        let handledNow5 = state.receive(self.head())
+        #expect(handledNow5)
         state.forward(State.Exchange(task: task, version: .http1_1, keepAlive: true))
         state.hold(.backpressure, for: task)
         state.hold(.suspended, for: Task())  // not this connection's task: ignored
         #expect(state.holds == [.backpressure])
         #expect(state.read() == false)
         #expect(state.release(.suspended, for: task) == false)
-        let releaseAnswer1 = state.release(.backpressure, for: task)
-        #expect(releaseAnswer1)
+        let released1 = state.release(.backpressure, for: task)
+        #expect(released1)
         #expect(state.release(.backpressure, for: task) == false)  // the held read went already
-        let readAnswer2 = state.read()
-        #expect(readAnswer2)
+        let readPassed2 = state.read()
+        #expect(readPassed2)
     }
 
     @Test func aMalformedRequestBehindAValidOneIsAnsweredAfterItAndCloses() {
@@ -85,11 +85,11 @@ import Testing
         let task = Task()
         self.forwardGet(&state, task)
         let refusal = ProxyRefusal(.badRequest, "malformed request", closeConnection: false)
-        let receiveAnswer6 = state.receive(.malformed(refusal))
-        #expect(!receiveAnswer6)
+        let handledNow6 = state.receive(.malformed(refusal))
+        #expect(!handledNow6)
         #expect(state.holds == [.pipelined, .malformed])
-        let exchangeEndedAnswer2 = state.exchangeEnded()
-        #expect(exchangeEndedAnswer2)
+        let keptOpen2 = state.exchangeEnded()
+        #expect(keptOpen2)
         guard case .malformed(let queued) = state.nextQueued() else {
             Issue.record("the refusal waited its turn")
             return
@@ -101,22 +101,22 @@ import Testing
         #expect(answer.closeConnection && answer.status == .badRequest && version == .http1_1 && ending == nil)
         state.refusalWritten(closing: true)
         #expect(state.holds == [.malformed])  // nothing after a malformed request is read
-        let readAnswer3 = state.read()
-        #expect(!readAnswer3)
-        let receiveAnswer7 = state.receive(self.head())
-        #expect(!receiveAnswer7)  // a closed connection handles nothing more
+        let readPassed3 = state.read()
+        #expect(!readPassed3)
+        let handledNow7 = state.receive(self.head())
+        #expect(!handledNow7)  // a closed connection handles nothing more
     }
 
     @Test func aMalformedBodyAfterTheResponseStartedEndsTheTaskAndCloses() {
         var state = State()
         let task = Task()
-        let receiveAnswer8 = state.receive(self.head())
-        #expect(receiveAnswer8)
+        let handledNow8 = state.receive(self.head())
+        #expect(handledNow8)
         state.forward(State.Exchange(task: task, version: .http1_1, keepAlive: true))
         state.responseStarted(framing: .chunked, closeAfter: false)
         let refusal = ProxyRefusal(.badRequest, "malformed request")
-        let receiveAnswer9 = state.receive(.malformed(refusal))
-        #expect(receiveAnswer9)
+        let handledNow9 = state.receive(.malformed(refusal))
+        #expect(handledNow9)
         guard case .abortAndClose(let ended) = state.malformed(refusal) else {
             Issue.record("a started response cannot be replaced by a refusal")
             return
@@ -130,11 +130,11 @@ import Testing
 
     @Test func aRefusedRequestsBodyIsDroppedThenTheRefusalKeepsTheConnection() {
         var state = State()
-        let receiveAnswer10 = state.receive(self.head())
-        #expect(receiveAnswer10)
+        let handledNow10 = state.receive(self.head())
+        #expect(handledNow10)
         state.refuseAfterBody(ProxyRefusal(.loopDetected, "loop", closeConnection: false), version: .http1_0)
-        let receiveAnswer11 = state.receive(.part(.body(ByteBuffer(string: "dropped"))))
-        #expect(receiveAnswer11)
+        let handledNow11 = state.receive(.part(.body(ByteBuffer(string: "dropped"))))
+        #expect(handledNow11)
         #expect(state.bodyTarget == nil)
         guard case .refuse(let refusal, .http1_0) = state.requestEnded() else {
             Issue.record("the refusal is written at the request's end")
@@ -142,15 +142,15 @@ import Testing
         }
         #expect(refusal.status == .loopDetected)
         state.refusalWritten(closing: false)
-        let receiveAnswer12 = state.receive(self.head())
-        #expect(receiveAnswer12)  // idle again
+        let handledNow12 = state.receive(self.head())
+        #expect(handledNow12)  // idle again
     }
 
     @Test func aClosedChannelEndsTheRunningExchangesTask() {
         var state = State()
         let task = Task()
-        let receiveAnswer13 = state.receive(self.head())
-        #expect(receiveAnswer13)
+        let handledNow13 = state.receive(self.head())
+        #expect(handledNow13)
         state.forward(State.Exchange(task: task, version: .http1_1, keepAlive: true))
         #expect(state.channelClosed() === task)
         #expect(state.channelClosed() == nil)
@@ -160,7 +160,7 @@ import Testing
         var state = State()
         self.forwardGet(&state, Task())
         state.responseStarted(framing: .close, closeAfter: true)
-        let exchangeEndedAnswer3 = state.exchangeEnded()
-        #expect(!exchangeEndedAnswer3)
+        let keptOpen3 = state.exchangeEnded()
+        #expect(!keptOpen3)
     }
 }
