@@ -196,7 +196,13 @@ extension HTTPTask: UpstreamTransferDelegate {
     ) -> BodyReceipt {
         let waiting = (self.pendingBody?.readableBytes ?? 0) + bytes.count
         let now = ContinuousClock.now
-        let receipt = self.machine.withLock { $0.responseBodyArrived(waiting: waiting, now: now) }
+        // Counted in the same critical section that took them: once a suspend holds the lock,
+        // every byte taken before it is in the count its record shows, and none follows.
+        let receipt = self.machine.withLock { machine in
+            let receipt = machine.responseBodyArrived(waiting: waiting, now: now)
+            if receipt != .refused { self.downloaded.add(Int64(bytes.count), ordering: .relaxed) }
+            return receipt
+        }
         guard receipt != .refused else { return .refused }
         if self.pendingBody == nil {
             // Sized to what arrived: most responses fit one callback, and a roomier buffer that
@@ -204,23 +210,27 @@ extension HTTPTask: UpstreamTransferDelegate {
             self.pendingBody = self.allocator.buffer(capacity: bytes.count)
         }
         self.pendingBody!.writeBytes(bytes)
-        self.downloaded.add(Int64(bytes.count), ordering: .relaxed)
         return receipt
     }
 
     package func transfer(
         _ transfer: UpstreamTransfer, fillRequestBody buffer: UnsafeMutableRawBufferPointer
     ) -> RequestBodyRead {
-        let (read, action) = self.machine.withLock { $0.fillRequestBody(buffer) }
-        if case .bytes(let count) = read { self.uploaded.add(Int64(count), ordering: .relaxed) }
+        let (read, action) = self.machine.withLock { machine in
+            let (read, action) = machine.fillRequestBody(buffer)
+            if case .bytes(let count) = read { self.uploaded.add(Int64(count), ordering: .relaxed) }
+            return (read, action)
+        }
         self.perform(action)
         return read
     }
 
     package func transferRewindRequestBody(_ transfer: UpstreamTransfer) -> Bool {
-        guard let count = self.machine.withLock({ $0.rewindRequestBody() }) else { return false }
-        self.uploaded.add(-Int64(count), ordering: .relaxed)
-        return true
+        self.machine.withLock { machine in
+            guard let count = machine.rewindRequestBody() else { return false }
+            self.uploaded.add(-Int64(count), ordering: .relaxed)
+            return true
+        }
     }
 
     package func transferDidFlush(_ transfer: UpstreamTransfer) {
