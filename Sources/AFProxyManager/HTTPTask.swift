@@ -157,8 +157,7 @@ extension HTTPTask {
 
     /// `bytes` of a delivered body reached the client's socket.
     package func clientDidWrite(bytes: Int) {
-        let now = ContinuousClock.now
-        self.perform(self.machine.withLock { $0.clientWrote(bytes, now: now) })
+        self.perform(self.machine.withLock { $0.clientWrote(bytes, now: ContinuousClock.now) })
     }
 
     /// The client went away: the task ends and frees its upstream transfer.
@@ -195,11 +194,10 @@ extension HTTPTask: UpstreamTransferDelegate {
         _ transfer: UpstreamTransfer, didReceiveBodyBytes bytes: UnsafeRawBufferPointer
     ) -> BodyReceipt {
         let waiting = (self.pendingBody?.readableBytes ?? 0) + bytes.count
-        let now = ContinuousClock.now
         // Counted in the same critical section that took them: once a suspend holds the lock,
         // every byte taken before it is in the count its record shows, and none follows.
         let receipt = self.machine.withLock { machine in
-            let receipt = machine.responseBodyArrived(waiting: waiting, now: now)
+            let receipt = machine.responseBodyArrived(waiting: waiting, now: ContinuousClock.now)
             if receipt != .refused { self.downloaded.add(Int64(bytes.count), ordering: .relaxed) }
             return receipt
         }

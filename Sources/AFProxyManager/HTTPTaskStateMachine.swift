@@ -135,10 +135,10 @@ struct HTTPTaskStateMachine {
     /// these included. They are taken always while running: refused bytes would be copied into
     /// curl's pause buffer, a second copy of what waits for the client. Once the window is
     /// full, receiving pauses instead.
-    mutating func responseBodyArrived(waiting: Int, now: ContinuousClock.Instant) -> BodyReceipt {
+    mutating func responseBodyArrived(waiting: Int, now: @autoclosure () -> ContinuousClock.Instant) -> BodyReceipt {
         guard self.state != .suspended else { return .refused }
         guard self.inFlight + waiting >= self.window.size else { return .taken }
-        if self.receiveBlockedSince == nil { self.receiveBlockedSince = now }
+        if self.receiveBlockedSince == nil { self.receiveBlockedSince = now() }
         return .takenWindowFull
     }
 
@@ -148,13 +148,13 @@ struct HTTPTaskStateMachine {
     }
 
     /// `count` delivered bytes reached the client's socket.
-    mutating func clientWrote(_ count: Int, now: ContinuousClock.Instant) -> Action {
+    mutating func clientWrote(_ count: Int, now: @autoclosure () -> ContinuousClock.Instant) -> Action {
         self.inFlight -= count
         self.clientWritten += Int64(count)
         guard let since = self.receiveBlockedSince, self.inFlight < self.window.lowWatermark else { return .none }
         self.receiveBlockedSince = nil
         guard self.state == .running else { return .none }
-        return .continueReceiving(resize: self.window.afterDrain(paused: now - since, written: self.clientWritten))
+        return .continueReceiving(resize: self.window.afterDrain(paused: now() - since, written: self.clientWritten))
     }
 
     /// The budget granted a growth, or a shrink was released.
