@@ -48,14 +48,12 @@ struct HTTPTaskStateMachine {
     // MARK: verbs
 
     mutating func suspend() throws(IllegalTransition) -> Action {
-        guard self.state == .running else { throw IllegalTransition(verb: "suspend", state: self.state) }
-        self.state = .suspended
+        try self.state.apply(.suspend)
         return .suspend
     }
 
     mutating func resume() throws(IllegalTransition) -> Action {
-        guard self.state == .suspended else { throw IllegalTransition(verb: "resume", state: self.state) }
-        self.state = .running
+        try self.state.apply(.resume)
         // The resume continues both directions; a window drained while suspended needs no
         // continue of its own, and one still full pauses again at curl's next bytes.
         self.receiveBlockedSince = nil
@@ -63,13 +61,8 @@ struct HTTPTaskStateMachine {
     }
 
     mutating func cancel(_ failure: TaskFailure) throws(IllegalTransition) -> Action {
-        switch self.state {
-        case .running, .suspended:
-            self.state = .canceling
-            return .abort(failure)
-        case .canceling, .completed:
-            throw IllegalTransition(verb: "cancel", state: self.state)
-        }
+        try self.state.apply(.cancel)
+        return .abort(failure)
     }
 
     /// The client went away, or cannot be given the response: the task ends with `failure`

@@ -26,25 +26,18 @@ package struct StreamTaskStateMachine: Sendable, Equatable {
     }
 
     package mutating func suspend() throws(IllegalTransition) -> Action {
-        guard self.state == .running else { throw IllegalTransition(verb: "suspend", state: self.state) }
-        self.state = .suspended
+        try self.state.apply(.suspend)
         return .suspend
     }
 
     package mutating func resume() throws(IllegalTransition) -> Action {
-        guard self.state == .suspended else { throw IllegalTransition(verb: "resume", state: self.state) }
-        self.state = .running
+        try self.state.apply(.resume)
         return .resume
     }
 
     package mutating func cancel(_ failure: TaskFailure) throws(IllegalTransition) -> Action {
-        switch self.state {
-        case .running, .suspended:
-            self.state = .canceling
-            return .abort(failure)
-        case .canceling, .completed:
-            throw IllegalTransition(verb: "cancel", state: self.state)
-        }
+        try self.state.apply(.cancel)
+        return .abort(failure)
     }
 
     /// The client went away before the tunnel was established: it ends, unless it is ending.
