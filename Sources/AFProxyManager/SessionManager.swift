@@ -116,47 +116,50 @@ package final class SessionManager: Sendable {
     // MARK: verbs
 
     package func suspend(id: Int) throws(ControlError) -> TaskRecord {
-        try self.apply(id, "suspend") { task throws(IllegalTransition) in try task.suspend() }
+        try self.apply(.suspend, to: id)
     }
 
     package func resume(id: Int) throws(ControlError) -> TaskRecord {
-        try self.apply(id, "resume") { task throws(IllegalTransition) in try task.resume() }
+        try self.apply(.resume, to: id)
     }
 
     package func cancel(id: Int) throws(ControlError) -> TaskRecord {
-        try self.apply(id, "cancel") { task throws(IllegalTransition) in try task.cancel(.canceled()) }
+        try self.apply(.cancel, to: id)
     }
 
     /// Every live task that is running (suspend) or suspended (resume); answers the changed ones.
     package func suspendAll() -> [TaskRecord] {
-        self.applyAll("suspend") { task throws(IllegalTransition) in try task.suspend() }
+        self.applyAll(.suspend)
     }
     package func resumeAll() -> [TaskRecord] {
-        self.applyAll("resume") { task throws(IllegalTransition) in try task.resume() }
+        self.applyAll(.resume)
     }
 
-    private func apply(
-        _ id: Int, _ name: String, _ verb: (any ManagedTask) throws(IllegalTransition) -> Void
-    ) throws(ControlError) -> TaskRecord {
+    private func apply(_ verb: TaskVerb, to id: Int) throws(ControlError) -> TaskRecord {
         let (live, recorded) = self.registry.withLock { ($0.live[id], $0.history.record(id: id)) }
         guard let task = live else {
             if let recorded {
-                throw ControlError.illegal(IllegalTransition(verb: name, state: recorded.state))
+                throw ControlError.illegal(IllegalTransition(verb: verb.rawValue, state: recorded.state))
             }
             throw ControlError.unknownTask(id)
         }
         do {
-            try verb(task)  // publishes `suspended` or `resumed` itself, on a real change
+            // The task publishes `suspended` or `resumed` itself, on a real change.
+            switch verb {
+            case .suspend: try task.suspend()
+            case .resume: try task.resume()
+            case .cancel: try task.cancel(.canceled())
+            }
         } catch {
             throw ControlError.illegal(error)
         }
         return task.record()
     }
 
-    private func applyAll(_ name: String, _ verb: (any ManagedTask) throws(IllegalTransition) -> Void) -> [TaskRecord] {
+    private func applyAll(_ verb: TaskVerb) -> [TaskRecord] {
         let live = self.registry.withLock { Array($0.live.values) }.sorted { $0.id < $1.id }
         return live.compactMap { task in
-            (try? self.apply(task.id, name, verb)) ?? nil
+            try? self.apply(verb, to: task.id)
         }
     }
 }
