@@ -67,6 +67,7 @@ package final class EventBus: Sendable {
         case .resumed: 4
         case .progress: 8
         case .completed: 16
+        case .resumedAtOffset: 32
         }
     }
 }

@@ -7,6 +7,9 @@ package struct TaskEvent: Sendable, Codable, Equatable {
         case resumed
         case progress
         case completed
+        /// A download (or a proxied GET) continued a broken-off response at the offset it had
+        /// reached; the task's last `resumes` entry says where.
+        case resumedAtOffset = "resumed-at-offset"
     }
 
     package var event: Kind

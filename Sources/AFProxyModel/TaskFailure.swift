@@ -19,6 +19,11 @@ package struct TaskFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case refusedByPolicy = "refused-by-policy"
         case badRequest = "bad-request"
         case internalError = "internal-error"
+        case httpError = "http-error"
+        case lengthMismatch = "length-mismatch"
+        case checksumMismatch = "checksum-mismatch"
+        case diskFull = "disk-full"
+        case fileError = "file-error"
     }
 
     private let reason: Code
@@ -38,18 +43,24 @@ package struct TaskFailure: Error, Sendable, Hashable, CustomStringConvertible {
     /// Every code there is, in the order the README lists them.
     package static var allCodes: [String] { Code.allCases.map(\.rawValue) }
 
+    /// The same cause, told in other words (a download's failure after its last attempt).
+    package func withMessage(_ message: String) -> TaskFailure { .init(self.reason, message) }
+
     /// Whether `self` and `other` have the same cause, whatever their messages say.
     package func hasSameCause(as other: TaskFailure) -> Bool { self.reason == other.reason }
 
     /// The status the proxy answers the client with when no response had started yet.
     package var httpStatus: Int {
         switch self.reason {
-        case .dnsFailure, .connectionRefused, .unreachable, .upstreamBroken, .badResponse, .tlsFailure: 502
+        case .dnsFailure, .connectionRefused, .unreachable, .upstreamBroken, .badResponse, .tlsFailure, .httpError,
+            .lengthMismatch, .checksumMismatch:
+            502
         case .connectTimeout, .upstreamTimeout: 504
         case .canceled, .clientClosed, .daemonStopping: 503
         case .refusedByPolicy: 403
         case .badRequest: 400
-        case .internalError: 500
+        case .internalError, .fileError: 500
+        case .diskFull: 507
         }
     }
 
@@ -94,4 +105,28 @@ package struct TaskFailure: Error, Sendable, Hashable, CustomStringConvertible {
     package static func badRequest(_ message: String) -> TaskFailure { .init(.badRequest, message) }
     /// A resource of our own failed (a handle could not be made): a fault of the daemon.
     package static func internalError(_ message: String) -> TaskFailure { .init(.internalError, message) }
+
+    // MARK: causes of download tasks
+
+    /// The origin answered with an error a retry would not change (a 4xx other than 416 and 429).
+    package static func httpError(_ message: String) -> TaskFailure { .init(.httpError, message) }
+    /// The file came out longer or shorter than the origin announced.
+    package static func lengthMismatch(_ message: String) -> TaskFailure { .init(.lengthMismatch, message) }
+    /// The complete file's SHA-256 is not the one the download was given.
+    package static func checksumMismatch(_ message: String) -> TaskFailure { .init(.checksumMismatch, message) }
+    /// No space left for the file (ENOSPC, EDQUOT, or the file size limit).
+    package static func diskFull(_ message: String) -> TaskFailure { .init(.diskFull, message) }
+    /// Any other failure to write, sync or rename the file.
+    package static func fileError(_ message: String) -> TaskFailure { .init(.fileError, message) }
+
+    /// A download retries after this failure: the network or the origin may do better next time.
+    /// TLS, the request itself, the file and the daemon's own faults would fail the same way again.
+    package var isRetryable: Bool {
+        switch self.reason {
+        case .dnsFailure, .connectionRefused, .unreachable, .connectTimeout, .upstreamTimeout, .upstreamBroken,
+            .badResponse:
+            true
+        default: false
+        }
+    }
 }

@@ -19,16 +19,19 @@ extension TaskRecord {
         json.key("endReason"); json.string(self.endReason)
         json.key("error"); json.string(self.error)
         json.key("errorCode"); json.string(self.errorCode)
+        json.key("file"); json.file(self.file)
         json.key("id"); json.integer(Int64(self.id))
         json.key("kind"); json.string(self.kind.rawValue)
         json.key("method"); json.string(self.method)
         json.key("metrics"); json.metrics(self.metrics)
         json.key("requestHeaders"); json.headers(self.requestHeaders)
         json.key("responseHeaders"); json.headers(self.responseHeaders)
+        json.key("resumes"); json.resumes(self.resumes)
         json.key("state"); json.string(self.state.rawValue)
         json.key("status"); json.integer(self.status.map(Int64.init))
         json.key("upload"); json.progress(self.upload)
         json.key("url"); json.string(self.url)
+        json.key("waiting"); json.string(self.waiting)
         json.close("}")
     }
 }
@@ -161,6 +164,41 @@ struct JSONWriter {
         self.key("tlsMs"); self.double(value.tlsMs)
         self.key("totalMs"); self.double(value.totalMs)
         self.key("ttfbMs"); self.double(value.ttfbMs)
+        self.close("}")
+    }
+
+    mutating func resumes(_ value: [TaskResume]) {
+        self.open("[")
+        for (index, resume) in value.enumerated() {
+            if index > 0 { self.out.append(UInt8(ascii: ",")) }
+            self.open("{")
+            self.key("at"); self.date(resume.at)
+            self.key("offset"); self.integer(resume.offset)
+            self.close("}")
+        }
+        self.close("]")
+    }
+
+    mutating func file(_ value: DownloadFile?) {
+        guard let value else { return self.null() }
+        self.open("{")
+        self.key("attempt"); self.integer(Int64(value.attempt))
+        self.key("keepPartial"); self.bool(value.keepPartial)
+        self.key("lastError"); self.string(value.lastError)
+        self.key("maxAttempts"); self.integer(Int64(value.maxAttempts))
+        self.key("partialPath"); self.string(value.partialPath)
+        self.key("path"); self.string(value.path)
+        self.key("restarts")
+        self.open("[")
+        for (index, restart) in value.restarts.enumerated() {
+            if index > 0 { self.out.append(UInt8(ascii: ",")) }
+            self.open("{")
+            self.key("at"); self.date(restart.at)
+            self.key("reason"); self.string(restart.reason)
+            self.close("}")
+        }
+        self.close("]")
+        self.key("sha256"); self.string(value.sha256)
         self.close("}")
     }
 

@@ -25,13 +25,22 @@ package struct TaskRecord: Sendable, Codable, Equatable {
     /// Why a stream task (a tunnel) ended once it completed, failure or not ("client closed",
     /// "upstream closed", "canceled", …); nil for the other kinds and while it runs.
     package var endReason: String?
+    /// Why a task that is running moves no bytes now, for a person: "queued", "retrying in 4 s
+    /// (attempt 2 of 10: …)", "waiting for network". Nil while it moves or may move bytes.
+    package var waiting: String?
+    /// Each time the task continued a broken-off response at the offset it had reached (a download
+    /// task's retry, a proxied GET's transparent resume), as `didResumeAtOffset` reports it.
+    package var resumes: [TaskResume]
+    /// A download task's file; nil for the other kinds.
+    package var file: DownloadFile?
 
     package init(
         id: Int, kind: TaskKind, state: TaskState, method: String, url: String, client: String,
         createdAt: Date, status: Int? = nil, error: String? = nil, errorCode: String? = nil,
         upload: TransferProgress = .init(),
         download: TransferProgress = .init(), metrics: TaskMetrics = .init(),
-        requestHeaders: HTTPHeaderList = [], responseHeaders: HTTPHeaderList? = nil, endReason: String? = nil
+        requestHeaders: HTTPHeaderList = [], responseHeaders: HTTPHeaderList? = nil, endReason: String? = nil,
+        waiting: String? = nil, resumes: [TaskResume] = [], file: DownloadFile? = nil
     ) {
         self.id = id
         self.kind = kind
@@ -49,6 +58,9 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         self.requestHeaders = requestHeaders
         self.responseHeaders = responseHeaders
         self.endReason = endReason
+        self.waiting = waiting
+        self.resumes = resumes
+        self.file = file
     }
 
     // Encode nil as null: clients see every documented key, with null for what is not known.
@@ -70,5 +82,8 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         try container.encode(self.requestHeaders, forKey: .requestHeaders)
         try container.encode(self.responseHeaders, forKey: .responseHeaders)
         try container.encode(self.endReason, forKey: .endReason)
+        try container.encode(self.waiting, forKey: .waiting)
+        try container.encode(self.resumes, forKey: .resumes)
+        try container.encode(self.file, forKey: .file)
     }
 }

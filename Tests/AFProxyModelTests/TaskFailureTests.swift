@@ -18,12 +18,32 @@ struct TaskFailureTests {
             (.refusedByPolicy("x"), 403, "refused-by-policy", false),
             (.badRequest("x"), 400, "bad-request", false),
             (.internalError("x"), 500, "internal-error", false),
+            (.httpError("x"), 502, "http-error", false),
+            (.lengthMismatch("x"), 502, "length-mismatch", false),
+            (.checksumMismatch("x"), 502, "checksum-mismatch", false),
+            (.diskFull("x"), 507, "disk-full", false),
+            (.fileError("x"), 500, "file-error", false),
         ]
         for (failure, status, code, cancel) in cases {
             #expect((failure.httpStatus, failure.code, failure.isCancellation) == (status, code, cancel))
             #expect(TaskFailure.isCancellation(code: code) == cancel)
         }
         #expect(cases.map(\.2) == TaskFailure.allCodes)
+    }
+
+    @Test func onlyWhatTheNetworkOrTheOriginMayDoBetterIsRetried() {
+        let retried = TaskFailure.allCodes.filter { code in
+            [
+                TaskFailure.dnsFailure("x"), .connectionRefused("x"), .unreachable("x"), .connectTimeout("x"),
+                .upstreamTimeout("x"), .upstreamBroken("x"), .badResponse("x"), .tlsFailure("x"), .httpError("x"),
+                .diskFull("x"), .canceled(),
+            ].first { $0.code == code }?.isRetryable == true
+        }
+        #expect(
+            retried == [
+                "dns-failure", "connection-refused", "unreachable", "connect-timeout", "upstream-timeout",
+                "upstream-broken", "upstream-bad-response",
+            ])
     }
 
     @Test func theCauseIsComparedApartFromTheMessage() {

@@ -32,7 +32,16 @@ import Testing
         let bare = TaskRecord(
             id: 1, kind: .data, state: .running, method: "GET", url: "http://x/", client: "c",
             createdAt: Date(timeIntervalSince1970: 0))
-        for list in [TaskList(tasks: []), TaskList(tasks: [bare]), TaskList(tasks: [full, bare])] {
+        var download = TaskRecord(
+            id: 7, kind: .download, state: .running, method: "GET", url: "https://x/f.iso", client: "afproxyctl",
+            createdAt: Date(timeIntervalSince1970: 1_795_000_000), waiting: "retrying in 4 s (attempt 2 of 10: \"x\")",
+            resumes: [TaskResume(offset: 8 << 20, at: Date(timeIntervalSince1970: 1_795_000_001))])
+        download.file = DownloadFile(
+            path: "/home/a b/f.iso", sha256: "ab", keepPartial: true, attempt: 2, maxAttempts: 10, lastError: "cut",
+            restarts: [.init(at: Date(timeIntervalSince1970: 1_795_000_002), reason: "changed")])
+        for list in [
+            TaskList(tasks: []), TaskList(tasks: [bare]), TaskList(tasks: [full, bare]), TaskList(tasks: [download]),
+        ] {
             #expect(self.written(list) == (try self.encoded(list)))
         }
         full.metrics.totalMs = 1e-7
