@@ -2,7 +2,7 @@
 import PackageDescription
 
 /// Modules follow DESIGN.md, one direction of dependency:
-/// AFProxyModel ← AFProxyCurl / AFProxyTunnel (the transports) ← AFProxyManager ← AFProxyListener /
+/// AFProxyModel ← AFProxyCurl / AFProxyTunnel (the transports), AFProxyStore ← AFProxyManager ← AFProxyListener /
 /// AFProxyControl ← AFProxyDaemon ← executables.
 let package = Package(
     name: "afproxy",
@@ -31,7 +31,17 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
+        /// OpenSSL's libcrypto for SHA-256 (CCrypto/shim.h says why not swift-crypto); only
+        /// AFProxyStore uses it.
+        .systemLibrary(
+            name: "CCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
         .target(name: "AFProxyModel"),
+        /// What must survive a restart and the files it names: the download journal and each
+        /// download's partial file, in the state directory and where the person asked.
+        .target(name: "AFProxyStore", dependencies: ["CCrypto", "AFProxyModel"]),
         .target(
             name: "AFProxyCurl",
             dependencies: [
@@ -51,7 +61,7 @@ let package = Package(
         .target(
             name: "AFProxyManager",
             dependencies: [
-                "AFProxyModel", "AFProxyCurl", "AFProxyTunnel",
+                "AFProxyModel", "AFProxyCurl", "AFProxyTunnel", "AFProxyStore",
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
@@ -132,6 +142,7 @@ let package = Package(
             path: "Fuzz/FuzzResponseHead"
         ),
         .testTarget(name: "AFProxyModelTests", dependencies: ["AFProxyModel"]),
+        .testTarget(name: "AFProxyStoreTests", dependencies: ["AFProxyStore", "AFProxyModel"]),
         .testTarget(
             name: "AFProxyListenerTests",
             dependencies: [

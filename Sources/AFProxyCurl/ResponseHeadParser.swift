@@ -26,6 +26,9 @@ struct ResponseHeadParser {
     private var failed = false
     /// Trailer fields of a chunked body, once the final head is complete.
     private(set) var trailers: HTTPHeaderList = []
+    /// curl follows redirects for this transfer: a 3xx head with a Location is a step on the way,
+    /// not the final head, and the next response's head follows it.
+    var followsRedirects = false
 
     private static let space = UInt8(ascii: " ")
     private static let tab = UInt8(ascii: "\t")
@@ -53,6 +56,13 @@ struct ResponseHeadParser {
                 guard self.status != 101 else { return .invalid("upstream switched protocols (101) unasked") }
                 self = ResponseHeadParser()
                 return .interim(head)
+            }
+            if self.followsRedirects, (300..<400).contains(self.status), self.status != 304,
+                self.headers.first("location") != nil
+            {
+                self = ResponseHeadParser()
+                self.followsRedirects = true
+                return nil
             }
             self.isComplete = true
             self.headers = []

@@ -141,7 +141,13 @@ final class SessionLoop: @unchecked Sendable {
         handle.set(CURLOPT_URL, request.url)
         // Never inherit http_proxy from the daemon's environment: that would loop through ourselves.
         handle.set(CURLOPT_PROXY, "")
-        handle.set(CURLOPT_PROTOCOLS_STR, "http")
+        handle.set(CURLOPT_PROTOCOLS_STR, transfer.options.allowsTLS ? "http,https" : "http")
+        if transfer.options.followsRedirects {
+            handle.set(CURLOPT_FOLLOWLOCATION, 1)
+            handle.set(CURLOPT_MAXREDIRS, 10)
+            handle.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        }
+        if let caFile = transfer.options.caFile { handle.set(CURLOPT_CAINFO, caFile) }
         handle.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1))
         handle.set(CURLOPT_PATH_AS_IS, 1)
         // Transparent: bodies pass as the origin encoded them. Transfer decoding stays on because
@@ -149,7 +155,7 @@ final class SessionLoop: @unchecked Sendable {
         // client, who may speak HTTP/1.0.
         handle.set(CURLOPT_HTTP_CONTENT_DECODING, 0)
         handle.set(CURLOPT_CONNECTTIMEOUT_MS, Int(self.configuration.connectTimeout.milliseconds))
-        handle.set(CURLOPT_BUFFERSIZE, self.configuration.receiveBufferSize)
+        handle.set(CURLOPT_BUFFERSIZE, transfer.options.receiveBufferSize ?? self.configuration.receiveBufferSize)
         handle.set(CURLOPT_HEADERFUNCTION, callback: TransferCallbacks.header)
         handle.set(CURLOPT_HEADERDATA, pointer: userdata)
         handle.set(CURLOPT_WRITEFUNCTION, callback: TransferCallbacks.write)

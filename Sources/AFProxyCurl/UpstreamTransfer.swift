@@ -6,6 +6,7 @@ import CCurl
 /// which is why the type is `@unchecked Sendable`.
 package final class UpstreamTransfer: @unchecked Sendable {
     package let request: ProxyRequest
+    package let options: TransferOptions
 
     /// Strong until completion, then cleared: that breaks the cycle delegate → transfer → delegate,
     /// as AFNetworking breaks manager → dictionary → delegate → block.
@@ -42,9 +43,11 @@ package final class UpstreamTransfer: @unchecked Sendable {
         case done
     }
 
-    package init(request: ProxyRequest, delegate: any UpstreamTransferDelegate) {
+    package init(request: ProxyRequest, options: TransferOptions = .proxy, delegate: any UpstreamTransferDelegate) {
         self.request = request
+        self.options = options
         self.delegate = delegate
+        self.headParser.followsRedirects = options.followsRedirects
     }
 
     /// The pause mask curl is to have. A request without a body has nothing more to send, so

@@ -1,0 +1,60 @@
+import AFProxyModel
+import FoundationEssentials
+
+/// What the store keeps of one download task: enough to restore it after a restart or a crash
+/// with the same id, where it stood (suspended stays suspended), and the version its partial
+/// bytes belong to; the partial file's length then says how far it got.
+package struct DownloadEntry: Sendable, Codable, Equatable {
+    package var id: Int
+    package var url: String
+    package var headers: HTTPHeaderList
+    package var path: String
+    package var sha256: String?
+    package var keepPartial: Bool
+    package var createdAt: Date
+    /// running (queued or not), suspended, or completed.
+    package var state: TaskState
+    package var validator: ResourceValidator?
+    package var total: Int64?
+    /// Bytes in the partial file when this was written (a restart trusts the file instead).
+    package var offset: Int64
+    package var failuresInARow: Int
+    package var lastError: String?
+    package var resumes: [TaskResume]
+    package var restarts: [DownloadFile.Restart]
+    /// Once completed: the answer's status and head, and the failure if any.
+    package var status: Int?
+    package var responseHeaders: HTTPHeaderList?
+    package var error: String?
+    package var errorCode: String?
+    package var completedAt: Date?
+
+    package init(
+        id: Int, url: String, headers: HTTPHeaderList, path: String, sha256: String?, keepPartial: Bool,
+        createdAt: Date, state: TaskState = .running, validator: ResourceValidator? = nil, total: Int64? = nil,
+        offset: Int64 = 0, failuresInARow: Int = 0, lastError: String? = nil, resumes: [TaskResume] = [],
+        restarts: [DownloadFile.Restart] = [], status: Int? = nil, responseHeaders: HTTPHeaderList? = nil,
+        error: String? = nil, errorCode: String? = nil, completedAt: Date? = nil
+    ) {
+        self.id = id
+        self.url = url
+        self.headers = headers
+        self.path = path
+        self.sha256 = sha256
+        self.keepPartial = keepPartial
+        self.createdAt = createdAt
+        self.state = state
+        self.validator = validator
+        self.total = total
+        self.offset = offset
+        self.failuresInARow = failuresInARow
+        self.lastError = lastError
+        self.resumes = resumes
+        self.restarts = restarts
+        self.status = status
+        self.responseHeaders = responseHeaders
+        self.error = error
+        self.errorCode = errorCode
+        self.completedAt = completedAt
+    }
+}
