@@ -98,7 +98,7 @@ let package = Package(
         .target(
             name: "AFProxyDaemon",
             dependencies: [
-                "AFProxyModel", "AFProxyCurl", "AFProxyManager", "AFProxyListener", "AFProxyControl",
+                "AFProxyModel", "AFProxyCurl", "AFProxyManager", "AFProxyListener", "AFProxyControl", "AFProxyStore",
                 "AFProxySystemd",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

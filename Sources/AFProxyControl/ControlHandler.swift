@@ -16,6 +16,8 @@ final class ControlHandler: ChannelInboundHandler {
     private let extraStats: @Sendable (inout SessionStats) -> Void
     private let encoder: JSONEncoder
     private var request: HTTPRequestHead?
+    /// The request's body (`ControlBodyLimitHandler` bounds it).
+    private var body = ByteBuffer()
     private var stream: EventStream?
 
     init(manager: SessionManager, peer: PeerCredentials?, extraStats: @escaping @Sendable (inout SessionStats) -> Void)
@@ -32,8 +34,9 @@ final class ControlHandler: ChannelInboundHandler {
         switch self.unwrapInboundIn(data) {
         case .head(let head):
             self.request = head
-        case .body:
-            break  // no endpoint takes a body
+            self.body.clear()
+        case .body(var part):
+            self.body.writeBuffer(&part)
         case .end:
             guard let head = self.request, self.stream == nil else { return }
             self.request = nil
@@ -92,6 +95,8 @@ final class ControlHandler: ChannelInboundHandler {
         case .success(.verbAll(let verb)):
             let changed = verb == .suspend ? self.manager.suspendAll() : self.manager.resumeAll()
             self.send(status: .ok, TaskList(tasks: changed), head, context)
+        case .success(.startDownload):
+            self.startDownload(head, context)
         case .success(.stats):
             var stats = self.manager.stats()
             self.extraStats(&stats)
@@ -105,6 +110,35 @@ final class ControlHandler: ChannelInboundHandler {
                 self.wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))),
                 promise: nil)
             self.stream = EventStream(manager: self.manager, context: context)
+        }
+    }
+
+    private func startDownload(_ head: HTTPRequestHead, _ context: ChannelHandlerContext) {
+        let request: DownloadRequestBody
+        do {
+            request = try JSONDecoder().decode(DownloadRequestBody.self, from: Data(self.body.readableBytesView))
+        } catch {
+            let message = #"expected a JSON object {"url": …, "path": …, "headers": […], "sha256": …}"#
+            return self.send(status: .badRequest, ControlErrorBody(error: message), head, context)
+        }
+        var headers: HTTPHeaderList = []
+        for line in request.headers ?? [] {
+            guard let field = HTTPHeaderField(line: line) else {
+                let message = "a header must be \"Name: value\" with a token for its name, not \(line.prefix(100))"
+                return self.send(status: .badRequest, ControlErrorBody(error: message), head, context)
+            }
+            headers.append(field)
+        }
+        let who = self.peer.map { "uid \($0.uid)" } ?? "control"
+        let spec = DownloadSpec(
+            url: request.url, headers: headers, path: request.path, sha256: request.sha256,
+            force: request.force ?? false, keepPartial: request.keepPartial ?? false, client: who)
+        do throws(DownloadRefusal) {
+            self.send(status: .created, try self.manager.startDownload(spec), head, context)
+        } catch {
+            self.send(
+                status: HTTPResponseStatus(statusCode: error.status), ControlErrorBody(error: error.message), head,
+                context)
         }
     }
 

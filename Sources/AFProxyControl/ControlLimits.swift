@@ -25,8 +25,8 @@ enum ControlLimits {
         return limits
     }
 
-    /// A request body: no endpoint reads one, so 64 KiB is only tolerance for a client that sends
-    /// a small JSON document anyway; beyond it the answer is 413 without reading further.
+    /// A request body: only `POST /v1/downloads` reads one, a URL, a path and a few header lines,
+    /// so 64 KiB is far above it; beyond it the answer is 413 without reading further.
     static let maxBodyBytes = 64 << 10
 
     /// From a request's first byte to its last (head and body): a client on the same machine sends

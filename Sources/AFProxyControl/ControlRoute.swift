@@ -13,6 +13,8 @@ package enum ControlRoute: Sendable, Equatable {
     case verbAll(Verb)
     case events
     case stats
+    /// `POST /v1/downloads`: start a download task from the JSON body.
+    case startDownload
 
     /// A route the API does not have, or a request it cannot take: status and message.
     package struct Refusal: Error, Sendable, Equatable {
@@ -29,11 +31,15 @@ package enum ControlRoute: Sendable, Equatable {
         let all = query["all"].map { $0 == "1" || $0 == "true" } ?? false
         let rest = Array(parts.dropFirst())
         let resource = rest[0]
-        guard ["tasks", "events", "stats"].contains(resource), rest.count <= (resource == "tasks" ? 3 : 1) else {
+        guard ["tasks", "events", "stats", "downloads"].contains(resource), rest.count <= (resource == "tasks" ? 3 : 1)
+        else {
             return .failure(Refusal(status: 404, message: "no such endpoint: \(path)"))
         }
         let notAllowed = Refusal(status: 405, message: "method \(method) not allowed on \(path)")
         switch rest.count {
+        case 1 where resource == "downloads":
+            guard method == "POST" else { return .failure(notAllowed) }
+            return .success(.startDownload)
         case 1:
             guard method == "GET" else { return .failure(notAllowed) }
             switch resource {

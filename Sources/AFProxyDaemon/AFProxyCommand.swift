@@ -107,6 +107,42 @@ package struct AFProxyCommand: AsyncParsableCommand {
             valueName: "name"))
     var viaName: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Directory for what survives a restart (the download queue); default $STATE_DIRECTORY under systemd, else $XDG_STATE_HOME/afproxy, else ~/.local/state/afproxy.",
+            valueName: "dir"))
+    var stateDir: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Where a download without -o goes; default $STATE_DIRECTORY/downloads under systemd, else $XDG_DOWNLOAD_DIR, else ~/Downloads.",
+            valueName: "dir"))
+    var downloadDir: String?
+
+    @Option(name: .long, help: "Download tasks that run at once; the others wait, queued (default 3).")
+    var maxActiveDownloads: String?
+
+    @Option(name: .long, help: "Attempts in a row that may move no byte before a download fails (default 10).")
+    var downloadRetries: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Continue a proxied GET that broke off with a range request when the origin allows it (default yes).",
+            valueName: "yes|no"))
+    var transparentResume: String?
+
+    @Option(name: .long, help: "Transparent resumes per proxied task at most (default 3).")
+    var resumeAttempts: String?
+
+    @Option(
+        name: .customLong("tls-ca-file"),
+        help: ArgumentHelp(
+            "CA bundle that verifies the TLS origins of download tasks, instead of the system's.", valueName: "path"))
+    var tlsCAFile: String?
+
     package init() {}
 
     package func run() async throws {
@@ -153,6 +189,10 @@ package struct AFProxyCommand: AsyncParsableCommand {
                 ("threads", self.threads), ("log-level", self.logLevel),
                 ("grace-period", self.gracePeriod), ("log-completed-tasks", self.logCompletedTasks),
                 ("log-target", self.logTarget), ("via-name", self.viaName),
+                ("state-dir", self.stateDir), ("download-dir", self.downloadDir),
+                ("max-active-downloads", self.maxActiveDownloads), ("download-retries", self.downloadRetries),
+                ("transparent-resume", self.transparentResume), ("resume-attempts", self.resumeAttempts),
+                ("tls-ca-file", self.tlsCAFile),
             ] + self.allowConnectPort.map { ("allow-connect-port", $0) }  // each one adds a port
         return Overrides(
             config: self.config, listen: self.listen,

@@ -24,6 +24,9 @@ struct Daemon {
 
     func run() async throws {
         signal(SIGPIPE, SIG_IGN)
+        // A download over the file size limit (RLIMIT_FSIZE) then fails its write with EFBIG,
+        // a task failure, instead of killing the daemon.
+        signal(SIGXFSZ, SIG_IGN)
         ProcessHeap.configure()
         Self.raiseFileLimit()
         let logging = DaemonLogging(configuration: self.configuration, environment: self.environment)
@@ -41,7 +44,8 @@ struct Daemon {
         session.run()
         let manager = SessionManager(
             session: session, historyCapacity: self.configuration.historySize,
-            bufferBudget: self.configuration.bufferBudget)
+            bufferBudget: self.configuration.bufferBudget,
+            downloads: Self.downloadSettings(self.configuration, self.environment))
         let listener = ProxyListener(
             manager: manager, configuration: Self.listenerConfiguration(self.configuration), group: group)
         let control = ControlServer(manager: manager, group: group) { stats in
@@ -74,6 +78,19 @@ struct Daemon {
             headerTimeout: .seconds(configuration.headerTimeout),
             viaName: configuration.viaName,
             allowedConnectPorts: configuration.allowConnectPorts)
+    }
+
+    static func downloadSettings(
+        _ configuration: DaemonConfiguration, _ environment: [String: String]
+    )
+        -> DownloadSettings
+    {
+        DownloadSettings(
+            stateDirectory: configuration.stateDirectory ?? DownloadLocations.stateDirectory(environment),
+            downloadDirectory: configuration.downloadDirectory ?? DownloadLocations.downloadDirectory(environment),
+            maxActive: configuration.maxActiveDownloads, retries: configuration.downloadRetries,
+            caFile: configuration.tlsCAFile, writableHint: DownloadLocations.writableHint(environment),
+            userAgent: "afproxy/\(AFProxyVersion.current)")
     }
 
     static func describe(_ address: SocketAddress) -> String {

@@ -35,6 +35,19 @@ package struct DaemonConfiguration: Sendable, Equatable {
     /// This proxy's name in `Via` (`Via: 1.1 NAME`), both ways and on its own answers; a request
     /// whose `Via` already holds it is a loop (508).
     package var viaName = "afproxy"
+    /// What must survive a restart (the download queue); nil: `DownloadLocations.stateDirectory`.
+    package var stateDirectory: String?
+    /// Where a download without `-o` goes; nil: `DownloadLocations.downloadDirectory`.
+    package var downloadDirectory: String?
+    package var maxActiveDownloads = 3
+    /// Attempts in a row that may move nothing before a download fails.
+    package var downloadRetries = 10
+    /// A proxied GET that breaks off is continued with a range request when the origin allows it.
+    package var transparentResume = true
+    /// Transparent resumes per proxied task.
+    package var resumeAttempts = 3
+    /// A CA bundle to verify the TLS origins of download tasks with, instead of the system's.
+    package var tlsCAFile: String?
 
     package init() {}
 
@@ -119,6 +132,31 @@ package struct DaemonConfiguration: Sendable, Equatable {
         Key(name: "via-name", environment: "AFPROXY_VIA_NAME") { config, value throws(ConfigurationError) in
             config.viaName = try viaName(value)
         },
+        Key(name: "state-dir", environment: "AFPROXY_STATE_DIR") { config, value throws(ConfigurationError) in
+            config.stateDirectory = try absolutePath(value)
+        },
+        Key(name: "download-dir", environment: "AFPROXY_DOWNLOAD_DIR") { config, value throws(ConfigurationError) in
+            config.downloadDirectory = try absolutePath(value)
+        },
+        Key(name: "max-active-downloads", environment: "AFPROXY_MAX_ACTIVE_DOWNLOADS") {
+            config, value throws(ConfigurationError) in
+            config.maxActiveDownloads = try integer(value, 1...64)
+        },
+        Key(name: "download-retries", environment: "AFPROXY_DOWNLOAD_RETRIES") {
+            config, value throws(ConfigurationError) in
+            config.downloadRetries = try integer(value, 1...1000)
+        },
+        Key(name: "transparent-resume", environment: "AFPROXY_TRANSPARENT_RESUME") {
+            config, value throws(ConfigurationError) in
+            config.transparentResume = try boolean(value)
+        },
+        Key(name: "resume-attempts", environment: "AFPROXY_RESUME_ATTEMPTS") {
+            config, value throws(ConfigurationError) in
+            config.resumeAttempts = try integer(value, 0...100)
+        },
+        Key(name: "tls-ca-file", environment: "AFPROXY_TLS_CA_FILE") { config, value throws(ConfigurationError) in
+            config.tlsCAFile = try absolutePath(value)
+        },
         Key(name: "allow-connect-port", environment: "AFPROXY_ALLOW_CONNECT_PORT") {
             config, value throws(ConfigurationError) in
             for port in value.split(separator: ",").map({ String($0).trimmed }) {
@@ -185,6 +223,13 @@ package struct DaemonConfiguration: Sendable, Equatable {
             throw ConfigurationError("expected a name of 1 to 64 letters, digits or !#$%&'*+-.^_`|~, got \(text)")
         }
         return text
+    }
+
+    private static func absolutePath(_ text: String) throws(ConfigurationError) -> String {
+        guard text.hasPrefix("/"), !text.utf8.contains(0) else {
+            throw ConfigurationError("expected an absolute path, got \(text)")
+        }
+        return text.count > 1 && text.hasSuffix("/") ? String(text.dropLast()) : text
     }
 
     private static func seconds(_ text: String) throws(ConfigurationError) -> Double {

@@ -55,6 +55,13 @@ extension DaemonService {
         if old.bufferBudget != new.bufferBudget { keys.append("buffer-budget") }
         if old.threads != new.threads { keys.append("threads") }
         if old.logTarget != new.logTarget { keys.append("log-target") }
+        if old.stateDirectory != new.stateDirectory { keys.append("state-dir") }
+        if old.downloadDirectory != new.downloadDirectory { keys.append("download-dir") }
+        if old.maxActiveDownloads != new.maxActiveDownloads { keys.append("max-active-downloads") }
+        if old.downloadRetries != new.downloadRetries { keys.append("download-retries") }
+        if old.transparentResume != new.transparentResume { keys.append("transparent-resume") }
+        if old.resumeAttempts != new.resumeAttempts { keys.append("resume-attempts") }
+        if old.tlsCAFile != new.tlsCAFile { keys.append("tls-ca-file") }
         return keys
     }
 }

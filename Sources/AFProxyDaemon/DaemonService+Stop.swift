@@ -2,7 +2,9 @@ import AFProxyModel
 import Logging
 
 /// SIGTERM or SIGINT: STOPPING=1, stop accepting, give running tasks `grace-period` seconds to
-/// finish, cancel what is left, then close the control socket and the session. The control
+/// finish, cancel what is left, then close the control socket and the session. Download tasks
+/// are neither waited for nor canceled: they stay in the journal as they are and continue at the
+/// next start. The control
 /// socket stays open during the grace period, so `afproxyctl list` shows what is draining.
 extension DaemonService {
     func stop() async {
@@ -10,7 +12,7 @@ extension DaemonService {
             state.stopping = true
             return state.configuration.gracePeriod
         }
-        let live = self.manager.liveCount
+        let live = self.manager.liveProxiedCount
         self.notifier.stopping(status: self.nextStatus())
         self.logger.notice(
             "stopping: no new connections; \(live) running task(s) get up to \(Self.seconds(grace)) s to finish")
@@ -19,19 +21,20 @@ extension DaemonService {
         let clock = ContinuousClock()
         let deadline = clock.now + .milliseconds(Int64(grace * 1000))
         await self.waitUntilIdle(until: deadline)
-        let left = self.manager.tasks(includeHistory: false).filter { $0.state != .completed }
+        let left = self.manager.tasks(includeHistory: false).filter { $0.state != .completed && $0.kind != .download }
         if !left.isEmpty {
             self.logger.notice("grace period over: canceling \(left.count) task(s)")
             for task in left { _ = try? self.manager.cancel(id: task.id) }
             await self.waitUntilIdle(until: clock.now + .seconds(2))
         }
+        self.manager.parkDownloads()
         await self.control.stop()
         self.session.shutdown()
     }
 
     /// Waits until no task is live, the deadline passes or this task is canceled.
     private func waitUntilIdle(until deadline: ContinuousClock.Instant) async {
-        while self.manager.liveCount > 0, ContinuousClock.now < deadline, !Task.isCancelled {
+        while self.manager.liveProxiedCount > 0, ContinuousClock.now < deadline, !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(50))
         }
     }

@@ -3,6 +3,7 @@ import AFProxyCurl
 import AFProxyListener
 import AFProxyManager
 import AFProxyModel
+import AFProxyStore
 import AFProxySystemd
 import Logging
 import ServiceLifecycle
@@ -76,6 +77,12 @@ final class DaemonService: Service, Sendable {
             self.taskLog.finish()
             await taskLogging.value
             throw error
+        }
+        do throws(FileError) {
+            let restored = try self.manager.restoreDownloads()
+            if restored > 0 { self.logger.notice("restored \(restored) unfinished download(s) from the journal") }
+        } catch {
+            self.logger.error("download tasks will not survive a restart: \(error)")
         }
         self.notifier.ready(status: self.nextStatus())
         self.logger.info("ready; logging to \(self.logging.description)")

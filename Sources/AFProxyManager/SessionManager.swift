@@ -13,7 +13,9 @@ package final class SessionManager: Sendable {
     package let events = EventBus()
     /// What the tasks' receive windows may hold beyond their minimum, together.
     package let budget: BufferBudget
-    private let registry: Locked<Registry>
+    let registry: Locked<Registry>
+    /// Download tasks' settings, slots and journal.
+    let downloads: DownloadCoordinator
     private let startedAt = ContinuousClock.now
 
     struct Registry {
@@ -26,8 +28,12 @@ package final class SessionManager: Sendable {
         var bytesDown: Int64 = 0
     }
 
-    package init(session: UpstreamSession, historyCapacity: Int, bufferBudget: Int = 64 << 20) {
+    package init(
+        session: UpstreamSession, historyCapacity: Int, bufferBudget: Int = 64 << 20,
+        downloads: DownloadSettings = DownloadSettings()
+    ) {
         self.session = session
+        self.downloads = DownloadCoordinator(settings: downloads)
         self.budget = BufferBudget(limit: bufferBudget)
         self.registry = Locked(Registry(history: TaskHistory(capacity: historyCapacity)))
     }

@@ -51,3 +51,22 @@ extension Array where Element == HTTPHeaderField {
         self.first { $0.hasName(name) }?.value
     }
 }
+
+extension HTTPHeaderField {
+    /// A `Name: value` line as a person writes one (`--header`): the name a token, the value
+    /// without control bytes; nil otherwise.
+    package init?(line: String) {
+        guard let colon = line.firstIndex(of: ":") else { return nil }
+        let name = line[..<colon]
+        let value = Substring(line[line.index(after: colon)...]).trimmingSpaces()
+        let symbols = Set("!#$%&'*+-.^_`|~".utf8)
+        guard !name.isEmpty,
+            name.utf8.allSatisfy({ byte in
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                    || symbols.contains(byte)
+            }),
+            !value.utf8.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F })
+        else { return nil }
+        self.init(String(name), String(value))
+    }
+}

@@ -1,0 +1,40 @@
+import AFProxyModel
+import AFProxyStore
+
+/// What the download tasks share: their settings, the slots they take turns on, the journal that
+/// carries them across restarts, and the paths they are making (two downloads never make one file).
+final class DownloadCoordinator: Sendable {
+    let settings: DownloadSettings
+    let scheduler: DownloadScheduler
+    let journal: DownloadJournal?
+    private let paths = Locked<Set<String>>([])
+    private let parked = Locked(false)
+
+    init(settings: DownloadSettings) {
+        self.settings = settings
+        self.scheduler = DownloadScheduler(limit: settings.maxActive)
+        self.journal = settings.stateDirectory.map { DownloadJournal(directory: $0) }
+    }
+
+    /// Claims `path` for a download; false when another live download makes it.
+    func claim(_ path: String) -> Bool {
+        self.paths.withLock { $0.insert(path).inserted }
+    }
+
+    func finished(_ task: DownloadTask) {
+        self.finished(path: task.path)
+        self.journal?.update(task.entry())
+    }
+
+    /// The daemon stops: from now on the tasks act on nothing and write nothing, so that the
+    /// journal keeps them as they were (running stays running) for the next start.
+    func park() {
+        self.parked.withLock { $0 = true }
+    }
+
+    var isParked: Bool { self.parked.withLock { $0 } }
+
+    func finished(path: String) {
+        _ = self.paths.withLock { $0.remove(path) }
+    }
+}

@@ -1,0 +1,261 @@
+import AFProxyCurl
+import AFProxyModel
+import AFProxyStore
+import Dispatch
+import FoundationEssentials
+
+/// A download task: a GET the daemon makes on its own behalf into a file, NSURLSession's
+/// download task. It outlives what ends an HTTP task — a broken connection, a 5xx, a restart of
+/// the daemon — by running one attempt (an `UpstreamTransfer`) after another and continuing at
+/// the offset reached when the origin proves the rest is of the same version.
+///
+/// What it decides lives in one `DownloadStateMachine` behind one lock; the actions it answers
+/// are performed here, outside the lock (`perform(_:)`). Threads: the verbs and `record()` from
+/// any thread; the transfer's reports on the session thread, which alone writes the partial file
+/// while an attempt runs; the finishing (checksum, sync, rename) on a dispatch queue once no
+/// attempt runs; retries on a dispatch timer.
+package final class DownloadTask: @unchecked Sendable {
+    package let id: Int
+    package let spec: DownloadSpec
+    /// The absolute path of the file to make.
+    package let path: String
+    package let createdAt: Date
+    private unowned let manager: SessionManager
+    private let downloads: DownloadCoordinator
+    private let machine: Locked<DownloadStateMachine>
+    private let file: PartialFile
+    /// The running attempt's transfer; a report from any other is stale and ignored.
+    private let current = Locked<UpstreamTransfer?>(nil)
+    private let recorded = Locked(Recorded())
+    /// Bumped by each scheduled retry: a timer that is no longer the latest does nothing.
+    private let retryGeneration = Locked(0)
+    /// Session thread only: when progress was last written to the journal.
+    private var lastPersisted = ContinuousClock.now
+
+    private struct Recorded {
+        var head: ProxyResponseHead?
+        var failure: TaskFailure?
+        var metrics = TaskMetrics()
+        var completedAt: Date?
+    }
+
+    init(
+        id: Int, spec: DownloadSpec, path: String, createdAt: Date, machine: DownloadStateMachine,
+        manager: SessionManager, downloads: DownloadCoordinator
+    ) {
+        self.id = id
+        self.spec = spec
+        self.path = path
+        self.createdAt = createdAt
+        self.machine = Locked(machine)
+        self.manager = manager
+        self.downloads = downloads
+        self.file = PartialFile(target: path)
+    }
+
+    package var state: TaskState { self.machine.withLock { $0.state } }
+    package var kind: TaskKind { .download }
+    package var bytesUp: Int64 { 0 }
+    package var bytesDown: Int64 { self.machine.withLock { $0.offset } }
+
+    /// Queues the task (or leaves it suspended): once registered, after `created` was published.
+    func start() {
+        self.perform(self.machine.withLock { $0.start() })
+    }
+
+    func slotGranted() {
+        self.perform(self.machine.withLock { $0.slotGranted() })
+    }
+
+    package func record() -> TaskRecord {
+        let now = ContinuousClock.now
+        let (machine, waiting) = self.machine.withLock { ($0, $0.waiting(now: now)) }
+        let recorded = self.recorded.withLock { $0 }
+        let attempt = min(machine.failuresInARow + 1, machine.policy.maxAttempts)
+        var record = TaskRecord(
+            id: self.id, kind: .download, state: machine.state, method: "GET", url: self.spec.url,
+            client: self.spec.client, createdAt: self.createdAt, status: recorded.head?.status,
+            error: recorded.failure?.message, errorCode: recorded.failure?.code,
+            upload: TransferProgress(completed: 0, total: 0),
+            download: TransferProgress(completed: machine.offset, total: machine.total),
+            metrics: recorded.metrics, requestHeaders: self.spec.headers, responseHeaders: recorded.head?.headers,
+            waiting: waiting, resumes: machine.resumes)
+        record.file = DownloadFile(
+            path: self.path, sha256: self.spec.sha256, keepPartial: self.spec.keepPartial, attempt: attempt,
+            maxAttempts: machine.policy.maxAttempts, lastError: machine.lastError, restarts: machine.restarts)
+        return record
+    }
+
+    /// What the journal keeps of the task now.
+    func entry() -> DownloadEntry {
+        let machine = self.machine.withLock { $0 }
+        let recorded = self.recorded.withLock { $0 }
+        return DownloadEntry(
+            id: self.id, url: self.spec.url, headers: self.spec.headers, path: self.path, sha256: self.spec.sha256,
+            keepPartial: self.spec.keepPartial, createdAt: self.createdAt, state: machine.state,
+            validator: machine.validator, total: machine.total, offset: machine.offset,
+            failuresInARow: machine.failuresInARow, lastError: machine.lastError, resumes: machine.resumes,
+            restarts: machine.restarts, status: recorded.head?.status, responseHeaders: recorded.head?.headers,
+            error: recorded.failure?.message, errorCode: recorded.failure?.code, completedAt: recorded.completedAt)
+    }
+
+    // MARK: actions
+
+    /// Carries out what the machine decided, in order; never called with its lock held.
+    private func perform(_ actions: [DownloadStateMachine.Action]) {
+        guard !self.downloads.isParked else { return }
+        for action in actions {
+            switch action {
+            case .startTransfer(let range):
+                self.startTransfer(range: range)
+            case .abortTransfer:
+                if let transfer = self.current.withLock({ $0 }) {
+                    self.manager.session.cancel(transfer, reason: .canceled("attempt stopped"))
+                }
+            case .truncateFile:
+                do throws(TaskFailure) {
+                    try PartialFile.failure { () throws(FileError) in try self.file.truncate() }
+                } catch {
+                    self.perform(self.machine.withLock { $0.fileFailed(error) })
+                }
+            case .scheduleRetry(let delay):
+                let generation = self.retryGeneration.withLock { value in
+                    value += 1
+                    return value
+                }
+                let nanoseconds = Int(delay / .milliseconds(1)) * 1_000_000
+                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in
+                    guard self.retryGeneration.withLock({ $0 }) == generation else { return }
+                    self.perform(self.machine.withLock { $0.retryDue() })
+                }
+            case .enqueue:
+                self.downloads.scheduler.enqueue(self)
+            case .releaseSlot:
+                self.downloads.scheduler.release()
+            case .finalize:
+                let (total, sha256) = (self.machine.withLock { $0.total }, self.spec.sha256)
+                DispatchQueue.global().async { [self] in
+                    do throws(TaskFailure) {
+                        try self.file.finish(length: total, sha256: sha256)
+                        self.perform(self.machine.withLock { $0.finalized(nil) })
+                    } catch {
+                        self.perform(self.machine.withLock { $0.finalized(error) })
+                    }
+                }
+            case .publishResumedAtOffset:
+                self.manager.events.publish(.resumedAtOffset, self.record())
+            case .publishSuspended:
+                self.manager.events.publish(.suspended, self.record())
+            case .publishResumed:
+                self.manager.events.publish(.resumed, self.record())
+            case .finish(let failure, let removePartial):
+                self.recorded.withLock { recorded in
+                    recorded.failure = failure
+                    recorded.completedAt = Date()
+                }
+                if removePartial { self.file.remove() } else { self.file.close() }
+                self.downloads.finished(self)
+                self.manager.taskDidComplete(self)
+            case .persist:
+                self.downloads.journal?.update(self.entry())
+            }
+        }
+    }
+
+    private func startTransfer(range: DownloadStateMachine.RangeRequest?) {
+        var headers = self.spec.headers
+        if headers.first("user-agent") == nil {
+            headers.append(HTTPHeaderField("User-Agent", self.downloads.settings.userAgent))
+        }
+        if let range {
+            headers.append(HTTPHeaderField("Range", "bytes=\(range.offset)-"))
+            headers.append(HTTPHeaderField("If-Range", range.ifRange))
+        }
+        let request = ProxyRequest(method: "GET", url: self.spec.url, headers: headers, body: .none, client: "afproxy")
+        let transfer = UpstreamTransfer(
+            request: request, options: self.downloads.settings.transferOptions, delegate: self)
+        self.current.withLock { $0 = transfer }
+        self.manager.session.start(transfer)
+    }
+
+    private func isCurrent(_ transfer: UpstreamTransfer) -> Bool {
+        self.current.withLock { $0 === transfer }
+    }
+}
+
+// MARK: - ManagedTask (any thread)
+
+extension DownloadTask: ManagedTask {
+    func suspend() throws(IllegalTransition) {
+        self.perform(try self.machine.withLock { machine throws(IllegalTransition) in try machine.suspend() })
+    }
+
+    func resume() throws(IllegalTransition) {
+        self.perform(try self.machine.withLock { machine throws(IllegalTransition) in try machine.resume() })
+    }
+
+    func cancel(_ failure: TaskFailure) throws(IllegalTransition) {
+        self.perform(try self.machine.withLock { machine throws(IllegalTransition) in try machine.cancel(failure) })
+    }
+}
+
+// MARK: - UpstreamTransferDelegate (the session thread)
+
+extension DownloadTask: UpstreamTransferDelegate {
+    package func transfer(_ transfer: UpstreamTransfer, didReceiveInterim head: ProxyResponseHead) {}
+
+    package func transfer(_ transfer: UpstreamTransfer, didReceive head: ProxyResponseHead, metrics: TaskMetrics) {
+        guard self.isCurrent(transfer) else { return }
+        var metrics = metrics
+        metrics.totalMs = nil
+        self.recorded.withLock { recorded in
+            recorded.head = head
+            recorded.metrics = metrics
+        }
+        self.perform(self.machine.withLock { $0.headReceived(head, now: Date()) })
+    }
+
+    package func transfer(
+        _ transfer: UpstreamTransfer, didReceiveBodyBytes bytes: UnsafeRawBufferPointer
+    ) -> BodyReceipt {
+        // Bytes of an attempt being stopped are dropped: it ends without them.
+        guard self.isCurrent(transfer), !self.downloads.isParked,
+            let offset = self.machine.withLock({ $0.isAccepting ? $0.offset : nil })
+        else { return .taken }
+        do throws(TaskFailure) {
+            try PartialFile.failure { () throws(FileError) in try self.file.write(bytes, at: offset) }
+        } catch {
+            self.perform(self.machine.withLock { $0.fileFailed(error) })
+            return .taken
+        }
+        self.machine.withLock { $0.bodyWritten(bytes.count) }
+        let now = ContinuousClock.now
+        if now - self.lastPersisted >= .seconds(1) {
+            self.lastPersisted = now
+            self.downloads.journal?.update(self.entry())
+        }
+        return .taken
+    }
+
+    package func transfer(
+        _ transfer: UpstreamTransfer, fillRequestBody buffer: UnsafeMutableRawBufferPointer
+    ) -> RequestBodyRead {
+        .end
+    }
+
+    package func transferRewindRequestBody(_ transfer: UpstreamTransfer) -> Bool { true }
+
+    package func transferDidFlush(_ transfer: UpstreamTransfer) {}
+
+    package func transfer(_ transfer: UpstreamTransfer, didCompleteWith result: UpstreamResult, metrics: TaskMetrics) {
+        guard self.isCurrent(transfer) else { return }
+        self.current.withLock { $0 = nil }
+        self.recorded.withLock { $0.metrics = metrics }
+        let failure: TaskFailure?
+        switch result {
+        case .success: failure = nil
+        case .failure(let reason): failure = reason
+        }
+        self.perform(self.machine.withLock { $0.transferEnded(failure, now: .now) })
+    }
+}

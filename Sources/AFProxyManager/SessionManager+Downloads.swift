@@ -1,0 +1,169 @@
+import AFProxyModel
+import AFProxyStore
+import FoundationEssentials
+
+extension SessionManager {
+    /// Registers a download task for `spec`, publishes `created` and queues it; the answer is its
+    /// record. Refused before any task exists when it cannot succeed as asked: a URL that is not
+    /// http(s), a file the daemon cannot make there, an existing file without `force`, a path
+    /// another download is making.
+    package func startDownload(_ spec: DownloadSpec) throws(DownloadRefusal) -> TaskRecord {
+        let settings = self.downloads.settings
+        guard let name = DownloadURL.fileName(of: spec.url) else {
+            throw DownloadRefusal(
+                400, "only http:// and https:// URLs with a host can be downloaded: \(spec.url.prefix(200))")
+        }
+        if let sha256 = spec.sha256, sha256.utf8.count != 64 || !sha256.utf8.allSatisfy(\.isHexDigit) {
+            throw DownloadRefusal(400, "sha256 must be 64 hexadecimal digits")
+        }
+        let path = spec.path ?? settings.downloadDirectory + "/" + name
+        if let refusal = DownloadTarget.refusal(for: path, force: spec.force, writableHint: settings.writableHint) {
+            throw DownloadRefusal(refusal.hasSuffix("(--force replaces it)") ? 409 : 400, refusal)
+        }
+        guard self.downloads.claim(path) else {
+            throw DownloadRefusal(409, "another download is already making \(path)")
+        }
+        // A partial file left by an earlier download of this path is of unknown origin.
+        let file = PartialFile(target: path)
+        do throws(FileError) {
+            try file.truncate()
+            file.close()
+        } catch {
+            self.downloads.finished(path: path)
+            throw DownloadRefusal(400, error.description)
+        }
+        var spec = spec
+        spec.sha256 = spec.sha256?.lowercased()
+        let task = self.registry.withLock { registry in
+            let task = DownloadTask(
+                id: registry.nextID, spec: spec, path: path, createdAt: Date(),
+                machine: DownloadStateMachine(policy: settings.policy, keepPartial: spec.keepPartial), manager: self,
+                downloads: self.downloads)
+            registry.nextID += 1
+            registry.live[task.id] = task
+            return task
+        }
+        self.downloads.journal?.update(task.entry())
+        self.events.publish(.created, task.record())
+        task.start()
+        return task.record()
+    }
+
+    /// Brings back the downloads of the journal a previous run left: unfinished ones as live
+    /// tasks with their ids (a running one continues at its partial file's length, a suspended
+    /// one stays suspended), finished ones into the history. New ids continue after the highest.
+    /// Answers how many were restored live.
+    package func restoreDownloads() throws(FileError) -> Int {
+        guard let journal = self.downloads.journal else { return 0 }
+        let entries = try journal.load()
+        let settings = self.downloads.settings
+        var restored: [DownloadTask] = []
+        self.registry.withLock { registry in
+            for entry in entries {
+                registry.nextID = max(registry.nextID, entry.id + 1)
+                guard entry.state != .completed else {
+                    registry.history.append(entry.record(maxAttempts: settings.retries))
+                    continue
+                }
+                let offset = PartialFile.length(of: entry.path + ".afpart") ?? 0
+                let machine = DownloadStateMachine(
+                    policy: settings.policy, keepPartial: entry.keepPartial, state: entry.state, offset: offset,
+                    total: entry.total, validator: entry.validator, failuresInARow: entry.failuresInARow,
+                    resumes: entry.resumes, restarts: entry.restarts)
+                let spec = DownloadSpec(
+                    url: entry.url, headers: entry.headers, path: entry.path, sha256: entry.sha256,
+                    keepPartial: entry.keepPartial, client: "restored")
+                let task = DownloadTask(
+                    id: entry.id, spec: spec, path: entry.path, createdAt: entry.createdAt, machine: machine,
+                    manager: self, downloads: self.downloads)
+                _ = self.downloads.claim(entry.path)
+                registry.live[task.id] = task
+                restored.append(task)
+            }
+        }
+        for task in restored { task.start() }
+        return restored.count
+    }
+}
+
+extension SessionManager {
+    /// The daemon stops: download tasks are not canceled but kept as they are in the journal,
+    /// written to disk before this returns, to continue at the next start.
+    package func parkDownloads() {
+        self.downloads.park()
+        guard let journal = self.downloads.journal else { return }
+        let live = self.registry.withLock { Array($0.live.values) }
+        for case let task as DownloadTask in live { journal.update(task.entry()) }
+        journal.flush()
+    }
+
+    /// Live tasks other than downloads: what a stop waits for (downloads are parked instead).
+    package var liveProxiedCount: Int {
+        self.registry.withLock { $0.live.values.filter { $0.kind != .download }.count }
+    }
+}
+
+extension DownloadEntry {
+    /// A finished download's record, as the history shows it after a restart.
+    func record(maxAttempts: Int) -> TaskRecord {
+        var record = TaskRecord(
+            id: self.id, kind: .download, state: .completed, method: "GET", url: self.url, client: "restored",
+            createdAt: self.createdAt, status: self.status, error: self.error, errorCode: self.errorCode,
+            upload: TransferProgress(completed: 0, total: 0),
+            download: TransferProgress(completed: self.offset, total: self.total), requestHeaders: self.headers,
+            responseHeaders: self.responseHeaders, resumes: self.resumes)
+        record.file = DownloadFile(
+            path: self.path, sha256: self.sha256, keepPartial: self.keepPartial,
+            attempt: min(self.failuresInARow + 1, maxAttempts), maxAttempts: maxAttempts, lastError: self.lastError,
+            restarts: self.restarts)
+        return record
+    }
+}
+
+/// The file name a URL gives a download without `-o`.
+enum DownloadURL {
+    /// The last path segment, percent-decoded, or "download" when the path names none; nil when
+    /// the URL is not http(s) with a host.
+    static func fileName(of url: String) -> String? {
+        let lower = url.lowercased()
+        guard let scheme = ["http://", "https://"].first(where: { lower.hasPrefix($0) }) else { return nil }
+        let rest = url.dropFirst(scheme.count)
+        guard !url.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else { return nil }
+        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+        guard authorityEnd > rest.startIndex else { return nil }
+        var path = rest[authorityEnd...]
+        if let end = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<end] }
+        let segment = path.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? ""
+        let decoded = Self.percentDecoded(segment)
+        guard !decoded.isEmpty, decoded != ".", decoded != "..", !decoded.contains("/"), !decoded.contains("\0")
+        else { return "download" }
+        return decoded
+    }
+
+    private static func percentDecoded(_ text: String) -> String {
+        var bytes: [UInt8] = []
+        var index = text.utf8.startIndex
+        let utf8 = text.utf8
+        while index < utf8.endIndex {
+            let byte = utf8[index]
+            if byte == UInt8(ascii: "%"), let high = utf8.index(index, offsetBy: 1, limitedBy: utf8.endIndex),
+                high < utf8.endIndex, let low = utf8.index(high, offsetBy: 1, limitedBy: utf8.endIndex),
+                low < utf8.endIndex,
+                let value = UInt8(String(decoding: [utf8[high], utf8[low]], as: UTF8.self), radix: 16)
+            {
+                bytes.append(value)
+                index = utf8.index(after: low)
+            } else {
+                bytes.append(byte)
+                index = utf8.index(after: index)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+extension UInt8 {
+    fileprivate var isHexDigit: Bool {
+        (0x30...0x39).contains(self) || (0x41...0x46).contains(self) || (0x61...0x66).contains(self)
+    }
+}
