@@ -45,7 +45,8 @@ struct Daemon {
         let manager = SessionManager(
             session: session, historyCapacity: self.configuration.historySize,
             bufferBudget: self.configuration.bufferBudget,
-            downloads: Self.downloadSettings(self.configuration, self.environment))
+            downloads: Self.downloadSettings(self.configuration, self.environment),
+            transparentResumeLimit: self.configuration.transparentResume ? self.configuration.resumeAttempts : 0)
         let listener = ProxyListener(
             manager: manager, configuration: Self.listenerConfiguration(self.configuration), group: group)
         let control = ControlServer(manager: manager, group: group) { stats in

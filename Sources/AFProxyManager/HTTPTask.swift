@@ -18,8 +18,9 @@ package final class HTTPTask: @unchecked Sendable {
     package let request: ProxyRequest
     package let createdAt: Date
     package let client: any TaskClient
-    /// Set once in `init` (it needs `self` as its delegate), never cleared: other threads read it.
-    private(set) var transfer: UpstreamTransfer!
+    /// The transfer carrying the response now: set in `init` (it needs `self` as its delegate),
+    /// replaced on the session thread only by a transparent resume; other threads read it.
+    private let current = Locked<UpstreamTransfer?>(nil)
     private unowned let manager: SessionManager
     private let machine = Locked(HTTPTaskStateMachine())
 
@@ -28,11 +29,19 @@ package final class HTTPTask: @unchecked Sendable {
         var responseHead: ProxyResponseHead?
         var failure: TaskFailure?
         var metrics = TaskMetrics()
+        var resumes: [TaskResume] = []
     }
 
     private let recorded = Locked(Recorded())
     private let uploaded = Atomic<Int64>(0)
     private let downloaded = Atomic<Int64>(0)
+
+    // Session thread only: whether the response may be continued after a break, the failure a
+    // refused continuation ends with, and whether the bytes arriving are to be dropped (those of
+    // a continuation that is not the rest of the response).
+    private var continuation: TransparentResume?
+    private var breakFailure: TaskFailure?
+    private var discarding = false
 
     // Session thread only: what was gathered for the client since the last delivery.
     private var pendingInterim: [ProxyResponseHead] = []
@@ -46,8 +55,13 @@ package final class HTTPTask: @unchecked Sendable {
         self.client = client
         self.manager = manager
         self.createdAt = Date()
-        self.transfer = UpstreamTransfer(request: request, delegate: self)
+        self.continuation = TransparentResume(
+            method: request.method, headers: request.headers, limit: manager.transparentResumeLimit)
+        self.current.withLock { $0 = UpstreamTransfer(request: request, delegate: self) }
     }
+
+    /// The transfer carrying the response now.
+    package var transfer: UpstreamTransfer { self.current.withLock { $0! } }
 
     package var kind: TaskKind { self.request.kind }
 
@@ -77,7 +91,8 @@ package final class HTTPTask: @unchecked Sendable {
             metrics: recorded.metrics, requestHeaders: self.request.headers,
             responseHeaders: recorded.responseHead?.headers.map {
                 HTTPHeaderField($0.name, FieldText.display($0.value))
-            }
+            },
+            resumes: recorded.resumes
         )
     }
 
@@ -180,6 +195,10 @@ extension HTTPTask: UpstreamTransferDelegate {
     }
 
     package func transfer(_ transfer: UpstreamTransfer, didReceive head: ProxyResponseHead, metrics: TaskMetrics) {
+        if self.continuation?.continuing != nil {
+            return self.continue(transfer, with: head)
+        }
+        self.continuation?.firstHead(head, now: Date())
         var metrics = metrics
         metrics.totalMs = nil  // not over yet: the total is known at completion
         self.machine.withLock { $0.responseHeadArrived() }
@@ -193,6 +212,7 @@ extension HTTPTask: UpstreamTransferDelegate {
     package func transfer(
         _ transfer: UpstreamTransfer, didReceiveBodyBytes bytes: UnsafeRawBufferPointer
     ) -> BodyReceipt {
+        guard !self.discarding else { return .taken }
         let waiting = (self.pendingBody?.readableBytes ?? 0) + bytes.count
         // Counted in the same critical section that took them: once a suspend holds the lock,
         // every byte taken before it is in the count its record shows, and none follows.
@@ -202,6 +222,7 @@ extension HTTPTask: UpstreamTransferDelegate {
             return receipt
         }
         guard receipt != .refused else { return .refused }
+        self.continuation?.bodyReceived(bytes.count)
         if self.pendingBody == nil {
             // Sized to what arrived: most responses fit one callback, and a roomier buffer that
             // is never filled still dirties pages that stay resident after it is freed.
@@ -237,11 +258,53 @@ extension HTTPTask: UpstreamTransferDelegate {
     }
 
     package func transfer(_ transfer: UpstreamTransfer, didCompleteWith result: UpstreamResult, metrics: TaskMetrics) {
+        if case .failure(let failure) = result, self.resumeAfterBreak(failure, metrics: metrics) { return }
         self.recorded.withLock { recorded in
             recorded.metrics = metrics
             if case .failure(let failure) = result { recorded.failure = failure }
         }
         self.perform(self.machine.withLock { $0.complete(result) })
+    }
+
+    /// The origin broke the response off: asks for the rest when `TransparentResume` allows it,
+    /// and answers whether it did (the task then goes on with the new transfer).
+    private func resumeAfterBreak(_ failure: TaskFailure, metrics: TaskMetrics) -> Bool {
+        guard var continuation = self.continuation, self.machine.withLock({ $0.state == .running }),
+            let range = continuation.next(after: failure)
+        else { return false }
+        self.continuation = continuation
+        self.breakFailure = failure
+        self.recorded.withLock { $0.metrics = metrics }
+        // What arrived before the break goes to the client now, not with the rest.
+        if let delivery = self.takePending(end: nil) { self.client.task(self, deliver: delivery) }
+        var request = self.request
+        request.headers.append(HTTPHeaderField("Range", "bytes=\(range.offset)-"))
+        request.headers.append(HTTPHeaderField("If-Range", range.ifRange))
+        let next = UpstreamTransfer(request: request, delegate: self)
+        self.current.withLock { $0 = next }
+        self.manager.session.start(next)
+        return true
+    }
+
+    /// The head of a continuation: the rest of the response goes on to the client, or, when it is
+    /// not the rest of the same response, the transfer is stopped and the task ends with the
+    /// break that led to it (the client's response ends short, never spliced).
+    private func `continue`(_ transfer: UpstreamTransfer, with head: ProxyResponseHead) {
+        guard var continuation = self.continuation else { return }
+        let accepted = continuation.continuation(head, now: Date())
+        self.continuation = continuation
+        guard accepted else {
+            self.discarding = true
+            let reason = self.breakFailure ?? .upstreamBroken("upstream broke off the response")
+            self.manager.session.cancel(
+                transfer,
+                reason: reason.withMessage(
+                    "\(reason.message); the origin's answer to the request for the rest (\(head.status)) was not the rest of the same response"
+                ))
+            return
+        }
+        self.recorded.withLock { $0.resumes = continuation.resumes }
+        self.manager.events.publish(.resumedAtOffset, self.record())
     }
 
     private func takePending(end: ResponseEnd?) -> ResponseDelivery? {

@@ -16,6 +16,8 @@ package final class SessionManager: Sendable {
     let registry: Locked<Registry>
     /// Download tasks' settings, slots and journal.
     let downloads: DownloadCoordinator
+    /// Transparent resumes a proxied GET may make (`resume-attempts`; 0: `transparent-resume = no`).
+    let transparentResumeLimit: Int
     private let startedAt = ContinuousClock.now
 
     struct Registry {
@@ -30,9 +32,10 @@ package final class SessionManager: Sendable {
 
     package init(
         session: UpstreamSession, historyCapacity: Int, bufferBudget: Int = 64 << 20,
-        downloads: DownloadSettings = DownloadSettings()
+        downloads: DownloadSettings = DownloadSettings(), transparentResumeLimit: Int = 0
     ) {
         self.session = session
+        self.transparentResumeLimit = transparentResumeLimit
         self.downloads = DownloadCoordinator(settings: downloads)
         self.budget = BufferBudget(limit: bufferBudget)
         self.registry = Locked(Registry(history: TaskHistory(capacity: historyCapacity)))
