@@ -10,7 +10,7 @@ extension TaskDetail {
         if let file = task.file {
             lines.append("  file       \(file.path)")
             lines.append(
-                "  partial    \(file.partialPath) (\(file.keepPartial ? "kept" : "removed") if canceled)")
+                "  partial    \(file.partialPath) (\(file.keepPartial ? "kept" : "removed") if canceled or failed)")
             lines.append("  sha256     \(file.sha256 ?? "- (not checked)")")
             lines.append("  attempt    \(file.attempt) of \(file.maxAttempts)")
             if let error = file.lastError { lines.append("  last error \(error)") }

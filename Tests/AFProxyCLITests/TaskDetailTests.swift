@@ -99,7 +99,7 @@ import Testing
             "  download   12.0 MiB of 24.0 MiB (50%)",
             "  waiting    retrying in 4 s (attempt 2 of 10: Connection reset by peer)",
             "  file       /home/u/Downloads/big.iso",
-            "  partial    /home/u/Downloads/big.iso.afpart (kept if canceled)",
+            "  partial    /home/u/Downloads/big.iso.afpart (kept if canceled or failed)",
             "  sha256     " + String(repeating: "ab", count: 32),
             "  attempt    2 of 10",
             "  last error Connection reset by peer",
@@ -122,7 +122,7 @@ import Testing
             Array(lines[(start + 1)...(start + 6)]) == [
                 "  waiting    queued",
                 "  file       /tmp/f",
-                "  partial    /tmp/f.afpart (removed if canceled)",
+                "  partial    /tmp/f.afpart (removed if canceled or failed)",
                 "  sha256     - (not checked)",
                 "  attempt    0 of 10",
                 "  remote     -  HTTP/-  ",
