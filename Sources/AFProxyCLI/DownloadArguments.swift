@@ -48,16 +48,13 @@ struct DownloadArguments: Equatable {
             keepPartial: self.keepPartial)
     }
 
-    /// `Name: value`, spaces around the value trimmed: the name a token (RFC 9110 §5.1), the
-    /// value without the control characters that would end the field or the request early.
+    /// `Name: value`, spaces around the value trimmed, by the rule the daemon checks it with
+    /// (`HTTPHeaderField(line:)`): the name a token, the value without control bytes.
     static func field(_ text: String) throws(Problem) -> String {
-        let problem = Problem.usage("--header takes 'Name: value', not \(text)")
-        guard let colon = text.firstIndex(of: ":") else { throw problem }
-        let name = text[..<colon]
-        guard !name.isEmpty, name.utf8.allSatisfy(\.isTokenCharacter) else { throw problem }
-        let value = text[text.index(after: colon)...].trimmedSpaces
-        guard !value.utf8.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) else { throw problem }
-        return "\(name): \(value)"
+        guard let field = HTTPHeaderField(line: text) else {
+            throw .usage("--header takes 'Name: value', not \(text)")
+        }
+        return "\(field.name): \(field.value)"
     }
 
     static func absolute(_ path: String, directory: String) -> String {
@@ -70,11 +67,5 @@ struct DownloadArguments: Equatable {
 extension UInt8 {
     fileprivate var isHexDigit: Bool {
         (48...57).contains(self) || (65...70).contains(self) || (97...102).contains(self)
-    }
-
-    /// tchar: letters, digits and ``!#$%&'*+-.^_`|~``.
-    fileprivate var isTokenCharacter: Bool {
-        (48...57).contains(self) || (65...90).contains(self) || (97...122).contains(self)
-            || "!#$%&'*+-.^_`|~".utf8.contains(self)
     }
 }
