@@ -16,7 +16,9 @@ package struct AFProxyCtl: ParsableCommand {
         abstract: "Watch and steer the requests going through afproxy.",
         discussion: "Exit codes: 0 done, 1 the daemon refused, 2 usage error, 69 the daemon is not reachable.",
         version: AFProxyVersion.current,
-        subcommands: [List.self, Show.self, Suspend.self, Resume.self, Cancel.self, Watch.self, Stats.self]
+        subcommands: [
+            List.self, Show.self, Suspend.self, Resume.self, Cancel.self, Watch.self, Stats.self, Download.self,
+        ]
     )
 
     @OptionGroup var global: GlobalOptions
@@ -57,11 +59,11 @@ struct GlobalOptions: ParsableArguments {
     }
 
     /// One request; refusals and an absent daemon become the documented exit codes.
-    func call(_ method: String, _ target: String) throws -> [UInt8] {
+    func call(_ method: String, _ target: String, body: [UInt8] = []) throws -> [UInt8] {
         let client = self.client
         let response: ControlClient.Response
         do {
-            response = try client.request(method, target)
+            response = try client.request(method, target, body: body)
         } catch {
             throw Self.unavailable(client, error)
         }
@@ -96,6 +98,11 @@ enum Console {
     static func error(_ message: String) {
         let line = message.hasSuffix("\n") ? message : message + "\n"
         _ = line.withCString { write(2, $0, strlen($0)) }
+    }
+
+    /// Without a newline: `download --wait` redraws its line in place with `\r`.
+    static func errorText(_ text: String) {
+        _ = text.withCString { write(2, $0, strlen($0)) }
     }
 
     static func output(_ text: String) {

@@ -177,17 +177,24 @@ struct Watch: ParsableCommand {
         }
     }
 
-    static func describe(_ event: TaskEvent) -> String {
+    static func describe(_ event: TaskEvent, now: Date = Date()) -> String {
         let task = event.task
         var line =
-            "\(Date().formatted(.iso8601)) \(event.event.rawValue.padding(9))#\(task.id) \(task.kind.rawValue) \(task.method) \(task.url)"
+            "\(now.formatted(.iso8601)) \(event.event.rawValue.padding(9))#\(task.id) \(task.kind.rawValue) \(task.method) \(task.url)"
         switch event.event {
         case .progress:
             line += " " + Formatting.progress(Formatting.mainProgress(task), terminal: false)
+            if let waiting = task.waiting { line += " (\(waiting))" }
         case .completed:
             line +=
                 " " + (task.status.map(String.init) ?? "-") + (task.error.map { " error: \($0)" } ?? "")
                 + " down \(Formatting.bytes(task.download.completed)) up \(Formatting.bytes(task.upload.completed))"
+            if task.error == nil, let file = task.file { line += " file: \(file.path)" }
+        case .resumedAtOffset:
+            // The event's own offset is the last resume the task recorded.
+            if let resume = task.resumes.last {
+                line += " at \(resume.offset) B (\(Formatting.bytes(resume.offset)))"
+            }
         default:
             break
         }

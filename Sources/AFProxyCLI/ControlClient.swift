@@ -26,11 +26,15 @@ package struct ControlClient: Sendable {
         case protocolError(String)
     }
 
-    package func request(_ method: String, _ target: String) throws(Failure) -> Response {
+    /// `body`, when there is one, is JSON (`POST /v1/downloads`); the other requests have none.
+    package func request(_ method: String, _ target: String, body: [UInt8] = []) throws(Failure) -> Response {
         let connection = try self.connect()
         defer { close(connection.fd) }
+        let type = body.isEmpty ? "" : "Content-Type: application/json\r\n"
         try connection.send(
-            "\(method) \(target) HTTP/1.1\r\nHost: afproxy\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            "\(method) \(target) HTTP/1.1\r\nHost: afproxy\r\n\(type)Content-Length: \(body.count)\r\n"
+                + "Connection: close\r\n\r\n")
+        if !body.isEmpty { try connection.send(body) }
         var reader = ResponseReader(fd: connection.fd)
         let head = try reader.readHead()
         var body: [UInt8] = []
@@ -63,7 +67,11 @@ package struct ControlClient: Sendable {
         var fd: Int32
 
         func send(_ text: String) throws(Failure) {
-            var bytes = Array(text.utf8)
+            try self.send(Array(text.utf8))
+        }
+
+        func send(_ bytes: [UInt8]) throws(Failure) {
+            var bytes = bytes
             var offset = 0
             while offset < bytes.count {
                 let sent = bytes.withUnsafeMutableBytes {

@@ -21,6 +21,7 @@ struct TaskDetail {
         if let reason = task.endReason { lines.append("  ended      \(reason)") }  // tunnels
         lines.append("  upload     \(Self.progress(task.upload))")
         lines.append("  download   \(Self.progress(task.download))")
+        lines += Self.downloadLines(task)
         let metrics = task.metrics
         lines.append(
             "  remote     \(metrics.remoteAddress ?? "-")  HTTP/\(metrics.httpVersion ?? "-")  "

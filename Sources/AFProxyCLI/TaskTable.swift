@@ -2,7 +2,8 @@ import AFProxyModel
 import FoundationEssentials
 
 /// The `list` table: ID KIND STATE METHOD URL STATUS PROGRESS RATE ETA AGE, columns aligned; on
-/// a terminal with colour for states and a progress bar.
+/// a terminal with colour for states and a progress bar. A task that waits (`queued`, `retrying in
+/// 4 s (…)`) shows why in the RATE column: its average rate says nothing while it moves no bytes.
 struct TaskTable {
     static let columns = ["ID", "KIND", "STATE", "METHOD", "URL", "STATUS", "PROGRESS", "RATE", "ETA", "AGE"]
 
@@ -10,6 +11,8 @@ struct TaskTable {
     var terminal: Bool
     var now: Date
     var urlWidth = 60
+    /// A retry's reason holds the last error, which can be long; `show` has all of it.
+    var waitingWidth = 50
 
     func render() -> String {
         var rows: [[String]] = [Self.columns]
@@ -17,11 +20,15 @@ struct TaskTable {
             let (rate, eta) = Formatting.rateAndETA(task, now: self.now)
             var url = task.url
             if url.count > self.urlWidth { url = String(url.prefix(self.urlWidth - 1)) + "…" }
+            var waiting = task.waiting
+            if let text = waiting, text.count > self.waitingWidth {
+                waiting = String(text.prefix(self.waitingWidth - 1)) + "…"
+            }
             rows.append([
                 String(task.id), task.kind.rawValue, task.state.rawValue, task.method, url,
                 task.status.map(String.init) ?? (task.error == nil ? "-" : "ERR"),
                 Formatting.progress(Formatting.mainProgress(task), terminal: self.terminal),
-                Formatting.rate(rate), Formatting.duration(eta),
+                waiting ?? Formatting.rate(rate), waiting == nil ? Formatting.duration(eta) : "-",
                 Formatting.duration(self.now.timeIntervalSince(task.createdAt)),
             ])
         }

@@ -70,3 +70,73 @@ import Testing
         #expect(TaskDetail(task: record, terminal: true).render() == expected.joined(separator: "\n"))
     }
 }
+
+/// What `show` adds for a download: its file, attempts, why it waits, where it resumed and why
+/// it started again.
+@Suite struct TaskDetailDownloadTests {
+    private func record(file: DownloadFile?, waiting: String?, resumes: [TaskResume]) -> TaskRecord {
+        TaskRecord(
+            id: 12, kind: .download, state: .running, method: "GET", url: "https://example.test/big.iso",
+            client: "afproxyctl", createdAt: Date(timeIntervalSince1970: 0),
+            download: .init(completed: 12_582_912, total: 25_165_824), waiting: waiting, resumes: resumes,
+            file: file)
+    }
+
+    @Test func aRetryingDownloadWithResumesAndARestart() {
+        let file = DownloadFile(
+            path: "/home/u/Downloads/big.iso", sha256: String(repeating: "ab", count: 32), keepPartial: true,
+            attempt: 2, maxAttempts: 10, lastError: "Connection reset by peer",
+            restarts: [.init(at: Date(timeIntervalSince1970: 5), reason: "the ETag changed")])
+        let record = self.record(
+            file: file, waiting: "retrying in 4 s (attempt 2 of 10: Connection reset by peer)",
+            resumes: [
+                TaskResume(offset: 1_048_576, at: Date(timeIntervalSince1970: 10)),
+                TaskResume(offset: 12_582_912, at: Date(timeIntervalSince1970: 20)),
+            ])
+        let lines = TaskDetail(task: record, terminal: false).render().split(separator: "\n").map(String.init)
+        let start = lines.firstIndex { $0.hasPrefix("  download ") }!
+        let expected = [
+            "  download   12.0 MiB of 24.0 MiB (50%)",
+            "  waiting    retrying in 4 s (attempt 2 of 10: Connection reset by peer)",
+            "  file       /home/u/Downloads/big.iso",
+            "  partial    /home/u/Downloads/big.iso.afpart (kept if canceled or failed)",
+            "  sha256     " + String(repeating: "ab", count: 32),
+            "  attempt    2 of 10",
+            "  last error Connection reset by peer",
+            "  resumed at offset",
+            "    1970-01-01T00:00:10Z  1048576 B (1.0 MiB)",
+            "    1970-01-01T00:00:20Z  12582912 B (12.0 MiB)",
+            "  started again from 0",
+            "    1970-01-01T00:00:05Z  the ETag changed",
+            "  remote     -  HTTP/-  ",
+        ]
+        #expect(Array(lines[start..<(start + expected.count)]) == expected)
+        #expect(lines[0] == "task 12  download  running")
+    }
+
+    @Test func aQueuedDownloadWithNothingToReportYet() {
+        let record = self.record(file: DownloadFile(path: "/tmp/f"), waiting: "queued", resumes: [])
+        let lines = TaskDetail(task: record, terminal: false).render().split(separator: "\n").map(String.init)
+        let start = lines.firstIndex { $0.hasPrefix("  download ") }!
+        #expect(
+            Array(lines[(start + 1)...(start + 6)]) == [
+                "  waiting    queued",
+                "  file       /tmp/f",
+                "  partial    /tmp/f.afpart (removed if canceled or failed)",
+                "  sha256     - (not checked)",
+                "  attempt    0 of 10",
+                "  remote     -  HTTP/-  ",
+            ])
+    }
+
+    /// A proxied GET resumed transparently has resumes but no file.
+    @Test func aProxiedGETShowsItsResumesOnly() {
+        var record = self.record(
+            file: nil, waiting: nil, resumes: [TaskResume(offset: 4096, at: Date(timeIntervalSince1970: 1))])
+        record.kind = .data
+        #expect(
+            TaskDetail.downloadLines(record) == ["  resumed at offset", "    1970-01-01T00:00:01Z  4096 B (4.0 KiB)"])
+        record.resumes = []
+        #expect(TaskDetail.downloadLines(record).isEmpty)
+    }
+}

@@ -70,3 +70,33 @@ import Testing
         #expect(!cut.contains(url))
     }
 }
+
+/// Downloads in the table: why one waits is in place of its rate.
+@Suite struct TaskTableDownloadTests {
+    private let now = Date(timeIntervalSince1970: 1_000_000)
+
+    @Test func aWaitingReasonTakesTheRateColumn() {
+        let tasks = [
+            TaskRecord(
+                id: 20, kind: .download, state: .running, method: "GET", url: "http://example.test/a.iso",
+                client: "afproxyctl", createdAt: self.now.addingTimeInterval(-10),
+                download: .init(completed: 1000, total: 5000),
+                waiting: "retrying in 4 s (attempt 2 of 10: Connection reset by peer)"),
+            TaskRecord(
+                id: 21, kind: .download, state: .running, method: "GET", url: "http://example.test/b.iso",
+                client: "afproxyctl", createdAt: self.now.addingTimeInterval(-5), waiting: "queued"),
+            TaskRecord(
+                id: 22, kind: .download, state: .running, method: "GET", url: "http://example.test/c.iso",
+                client: "afproxyctl", createdAt: self.now.addingTimeInterval(-10), status: 200,
+                download: .init(completed: 2000, total: 4000)),
+        ]
+        let table = TaskTable(tasks: tasks, terminal: false, now: self.now, urlWidth: 30, waitingWidth: 40)
+        let expected = [
+            "ID  KIND      STATE    METHOD  URL                        STATUS  PROGRESS  RATE                                      ETA  AGE",
+            "20  download  running  GET     http://example.test/a.iso  -       20%       retrying in 4 s (attempt 2 of 10: Conne…  -    10s",
+            "21  download  running  GET     http://example.test/b.iso  -       0 B       queued                                    -    5s",
+            "22  download  running  GET     http://example.test/c.iso  200     50%       200 B/s                                   10s  10s",
+        ]
+        #expect(table.render() == expected.joined(separator: "\n"))
+    }
+}
