@@ -91,7 +91,7 @@ struct DownloadFollower {
     /// Ctrl-C stops the waiting, not the download: the daemon owns it.
     private func interrupted(drawn: Bool) -> ExitCode {
         if drawn { Console.errorText("\n") }
-        Console.error("afproxyctl: download \(self.id) continues in the daemon (afproxyctl show \(self.id))")
+        Console.error("afproxyctl: download \(self.id) keeps running in the daemon (afproxyctl show \(self.id))")
         return ExitCode(130)
     }
 

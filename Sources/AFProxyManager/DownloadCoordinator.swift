@@ -21,6 +21,15 @@ final class DownloadCoordinator: Sendable {
         self.paths.withLock { $0.insert(path).inserted }
     }
 
+    /// Moves a claim from `old` to `new`; false (and `old` kept) when `new` is taken.
+    func move(_ old: String, to new: String) -> Bool {
+        self.paths.withLock { paths in
+            guard paths.insert(new).inserted else { return false }
+            paths.remove(old)
+            return true
+        }
+    }
+
     func finished(_ task: DownloadTask) {
         self.finished(path: task.path)
         self.journal?.update(task.entry())

@@ -17,9 +17,15 @@ import FoundationEssentials
 package final class DownloadTask: @unchecked Sendable {
     package let id: Int
     package let spec: DownloadSpec
-    /// The absolute path of the file to make.
-    package let path: String
     package let createdAt: Date
+    /// The absolute path of the file to make, and whether the answer may still name it (a URL
+    /// that names no file: its `Content-Disposition` then does, once).
+    private let target: Locked<Target>
+
+    private struct Target {
+        var path: String
+        var namedByAnswer: Bool
+    }
     private unowned let manager: SessionManager
     private let downloads: DownloadCoordinator
     private let machine: Locked<DownloadStateMachine>
@@ -40,18 +46,20 @@ package final class DownloadTask: @unchecked Sendable {
     }
 
     init(
-        id: Int, spec: DownloadSpec, path: String, createdAt: Date, machine: DownloadStateMachine,
-        manager: SessionManager, downloads: DownloadCoordinator
+        id: Int, spec: DownloadSpec, path: String, partialPath: String? = nil, namedByAnswer: Bool = false,
+        createdAt: Date, machine: DownloadStateMachine, manager: SessionManager, downloads: DownloadCoordinator
     ) {
         self.id = id
         self.spec = spec
-        self.path = path
+        self.target = Locked(Target(path: path, namedByAnswer: namedByAnswer))
         self.createdAt = createdAt
         self.machine = Locked(machine)
         self.manager = manager
         self.downloads = downloads
-        self.file = PartialFile(target: path)
+        self.file = PartialFile(target: path, path: partialPath)
     }
+
+    package var path: String { self.target.withLock { $0.path } }
 
     package var state: TaskState { self.machine.withLock { $0.state } }
     package var kind: TaskKind { .download }
@@ -83,6 +91,7 @@ package final class DownloadTask: @unchecked Sendable {
         record.file = DownloadFile(
             path: self.path, sha256: self.spec.sha256, keepPartial: self.spec.keepPartial, attempt: attempt,
             maxAttempts: machine.policy.maxAttempts, lastError: machine.lastError, restarts: machine.restarts)
+        record.file?.partialPath = self.file.path
         return record
     }
 
@@ -91,7 +100,9 @@ package final class DownloadTask: @unchecked Sendable {
         let machine = self.machine.withLock { $0 }
         let recorded = self.recorded.withLock { $0 }
         return DownloadEntry(
-            id: self.id, url: self.spec.url, headers: self.spec.headers, path: self.path, sha256: self.spec.sha256,
+            id: self.id, url: self.spec.url, headers: self.spec.headers, path: self.path,
+            partialPath: self.file.path, namedByAnswer: self.target.withLock { $0.namedByAnswer },
+            sha256: self.spec.sha256,
             keepPartial: self.spec.keepPartial, createdAt: self.createdAt, state: machine.state,
             validator: machine.validator, total: machine.total, offset: machine.offset,
             failuresInARow: machine.failuresInARow, lastError: machine.lastError, resumes: machine.resumes,
@@ -134,6 +145,7 @@ package final class DownloadTask: @unchecked Sendable {
                 self.downloads.scheduler.release()
             case .finalize:
                 let (total, sha256) = (self.machine.withLock { $0.total }, self.spec.sha256)
+                self.file.target = self.path
                 DispatchQueue.global().async { [self] in
                     do throws(TaskFailure) {
                         try self.file.finish(length: total, sha256: sha256)
@@ -213,6 +225,29 @@ extension DownloadTask: UpstreamTransferDelegate {
             recorded.metrics = metrics
         }
         self.perform(self.machine.withLock { $0.headReceived(head, now: Date()) })
+        if (200..<300).contains(head.status) { self.takeName(from: head) }
+    }
+
+    /// A URL that names no file: the first successful answer's `Content-Disposition` names it,
+    /// in the same directory, unless that name is taken (then the provisional one stays).
+    private func takeName(from head: ProxyResponseHead) {
+        let (path, open) = self.target.withLock { ($0.path, $0.namedByAnswer) }
+        guard open else { return }
+        self.target.withLock { $0.namedByAnswer = false }
+        guard let name = head.headers.first("content-disposition").flatMap(ContentDisposition.fileName) else { return }
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? ""
+        let named = directory + "/" + name
+        guard named != path, DownloadTarget.refusal(for: named, force: false, writableHint: nil) == nil,
+            PartialFile.length(of: named + ".afpart") == nil, self.downloads.move(path, to: named)
+        else { return }
+        do throws(FileError) {
+            try self.file.retarget(named)
+        } catch {
+            _ = self.downloads.move(named, to: path)
+            return
+        }
+        self.target.withLock { $0.path = named }
+        self.downloads.journal?.update(self.entry())
     }
 
     package func transfer(

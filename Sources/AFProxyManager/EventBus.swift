@@ -14,7 +14,7 @@ package final class EventBus: Sendable {
         var subscriber: Subscriber
     }
 
-    private static let allKinds: Set<TaskEvent.Kind> = [.created, .suspended, .resumed, .progress, .completed]
+    private static let allKinds = Set(TaskEvent.Kind.allCases)
 
     private let subscriptions = Locked<[Int: Subscription]>([:])
     /// One bit per kind that at least one subscriber wants; rewritten under the lock.

@@ -16,11 +16,18 @@ extension SessionManager {
         if let sha256 = spec.sha256, sha256.utf8.count != 64 || !sha256.utf8.allSatisfy(\.isHexDigit) {
             throw DownloadRefusal(400, "sha256 must be 64 hexadecimal digits")
         }
-        let path = spec.path ?? settings.downloadDirectory + "/" + name
+        let namedByAnswer = spec.path == nil && name == nil
+        let path: String
+        if let given = spec.path {
+            path = given
+        } else {
+            path = try self.provisionalPath(name, in: settings.downloadDirectory, force: spec.force)
+        }
         if let refusal = DownloadTarget.refusal(for: path, force: spec.force, writableHint: settings.writableHint) {
+            if spec.path == nil { self.downloads.finished(path: path) }
             throw DownloadRefusal(refusal.hasSuffix("(--force replaces it)") ? 409 : 400, refusal)
         }
-        guard self.downloads.claim(path) else {
+        guard spec.path == nil || self.downloads.claim(path) else {
             throw DownloadRefusal(409, "another download is already making \(path)")
         }
         // A partial file left by an earlier download of this path is of unknown origin.
@@ -36,7 +43,7 @@ extension SessionManager {
         spec.sha256 = spec.sha256?.lowercased()
         let task = self.registry.withLock { registry in
             let task = DownloadTask(
-                id: registry.nextID, spec: spec, path: path, createdAt: Date(),
+                id: registry.nextID, spec: spec, path: path, namedByAnswer: namedByAnswer, createdAt: Date(),
                 machine: DownloadStateMachine(policy: settings.policy, keepPartial: spec.keepPartial), manager: self,
                 downloads: self.downloads)
             registry.nextID += 1
@@ -65,7 +72,8 @@ extension SessionManager {
                     registry.history.append(entry.record(maxAttempts: settings.retries))
                     continue
                 }
-                let offset = PartialFile.length(of: entry.path + ".afpart") ?? 0
+                let partialPath = entry.partialPath ?? entry.path + ".afpart"
+                let offset = PartialFile.length(of: partialPath) ?? 0
                 let machine = DownloadStateMachine(
                     policy: settings.policy, keepPartial: entry.keepPartial, state: entry.state, offset: offset,
                     total: entry.total, validator: entry.validator, failuresInARow: entry.failuresInARow,
@@ -74,7 +82,8 @@ extension SessionManager {
                     url: entry.url, headers: entry.headers, path: entry.path, sha256: entry.sha256,
                     keepPartial: entry.keepPartial, client: "restored")
                 let task = DownloadTask(
-                    id: entry.id, spec: spec, path: entry.path, createdAt: entry.createdAt, machine: machine,
+                    id: entry.id, spec: spec, path: entry.path, partialPath: partialPath,
+                    namedByAnswer: entry.namedByAnswer ?? false, createdAt: entry.createdAt, machine: machine,
                     manager: self, downloads: self.downloads)
                 _ = self.downloads.claim(entry.path)
                 registry.live[task.id] = task
@@ -103,6 +112,38 @@ extension SessionManager {
     }
 }
 
+extension SessionManager {
+    /// The path of a download not given one: the URL's file name in the download directory
+    /// (claimed here), or, for a URL that names none, `download`, `download-2`, … (the first
+    /// free one) until the answer names it. The directory is made if it is missing.
+    fileprivate func provisionalPath(
+        _ name: String?, in directory: String, force: Bool
+    ) throws(DownloadRefusal)
+        -> String
+    {
+        do throws(FileError) {
+            try DownloadJournal.makeDirectory(directory)
+        } catch {
+            throw DownloadRefusal(400, error.description)
+        }
+        if let name {
+            let path = directory + "/" + name
+            guard self.downloads.claim(path) else {
+                throw DownloadRefusal(409, "another download is already making \(path)")
+            }
+            return path
+        }
+        for index in 1...1000 {
+            let path = directory + (index == 1 ? "/download" : "/download-\(index)")
+            guard PartialFile.length(of: path) == nil, PartialFile.length(of: path + ".afpart") == nil,
+                self.downloads.claim(path)
+            else { continue }
+            return path
+        }
+        throw DownloadRefusal(409, "no free name for a download in \(directory)")
+    }
+}
+
 extension DownloadEntry {
     /// A finished download's record, as the history shows it after a restart.
     func record(maxAttempts: Int) -> TaskRecord {
@@ -122,9 +163,9 @@ extension DownloadEntry {
 
 /// The file name a URL gives a download without `-o`.
 enum DownloadURL {
-    /// The last path segment, percent-decoded, or "download" when the path names none; nil when
-    /// the URL is not http(s) with a host.
-    static func fileName(of url: String) -> String? {
+    /// The last path segment, percent-decoded, or `.some(nil)` when the path names none; nil
+    /// when the URL is not http(s) with a host.
+    static func fileName(of url: String) -> String?? {
         let lower = url.lowercased()
         guard let scheme = ["http://", "https://"].first(where: { lower.hasPrefix($0) }) else { return nil }
         let rest = url.dropFirst(scheme.count)
@@ -136,8 +177,8 @@ enum DownloadURL {
         let segment = path.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? ""
         let decoded = Self.percentDecoded(segment)
         guard !decoded.isEmpty, decoded != ".", decoded != "..", !decoded.contains("/"), !decoded.contains("\0")
-        else { return "download" }
-        return decoded
+        else { return .some(nil) }
+        return .some(decoded)
     }
 
     private static func percentDecoded(_ text: String) -> String {

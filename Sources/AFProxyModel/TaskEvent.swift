@@ -1,7 +1,7 @@
 /// What the session publishes, only on real changes: the control socket's event stream, the
 /// journal logger and the metrics all read this one stream.
 package struct TaskEvent: Sendable, Codable, Equatable {
-    package enum Kind: String, Sendable, Codable {
+    package enum Kind: String, Sendable, Codable, CaseIterable {
         case created
         case suspended
         case resumed

@@ -9,6 +9,10 @@ package struct DownloadEntry: Sendable, Codable, Equatable {
     package var url: String
     package var headers: HTTPHeaderList
     package var path: String
+    /// Where the bytes are gathered; nil: `path` + ".afpart". It differs once the answer named the file.
+    package var partialPath: String?
+    /// The path was not given: the answer's `Content-Disposition` may still name the file.
+    package var namedByAnswer: Bool?
     package var sha256: String?
     package var keepPartial: Bool
     package var createdAt: Date
@@ -30,7 +34,8 @@ package struct DownloadEntry: Sendable, Codable, Equatable {
     package var completedAt: Date?
 
     package init(
-        id: Int, url: String, headers: HTTPHeaderList, path: String, sha256: String?, keepPartial: Bool,
+        id: Int, url: String, headers: HTTPHeaderList, path: String, partialPath: String? = nil,
+        namedByAnswer: Bool? = nil, sha256: String?, keepPartial: Bool,
         createdAt: Date, state: TaskState = .running, validator: ResourceValidator? = nil, total: Int64? = nil,
         offset: Int64 = 0, failuresInARow: Int = 0, lastError: String? = nil, resumes: [TaskResume] = [],
         restarts: [DownloadFile.Restart] = [], status: Int? = nil, responseHeaders: HTTPHeaderList? = nil,
@@ -40,6 +45,8 @@ package struct DownloadEntry: Sendable, Codable, Equatable {
         self.url = url
         self.headers = headers
         self.path = path
+        self.partialPath = partialPath
+        self.namedByAnswer = namedByAnswer
         self.sha256 = sha256
         self.keepPartial = keepPartial
         self.createdAt = createdAt

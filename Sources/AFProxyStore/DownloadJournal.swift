@@ -140,7 +140,7 @@ package final class DownloadJournal: Sendable {
     }
 
     /// `mkdir -p`, mode 0700: the journal names files and URLs of its user.
-    static func makeDirectory(_ path: String) throws(FileError) {
+    package static func makeDirectory(_ path: String) throws(FileError) {
         var prefix = ""
         for part in path.split(separator: "/", omittingEmptySubsequences: true) {
             prefix += "/" + part

@@ -12,13 +12,16 @@ import Glibc
 /// Used by one thread at a time, as its task's contract orders (the session thread while an
 /// attempt runs, the finishing queue after): hence `@unchecked Sendable`.
 package final class PartialFile: @unchecked Sendable {
-    package let target: String
-    package let path: String
+    /// Where the complete file goes: named by the answer (`Content-Disposition`) for a URL that
+    /// names no file, so it may change before `finish`.
+    package var target: String
+    package private(set) var path: String
     private var descriptor: Int32 = -1
 
-    package init(target: String) {
+    /// `path` defaults to the target's name with `.afpart`.
+    package init(target: String, path: String? = nil) {
         self.target = target
-        self.path = target + ".afpart"
+        self.path = path ?? target + ".afpart"
     }
 
     deinit {
@@ -60,6 +63,16 @@ package final class PartialFile: @unchecked Sendable {
             }
             done += count
         }
+    }
+
+    /// Names the file anew (the answer named it): the partial file moves beside the new target.
+    package func retarget(_ target: String) throws(FileError) {
+        let path = target + ".afpart"
+        guard rename(self.path, path) == 0 || errno == ENOENT else {
+            throw FileError(operation: "rename to \(path)", path: self.path, code: errno)
+        }
+        self.target = target
+        self.path = path
     }
 
     /// Throws the bytes so far away: a download that starts again from 0.

@@ -308,3 +308,23 @@ import Testing
         #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == nil)
     }
 }
+
+@Suite struct ContentDispositionTests {
+    @Test func takesTheExtendedNameBeforeThePlainOneAndOnlyItsLastSegment() {
+        #expect(ContentDisposition.fileName(#"attachment; filename="x.bin""#) == "x.bin")
+        #expect(ContentDisposition.fileName("attachment; filename=plain.txt") == "plain.txt")
+        #expect(
+            ContentDisposition.fileName(#"attachment; filename="a.txt"; filename*=UTF-8''%E2%82%AC%20rates.txt"#)
+                == "€ rates.txt")
+        #expect(ContentDisposition.fileName(#"attachment; filename="semi;colon \"q\".txt""#) == #"semi;colon "q".txt"#)
+        #expect(ContentDisposition.fileName(#"attachment; filename="../../etc/passwd""#) == "passwd")
+    }
+
+    @Test func suggestsNothingUnusable() {
+        for value in [
+            "attachment", #"attachment; filename="""#, #"attachment; filename="..""#, "inline; filename=\u{1}x",
+        ] {
+            #expect(ContentDisposition.fileName(value) == nil, "\(value)")
+        }
+    }
+}
