@@ -18,6 +18,15 @@ package final class SessionManager: Sendable {
     let downloads: DownloadCoordinator
     /// Transparent resumes a proxied GET may make (`resume-attempts`; 0: `transparent-resume = no`).
     let transparentResumeLimit: Int
+    /// The network as last reported (`networkChanged`), and what its loss does to the tasks.
+    let network: Locked<NetworkState>
+
+    struct NetworkState {
+        var reachability = Reachability.unknown
+        var policy: NetworkLossPolicy
+        /// Proxied tasks suspended because the network went away (`suspend-all`): resumed when it returns.
+        var suspendedByNetwork: Set<Int> = []
+    }
     private let startedAt = ContinuousClock.now
 
     struct Registry {
@@ -32,9 +41,11 @@ package final class SessionManager: Sendable {
 
     package init(
         session: UpstreamSession, historyCapacity: Int, bufferBudget: Int = 64 << 20,
-        downloads: DownloadSettings = DownloadSettings(), transparentResumeLimit: Int = 0
+        downloads: DownloadSettings = DownloadSettings(), transparentResumeLimit: Int = 0,
+        networkLoss: NetworkLossPolicy = .waitDownloads
     ) {
         self.session = session
+        self.network = Locked(NetworkState(policy: networkLoss))
         self.transparentResumeLimit = transparentResumeLimit
         self.downloads = DownloadCoordinator(settings: downloads)
         self.budget = BufferBudget(limit: bufferBudget)
