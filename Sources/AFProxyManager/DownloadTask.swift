@@ -75,6 +75,20 @@ package final class DownloadTask: @unchecked Sendable {
         self.perform(self.machine.withLock { $0.slotGranted() })
     }
 
+    /// The network went away or came back (only for a destination that is not this machine).
+    func networkLost() {
+        self.perform(self.machine.withLock { $0.networkLost() })
+    }
+
+    func networkRestored() {
+        self.perform(self.machine.withLock { $0.networkRestored() })
+    }
+
+    /// The download's origin is this machine: the network's state does not concern it.
+    var isLoopback: Bool {
+        LoopbackHost.host(ofURL: self.spec.url).map(LoopbackHost.contains) ?? false
+    }
+
     package func record() -> TaskRecord {
         let now = ContinuousClock.now
         let (machine, waiting) = self.machine.withLock { ($0, $0.waiting(now: now)) }

@@ -52,6 +52,7 @@ extension SessionManager {
         }
         self.downloads.journal?.update(task.entry())
         self.events.publish(.created, task.record())
+        if self.networkIsDown && !task.isLoopback { task.networkLost() }
         task.start()
         return task.record()
     }
@@ -90,7 +91,10 @@ extension SessionManager {
                 restored.append(task)
             }
         }
-        for task in restored { task.start() }
+        for task in restored {
+            if self.networkIsDown && !task.isLoopback { task.networkLost() }
+            task.start()
+        }
         return restored.count
     }
 }

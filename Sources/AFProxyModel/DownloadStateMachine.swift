@@ -45,6 +45,8 @@ package struct DownloadStateMachine: Sendable {
         case backingOff(until: ContinuousClock.Instant)
         /// Suspended: no transfer, no timer, no slot.
         case idle
+        /// The network is gone: no attempt, no retry spent, until it returns.
+        case waitingForNetwork
         /// The body is complete: the file is checked, synced and renamed.
         case finishing
         case ended
@@ -69,6 +71,8 @@ package struct DownloadStateMachine: Sendable {
         case fail(TaskFailure)
         /// A verb (suspend, cancel) stopped it: the state says what follows.
         case verb
+        /// The network went away: wait for it.
+        case network
     }
 
     package struct RangeRequest: Sendable, Equatable {
@@ -123,6 +127,8 @@ package struct DownloadStateMachine: Sendable {
     package private(set) var restarts: [DownloadFile.Restart]
     /// What a cancel ended the task with.
     private var cancelFailure: TaskFailure?
+    /// The network is unreachable (and the destination is not this machine).
+    package private(set) var networkDown = false
 
     /// A new download, or one restored from the store: `offset` is the partial file's length,
     /// `state` running or suspended. Call `start()` next.
@@ -149,6 +155,8 @@ package struct DownloadStateMachine: Sendable {
         switch self.phase {
         case .queued:
             return "queued"
+        case .waitingForNetwork:
+            return "waiting for network"
         case .backingOff(let until):
             let seconds = max(0, Int(((until - now) / .seconds(1)).rounded(.up)))
             let why = self.lastError.map { ": \($0)" } ?? ""
@@ -174,13 +182,17 @@ package struct DownloadStateMachine: Sendable {
 
     package mutating func slotGranted() -> [Action] {
         guard self.state == .running, self.phase == .queued else { return [.releaseSlot] }
+        if self.networkDown {
+            self.phase = .waitingForNetwork
+            return [.releaseSlot]
+        }
         return self.beginAttempt()
     }
 
     package mutating func retryDue() -> [Action] {
         guard self.state == .running, case .backingOff = self.phase else { return [] }
-        self.phase = .queued
-        return [.enqueue]
+        self.phase = self.networkDown ? .waitingForNetwork : .queued
+        return self.networkDown ? [] : [.enqueue]
     }
 
     /// The final head of the current attempt.
@@ -297,6 +309,11 @@ package struct DownloadStateMachine: Sendable {
         case .running:
             break
         }
+        if self.networkDown && attempt.abort != .restart {
+            // Whatever ended the attempt, it was not its fault: no retry is spent.
+            self.phase = .waitingForNetwork
+            return [.releaseSlot, .persist]
+        }
         switch attempt.abort {
         case .restart:
             self.offset = 0
@@ -305,7 +322,7 @@ package struct DownloadStateMachine: Sendable {
             return self.retry(after: failure, moved: attempt.moved, minimum: minimum, now: now)
         case .fail(let failure):
             return self.end(failure, removePartial: !self.keepPartial)
-        case .verb:
+        case .verb, .network:
             return []
         case nil:
             break
@@ -333,6 +350,37 @@ package struct DownloadStateMachine: Sendable {
         return self.end(failure, removePartial: failure != nil && !self.keepPartial)
     }
 
+    // MARK: the network
+
+    /// The network went away: a running attempt stops, a queued or retrying download waits,
+    /// until `networkRestored`.
+    package mutating func networkLost() -> [Action] {
+        guard !self.networkDown else { return [] }
+        self.networkDown = true
+        guard self.state == .running else { return [] }
+        switch self.phase {
+        case .attempting(var attempt):
+            attempt.abort = attempt.abort ?? .network
+            self.phase = .attempting(attempt)
+            return [.abortTransfer]
+        case .queued, .backingOff:
+            self.phase = .waitingForNetwork
+            return []
+        default:
+            return []
+        }
+    }
+
+    /// The network is back: a waiting download queues for its next attempt at once, with its
+    /// count of failed attempts as it was.
+    package mutating func networkRestored() -> [Action] {
+        guard self.networkDown else { return [] }
+        self.networkDown = false
+        guard self.state == .running, self.phase == .waitingForNetwork else { return [] }
+        self.phase = .queued
+        return [.enqueue]
+    }
+
     // MARK: verbs
 
     package mutating func suspend() throws(IllegalTransition) -> [Action] {
@@ -342,7 +390,7 @@ package struct DownloadStateMachine: Sendable {
             attempt.abort = attempt.abort ?? .verb
             self.phase = .attempting(attempt)
             return [.abortTransfer, .publishSuspended]
-        case .queued, .backingOff:
+        case .queued, .backingOff, .waitingForNetwork:
             self.phase = .idle
             return [.publishSuspended, .persist]
         case .idle, .finishing, .ended:
@@ -354,6 +402,10 @@ package struct DownloadStateMachine: Sendable {
         try self.state.apply(.resume)
         self.failuresInARow = 0
         guard self.phase == .idle else { return [.publishResumed] }
+        guard !self.networkDown else {
+            self.phase = .waitingForNetwork
+            return [.publishResumed, .persist]
+        }
         self.phase = .queued
         return [.publishResumed, .enqueue, .persist]
     }
@@ -366,7 +418,7 @@ package struct DownloadStateMachine: Sendable {
             attempt.abort = .verb
             self.phase = .attempting(attempt)
             return [.abortTransfer]
-        case .queued, .backingOff, .idle:
+        case .queued, .backingOff, .idle, .waitingForNetwork:
             return self.end(failure, removePartial: !self.keepPartial)
         case .finishing, .ended:
             // The file is complete and being put in place: it finishes as it is.

@@ -276,6 +276,45 @@ import Testing
             ])
     }
 
+    @Test func aLostNetworkStopsTheAttemptAndSpendsNoRetry() {
+        var machine = self.receiving(maxAttempts: 2)
+        machine.bodyWritten(30)
+        #expect(machine.networkLost() == [.abortTransfer])
+        #expect(machine.transferEnded(.upstreamBroken("link down"), now: self.now) == [.releaseSlot, .persist])
+        #expect(machine.waiting(now: self.now) == "waiting for network")
+        #expect(machine.failuresInARow == 0)
+        #expect(machine.networkLost() == [])
+        #expect(machine.networkRestored() == [.enqueue])
+        #expect(machine.slotGranted() == [.startTransfer(range: .init(offset: 30, ifRange: Self.etag))])
+    }
+
+    @Test func whileTheNetworkIsDownNothingStartsAndRetriesWait() throws {
+        var machine = Machine(policy: .init())
+        _ = machine.networkLost()
+        _ = machine.start()
+        #expect(machine.slotGranted() == [.releaseSlot])
+        #expect(machine.phase == .waitingForNetwork)
+        // A failure that raced the loss is not counted either.
+        var racing = self.receiving()
+        _ = racing.networkLost()
+        _ = racing.transferEnded(.connectionRefused("no route"), now: self.now)
+        #expect(racing.failuresInARow == 0)
+        // Suspended while waiting: resume waits again rather than queueing.
+        #expect(try machine.suspend() == [.publishSuspended, .persist])
+        #expect(try machine.resume() == [.publishResumed, .persist])
+        #expect(machine.phase == .waitingForNetwork)
+        #expect(try machine.cancel(.canceled()) == [.finish(.canceled(), removePartial: true), .persist])
+    }
+
+    @Test func aRetryDueWhileTheNetworkIsDownWaitsForIt() {
+        var machine = self.receiving()
+        _ = machine.transferEnded(.connectionRefused("no"), now: self.now)
+        #expect(machine.networkLost() == [])
+        #expect(machine.phase == .waitingForNetwork)
+        #expect(machine.retryDue() == [])
+        #expect(machine.networkRestored() == [.enqueue])
+    }
+
     @Test func aChecksumMismatchAtTheEndFails() {
         var machine = self.receiving()
         machine.bodyWritten(100)
@@ -326,5 +365,23 @@ import Testing
         ] {
             #expect(ContentDisposition.fileName(value) == nil, "\(value)")
         }
+    }
+}
+
+@Suite struct LoopbackHostTests {
+    @Test func thisMachineIsLoopbackTheRestIsNot() {
+        for host in ["localhost", "a.localhost", "127.0.0.1", "127.9.8.7", "::1", "LOCALHOST"] {
+            #expect(LoopbackHost.contains(host), "\(host)")
+        }
+        for host in ["10.0.0.1", "127.0.0", "example.org", "::2", "127.0.0.256", "localhost.example"] {
+            #expect(!LoopbackHost.contains(host), "\(host)")
+        }
+    }
+
+    @Test func theHostOfAURL() {
+        #expect(LoopbackHost.host(ofURL: "http://u:p@h.example:8080/x?y") == "h.example")
+        #expect(LoopbackHost.host(ofURL: "https://[::1]:443/") == "::1")
+        #expect(LoopbackHost.host(ofURL: "http://127.0.0.1") == "127.0.0.1")
+        #expect(LoopbackHost.host(ofURL: "no-scheme") == nil)
     }
 }
