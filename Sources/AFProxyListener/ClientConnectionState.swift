@@ -54,7 +54,10 @@ struct ClientConnectionState<Task: AnyObject> {
     private(set) var holds: Set<ReadHold> = []
     /// A `read()` was held back; it goes through once nothing holds it.
     private var readPending = false
-    private var queued = CircularBuffer<Input>()
+    /// Inputs that arrived before the current exchange ended; nil while there are none, which is
+    /// nearly always: an empty ring would still hold storage for 16 inputs (about 1 KiB) for the
+    /// life of every keep-alive connection.
+    private var queued: CircularBuffer<Input>?
 
     // MARK: input
 
@@ -62,17 +65,19 @@ struct ClientConnectionState<Task: AnyObject> {
     /// exchange (or dropped, on a closed connection).
     mutating func receive(_ input: Input) -> Bool {
         if case .malformed = input { self.holds.insert(.malformed) }
-        if self.canHandleNow && self.queued.isEmpty { return true }
+        if self.canHandleNow && self.queued == nil { return true }
         if case .closed = self.phase { return false }
-        self.queued.append(input)
+        if self.queued == nil { self.queued = CircularBuffer(initialCapacity: 4) }
+        self.queued!.append(input)
         self.holds.insert(.pipelined)
         return false
     }
 
     /// The next queued input that can be handled now, in order.
     mutating func nextQueued() -> Input? {
-        guard self.canHandleNow else { return nil }
-        return self.queued.popFirst()
+        guard self.canHandleNow, let next = self.queued?.popFirst() else { return nil }
+        if self.queued?.isEmpty == true { self.queued = nil }
+        return next
     }
 
     /// The part can go to the current request (its body and end), or starts a request while
@@ -237,7 +242,7 @@ struct ClientConnectionState<Task: AnyObject> {
 
     /// After queued inputs were handled: answers whether a held `read()` is to be issued now.
     mutating func queueDrained() -> Bool {
-        if self.queued.isEmpty {
+        if self.queued == nil {
             self.holds.remove(.pipelined)
         } else {
             self.holds.insert(.pipelined)

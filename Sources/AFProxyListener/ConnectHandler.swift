@@ -59,7 +59,7 @@ final class ConnectHandler: ChannelDuplexHandler, RemovableChannelHandler {
             try pipeline.removeHandler(pipeline.handler(type: NIOHTTPResponseHeadersValidator.self), promise: nil)
             try pipeline.removeHandler(pipeline.handler(type: ProxyErrorHandler.self), promise: nil)
             pipeline.removeHandler(context: context, promise: nil)
-            let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            let decoder = try pipeline.handler(type: ByteToMessageHandler<RequestDecoder>.self)
             pipeline.removeHandler(decoder).assumeIsolated().whenComplete { _ in gate.open() }
             // From now on a half-close of the client is an event to pass on, not the end.
             try context.channel.syncOptions?.setOption(.allowRemoteHalfClosure, value: true)

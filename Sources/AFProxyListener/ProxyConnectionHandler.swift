@@ -25,14 +25,23 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     private let manager: SessionManager
     private let validator: RequestValidator
     private let clientAddress: String
+    /// The decoder in front of this handler, whose parser goes while the connection is idle.
+    let decoder: RequestDecoder
+    /// The parser's last part was a request's `.end`, with no head or error after it: with the
+    /// connection idle, the decoder may let its parser go. Not after a request that asks for a
+    /// protocol upgrade: NIO's parser stops at its end and reads nothing more, and keeping it
+    /// keeps such a connection as it was.
+    private var parsedToRequestEnd = false
+    private var upgradeAsked = false
     private(set) var state = State()
     private var context: ChannelHandlerContext?
     private var bridge: ConnectionBridge?
 
-    init(manager: SessionManager, validator: RequestValidator, clientAddress: String) {
+    init(manager: SessionManager, validator: RequestValidator, clientAddress: String, decoder: RequestDecoder) {
         self.manager = manager
         self.validator = validator
         self.clientAddress = clientAddress
+        self.decoder = decoder
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -48,7 +57,17 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     // MARK: inbound
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let input = State.Input.part(self.unwrapInboundIn(data))
+        let part = self.unwrapInboundIn(data)
+        switch part {
+        case .head(let head):
+            self.parsedToRequestEnd = false
+            self.upgradeAsked = head.headers.contains(name: "upgrade")
+        case .body:
+            break
+        case .end:
+            self.parsedToRequestEnd = !self.upgradeAsked
+        }
+        let input = State.Input.part(part)
         if self.state.receive(input) { self.handle(input, context: context) }
     }
 
@@ -57,6 +76,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             context.fireUserInboundEventTriggered(event)
             return
         }
+        self.parsedToRequestEnd = false
         let input = State.Input.malformed(malformed.refusal)
         if self.state.receive(input) { self.handle(input, context: context) }
     }
@@ -95,10 +115,12 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         }
     }
 
-    /// After an exchange ended on an open connection: the requests that waited, in order.
+    /// After an exchange ended on an open connection: the requests that waited, in order. If
+    /// none did, the connection is idle and its parser can go.
     private func drainQueued(context: ChannelHandlerContext) {
         while let next = self.state.nextQueued() { self.handle(next, context: context) }
         if self.state.queueDrained() { context.read() }
+        if case .idle = self.state.phase, self.parsedToRequestEnd { self.decoder.releaseParser() }
     }
 
     private func receiveHead(_ head: HTTPRequestHead, context: ChannelHandlerContext) {

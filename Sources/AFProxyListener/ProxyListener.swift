@@ -95,18 +95,28 @@ package final class ProxyListener: Service, Sendable {
                         RequestTimeoutHandler(
                             idleTimeout: configuration.idleTimeout, headerTimeout: configuration.headerTimeout,
                             via: configuration.viaName))
-                    // `.forwardBytes`: bytes a client sends right behind its CONNECT reach the
-                    // tunnel when the decoder leaves (otherwise they are dropped).
-                    try sync.addHandler(ClientResponseEncoder())
-                    try sync.addHandler(
-                        ByteToMessageHandler(
-                            HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes, limitConfiguration: limits)))
-                    try sync.addHandler(NIOHTTPResponseHeadersValidator())
-                    try sync.addHandler(ProxyErrorHandler())
-                    try sync.addHandler(
-                        ProxyConnectionHandler(manager: manager, validator: validator, clientAddress: client))
+                    try Self.addHTTPHandlers(
+                        to: sync, manager: manager, validator: validator, clientAddress: client, limits: limits)
                 }
             }
+    }
+
+    /// The HTTP handlers of a client connection, behind whatever `pipeline` holds already; the
+    /// tests build theirs with it too. Answers the connection handler.
+    @discardableResult
+    static func addHTTPHandlers(
+        to pipeline: ChannelPipeline.SynchronousOperations, manager: SessionManager, validator: RequestValidator,
+        clientAddress: String, limits: NIOHTTPDecoderLimitConfiguration = .init()
+    ) throws -> ProxyConnectionHandler {
+        let decoder = RequestDecoder(limits: limits)
+        let handler = ProxyConnectionHandler(
+            manager: manager, validator: validator, clientAddress: clientAddress, decoder: decoder)
+        try pipeline.addHandler(ClientResponseEncoder())
+        try pipeline.addHandler(ByteToMessageHandler(decoder))
+        try pipeline.addHandler(NIOHTTPResponseHeadersValidator())
+        try pipeline.addHandler(ProxyErrorHandler())
+        try pipeline.addHandler(handler)
+        return handler
     }
 
     private static func decoderLimits(_ configuration: ListenerConfiguration) -> NIOHTTPDecoderLimitConfiguration {

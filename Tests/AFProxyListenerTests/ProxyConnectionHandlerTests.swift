@@ -29,16 +29,11 @@ import Testing
     private let manager = SessionManager(session: UpstreamSession(), historyCapacity: 10)
 
     init() throws {
-        self.handler = ProxyConnectionHandler(
-            manager: self.manager, validator: RequestValidator(via: "test-proxy", maxHeaderBytes: 16 << 10),
-            clientAddress: "127.0.0.1:1")
         let sync = self.channel.pipeline.syncOperations
         try sync.addHandler(self.counter)
-        try sync.addHandler(ClientResponseEncoder())
-        try sync.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes)))
-        try sync.addHandler(NIOHTTPResponseHeadersValidator())
-        try sync.addHandler(ProxyErrorHandler())
-        try sync.addHandler(self.handler)
+        self.handler = try ProxyListener.addHTTPHandlers(
+            to: sync, manager: self.manager, validator: RequestValidator(via: "test-proxy", maxHeaderBytes: 16 << 10),
+            clientAddress: "127.0.0.1:1")
         try self.channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
     }
 
@@ -93,6 +88,97 @@ import Testing
         #expect(text.components(separatedBy: "HTTP/1.1 200 OK\r\n").count == 3)
         #expect(text.contains("Via: 1.1 test-proxy\r\n"))
         #expect(self.channel.isActive)
+    }
+
+    private func request(_ path: String) -> String {
+        "GET http://origin.test/\(path) HTTP/1.1\r\nHost: origin.test\r\n\r\n"
+    }
+
+    /// An idle keep-alive connection holds no parser; the next request makes a fresh one and
+    /// is parsed and answered as the first was.
+    @Test func anIdleConnectionLetsItsParserGoAndTheNextRequestMakesANewOne() throws {
+        try self.send(self.request("first"))
+        #expect(self.handler.decoder.holdsParser)
+        self.answer(try #require(self.currentTask), "one")
+        #expect(!self.handler.decoder.holdsParser)
+
+        try self.send(self.request("second"))
+        let second = try #require(self.currentTask)
+        #expect(second.request.url == "http://origin.test/second")
+        self.answer(second, "two")
+        #expect(!self.handler.decoder.holdsParser)
+        let text = try self.written()
+        #expect(text.components(separatedBy: "HTTP/1.1 200 OK\r\n").count == 3)
+        #expect(text.hasSuffix("\r\n\r\ntwo"), "\(text)")
+        #expect(self.channel.isActive)
+    }
+
+    /// After the parser went, a request that arrives a byte at a time is parsed as a whole.
+    @Test func aRequestSentByteByByteAfterIdleIsParsed() throws {
+        try self.send(self.request("first"))
+        self.answer(try #require(self.currentTask), "one")
+        #expect(!self.handler.decoder.holdsParser)
+        for byte in "POST http://origin.test/up HTTP/1.1\r\nHost: origin.test\r\nContent-Length: 2\r\n\r\nhi".utf8 {
+            try self.channel.writeInbound(ByteBuffer(bytes: [byte]))
+        }
+        let task = try #require(self.currentTask)
+        #expect(task.request.url == "http://origin.test/up")
+        #expect(task.request.method == "POST")
+        self.answer(task, "ok")
+        #expect(try self.written().hasSuffix("\r\n\r\nok"))
+        #expect(self.channel.isActive)
+    }
+
+    /// A pipelined request that has begun to arrive when the response before it ends keeps the
+    /// parser, which holds its first half.
+    @Test func aPartlyPipelinedRequestKeepsTheParser() throws {
+        try self.send(self.request("first") + "GET http://origin.test/second HTTP/1.1\r\nHo")
+        self.answer(try #require(self.currentTask), "one")
+        #expect(self.handler.decoder.holdsParser)
+        #expect(self.currentTask == nil)
+        try self.send("st: origin.test\r\n\r\n")
+        let second = try #require(self.currentTask)
+        #expect(second.request.url == "http://origin.test/second")
+        self.answer(second, "two")
+        #expect(!self.handler.decoder.holdsParser)
+        #expect(try self.written().hasSuffix("\r\n\r\ntwo"))
+    }
+
+    /// Two requests in one read: the second waits for the first's answer, and the parser goes
+    /// only once both are answered.
+    @Test func aWholePipelinedRequestIsAnsweredBeforeTheParserGoes() throws {
+        try self.send(self.request("first") + self.request("second"))
+        self.answer(try #require(self.currentTask), "one")
+        let second = try #require(self.currentTask)
+        #expect(second.request.url == "http://origin.test/second")
+        self.answer(second, "two")
+        #expect(!self.handler.decoder.holdsParser)
+        let text = try self.written()
+        #expect(text.components(separatedBy: "HTTP/1.1 200 OK\r\n").count == 3)
+    }
+
+    /// The client half-closes (here: its end of input reaches the decoder) while its connection
+    /// is idle and holds no parser: nothing is answered and nothing fails.
+    @Test func aHalfCloseWhileIdleWithoutAParserIsQuiet() throws {
+        try self.send(self.request("first"))
+        self.answer(try #require(self.currentTask), "one")
+        _ = try self.written()
+        #expect(!self.handler.decoder.holdsParser)
+        self.channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        #expect(try self.written().isEmpty)
+        #expect(!self.handler.decoder.holdsParser)
+        _ = try? self.channel.close().wait()
+        #expect(!self.channel.isActive)
+    }
+
+    /// A request that asks for a protocol upgrade: NIO's parser reads nothing after it, and it
+    /// stays, so that the connection behaves as it always did.
+    @Test func aRequestAskingForAnUpgradeKeepsTheParser() throws {
+        try self.send(
+            "GET http://origin.test/ws HTTP/1.1\r\nHost: origin.test\r\nConnection: upgrade\r\n"
+                + "Upgrade: websocket\r\n\r\n")
+        self.answer(try #require(self.currentTask), "one")
+        #expect(self.handler.decoder.holdsParser)
     }
 
     @Test func aRequestWithConflictingFramingIsRefusedAndTheConnectionCloses() throws {

@@ -17,7 +17,7 @@ import pytest
 
 from helpers import (
     EventStream, RawConn, assert_serves, closed_port, curl, curl_sha256, file_sha256, live_task,
-    start_curl, wait_for,
+    request_bytes, start_curl, wait_for,
 )
 from origin import payload, payload_sha256, start_origin
 
@@ -218,6 +218,21 @@ def test_half_close_is_passed_on_and_early_bytes_arrive(start_proxy, origin):
     rec = proxy.history_record(origin.host)
     assert rec["endReason"] == "client closed" and rec["error"] is None, rec
     assert rec["upload"]["completed"] > 0 and rec["download"]["completed"] > 5000
+
+
+def test_connect_after_requests_on_a_keep_alive_connection(start_proxy, origin):
+    """A CONNECT on a connection that answered requests before (and went idle between them)
+    opens its tunnel as on a fresh one, and bytes sent right behind it arrive."""
+    proxy = start_proxy("--allow-connect-port", str(origin.port))
+    with RawConn(proxy.port) as c:
+        for n in (10, 20):
+            c.send(request_bytes("GET", origin.url(f"/bytes/{n}")))
+            assert c.read_response().body == payload(n)
+        c.send(connect_head(origin.host)
+               + f"GET /bytes/5000 HTTP/1.1\r\nHost: {origin.host}\r\nConnection: close\r\n\r\n".encode())
+        assert c.read_response(head=True).status == 200
+        assert c.read_response().body == payload(5000)
+        assert c.wait_closed(timeout=10)
 
 
 def test_tunnel_to_an_ipv6_literal(start_proxy, origin_v6):

@@ -243,6 +243,50 @@ def test_upstream_connections_survive_a_lull(proxy, origin):
         f"the second burst opened {origin.connections - before - first} new upstream connections"
 
 
+def test_many_requests_in_turn_on_one_connection(proxy, origin):
+    """Forty requests of every framing, one after another on one connection, each answered in
+    full: between them the connection is idle and lets its parser go, and each request makes a
+    new one (uploads that end in their body, chunked ones, HEADs, GETs)."""
+    with RawConn(proxy.port) as c:
+        for i in range(40):
+            kind = i % 4
+            if kind == 0:
+                c.send(request_bytes("GET", origin.url(f"/bytes/{100 + i}")))
+                r = c.read_response()
+                assert (r.status, r.body, r.complete) == (200, payload(100 + i), True), i
+            elif kind == 1:
+                body = payload(3000 + i)
+                c.send(request_bytes("POST", origin.url("/upload"), body=body))
+                j = c.read_response().json()
+                assert (j["length"], j["sha256"]) == (len(body), hashlib.sha256(body).hexdigest()), i
+            elif kind == 2:
+                c.send(request_bytes("PUT", origin.url("/upload"), [("Transfer-Encoding", "chunked")],
+                                     body=b"5\r\nhello\r\n0\r\n\r\n"))
+                j = c.read_response().json()
+                assert (j["length"], j["sha256"]) == (5, hashlib.sha256(b"hello").hexdigest()), i
+            else:
+                c.send(request_bytes("HEAD", origin.url("/bytes/10")))
+                r = c.read_response(head=True)
+                assert (r.status, r.body) == (200, b""), i
+
+
+def test_a_request_sent_byte_by_byte_after_idle(proxy, origin):
+    """Once a keep-alive connection went idle, a request that arrives one byte at a time, head
+    and body, is parsed whole and answered, and so is the one after it."""
+    with RawConn(proxy.port) as c:
+        c.send(request_bytes("GET", origin.url("/bytes/10")))
+        assert c.read_response().body == payload(10)
+        time.sleep(0.2)
+        body = b"split into single bytes"
+        for byte in request_bytes("POST", origin.url("/upload"), body=body):
+            assert c.send(bytes([byte]))
+            time.sleep(0.002)
+        j = c.read_response().json()
+        assert (j["length"], j["sha256"]) == (len(body), hashlib.sha256(body).hexdigest())
+        c.send(request_bytes("GET", origin.url("/bytes/20")))
+        assert c.read_response().body == payload(20)
+
+
 def test_pipelined_requests_answered_in_order(proxy, origin):
     """Three requests written in one go are answered in order, each response complete."""
     with RawConn(proxy.port) as c:
