@@ -194,6 +194,15 @@ make_file() {
         || die "cannot create $1 ($2 bytes)"
 }
 
+# make_random_file PATH BYTES [SEED]: a file of that size whose bytes differ everywhere (AES-CTR
+# of zeros keyed by SEED), for checks that must notice bytes out of place: a SHA-256 of zeros
+# would pass a file whose pieces were joined at the wrong offsets. About 300 MiB/s.
+make_random_file() {
+    openssl enc -aes-128-ctr -nosalt -pbkdf2 -pass "pass:afproxy-bench-${3:-1}" </dev/zero 2>/dev/null \
+        | head -c "$2" >"$1"
+    [[ $(stat -c %s "$1" 2>/dev/null) == "$2" ]] || die "cannot create $1 ($2 bytes)"
+}
+
 # number_fields LINE KEY...: sets each variable KEY (which the caller declares
 # local) to the number in the word KEY=NUMBER of LINE, a tool's one-line
 # result such as wrk's "BENCH requests=... p99_us=...". The line is parsed,
