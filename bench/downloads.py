@@ -1,21 +1,25 @@
 #!/usr/bin/env python3
 """Download tasks measured through a running afproxy's control socket, for bench/run.
 
-  downloads.py single SOCK URL SOURCE DIR RUNS
+  downloads.py single SOCK PID URL SOURCE DIR RUNS
       RUNS rounds of: `curl -o DIR/curl.bin URL` (straight from the origin), then a download task
-      of the same URL to DIR/task.bin (`POST /v1/downloads`). Each is timed from the moment it is
-      started (curl's exec, the POST) to the moment it is done (curl's exit, the task's
-      `completed`), then its file is checked against SOURCE (length and SHA-256) and removed.
+      of the same URL to DIR/task.bin (`POST /v1/downloads` to the daemon PID listening on the
+      control socket SOCK). Each is timed from the moment it is started (curl's exec, the POST) to
+      the moment it is done (curl's exit, the task's `completed`), then its file is checked
+      against SOURCE (length and SHA-256) and removed. CPU seconds: curl's own (user + system),
+      and the daemon's over the task (its whole process, so its idle work counts too).
       Prints one line per round and, for bench/run, the medians:
-        SINGLE runs=N ok=N curl_mibps=F task_mibps=F curl_runs=F,F,.. task_runs=F,F,..
+        SINGLE runs=N ok=N curl_mibps=F task_mibps=F curl_cpu=F task_cpu=F
+               curl_runs=F,F,.. task_runs=F,F,..
 
-  downloads.py many SOCK URL_PREFIX WWW_DIR NAMES DIR
+  downloads.py many SOCK PID URL_PREFIX WWW_DIR NAMES DIR
       Starts one download task per name in NAMES (comma-separated), URL_PREFIX + name to DIR/name,
       all at once, and waits for every one to end. The files are checked against WWW_DIR/name
       (length and SHA-256). Prints the resumes of each task and, for bench/run:
-        MANY tasks=N ok=N seconds=F mibps=F bytes=N resumes_min=N resumes_max=N resumes_total=N
-             restarts_total=N
-      mibps is the bytes of all the files over the time from the first POST to the last task's end.
+        MANY tasks=N ok=N seconds=F mibps=F bytes=N cpu=F resumes_min=N resumes_max=N
+             resumes_total=N restarts_total=N
+      mibps is the bytes of all the files over the time from the first POST to the last task's
+      end; cpu the daemon's CPU seconds over the same time.
 
 A task's end is heard on `GET /v1/events` (the `completed` event), which comes the moment the file
 is renamed into place; `GET /v1/tasks/ID` is polled every POLL_S as well, in case the stream is
@@ -26,12 +30,16 @@ import hashlib
 import http.client
 import json
 import os
+import resource
 import socket
 import statistics
 import subprocess
 import sys
 import threading
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import procmon  # noqa: E402
 
 POLL_S = 0.5
 TIMEOUT_S = 600.0
@@ -170,16 +178,22 @@ def task_problem(task):
     return None
 
 
-def single(sock, url, source, directory, runs):
+def children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def single(sock, pid, url, source, directory, runs):
     length, digest = os.stat(source).st_size, sha256_file(source)
     watcher = Watcher(sock)
-    curl_speeds, task_speeds, ok = [], [], 0
+    curl_speeds, task_speeds, curl_cpus, task_cpus, ok = [], [], [], [], 0
     for i in range(1, runs + 1):
         good = True
         out = os.path.join(directory, "curl.bin")
-        t0 = time.monotonic()
+        cpu0, t0 = children_cpu(), time.monotonic()
         rc = subprocess.run(["curl", "-s", "--noproxy", "*", "--max-time", "300", "-o", out, url]).returncode
         t_curl = time.monotonic() - t0
+        curl_cpus.append(children_cpu() - cpu0)
         if rc != 0:
             print(f"round {i}: curl -o exited {rc}", file=sys.stderr)
             good = False
@@ -188,7 +202,7 @@ def single(sock, url, source, directory, runs):
             os.unlink(out)
 
         out = os.path.join(directory, "task.bin")
-        t0 = time.monotonic()
+        cpu0, t0 = procmon.cpu_seconds(pid), time.monotonic()
         tid = start_task(sock, url, out)
         watcher.watch(tid)
         ended = watcher.wait_all([tid])
@@ -196,6 +210,7 @@ def single(sock, url, source, directory, runs):
             print(f"round {i}: task {tid} did not end within {TIMEOUT_S:.0f} s", file=sys.stderr)
             return 1
         t_task = ended[tid][0] - t0
+        task_cpus.append(procmon.cpu_seconds(pid) - cpu0)
         _, task = control(sock, "GET", f"/v1/tasks/{tid}")
         problem = task_problem(task)
         if problem:
@@ -209,23 +224,25 @@ def single(sock, url, source, directory, runs):
         task_speeds.append(length / MIB / t_task)
         ok += good
         print(f"round {i}: curl -o {t_curl:.3f} s = {curl_speeds[-1]:.0f} MiB/s, "
-              f"task {tid} {t_task:.3f} s = {task_speeds[-1]:.0f} MiB/s "
-              f"({len(task.get('resumes') or [])} resumes), files {'exact' if good else 'WRONG'}")
+              f"CPU {curl_cpus[-1]:.2f} s; task {tid} {t_task:.3f} s = {task_speeds[-1]:.0f} MiB/s, "
+              f"daemon CPU {task_cpus[-1]:.2f} s ({len(task.get('resumes') or [])} resumes); "
+              f"files {'exact' if good else 'WRONG'}")
     print(f"SINGLE runs={runs} ok={ok} curl_mibps={statistics.median(curl_speeds):.0f} "
           f"task_mibps={statistics.median(task_speeds):.0f} "
+          f"curl_cpu={statistics.median(curl_cpus):.2f} task_cpu={statistics.median(task_cpus):.2f} "
           f"curl_runs={','.join(f'{s:.0f}' for s in curl_speeds)} "
           f"task_runs={','.join(f'{s:.0f}' for s in task_speeds)}")
     return 0 if ok == runs else 1
 
 
-def many(sock, url_prefix, www, names, directory):
+def many(sock, pid, url_prefix, www, names, directory):
     sources = {}
     for name in names:
         path = os.path.join(www, name)
         sources[name] = (os.stat(path).st_size, sha256_file(path))
     watcher = Watcher(sock)
     ids = {}
-    t0 = time.monotonic()
+    cpu0, t0 = procmon.cpu_seconds(pid), time.monotonic()
     for name in names:
         tid = start_task(sock, url_prefix + name, os.path.join(directory, name))
         watcher.watch(tid)
@@ -233,6 +250,7 @@ def many(sock, url_prefix, www, names, directory):
     ended = watcher.wait_all(list(ids))
     t_end = max((t for t, _ in ended.values()), default=time.monotonic())
     seconds = t_end - t0
+    cpu = procmon.cpu_seconds(pid) - cpu0   # a little after the last end: the checks come later
     ok, resumes, restarts = 0, [], 0
     total = sum(length for length, _ in sources.values())
     for tid, name in ids.items():
@@ -258,16 +276,16 @@ def many(sock, url_prefix, www, names, directory):
             os.unlink(path)
     print(f"resumes per task: {' '.join(str(r) for r in resumes)}")
     print(f"MANY tasks={len(ids)} ok={ok} seconds={seconds:.2f} "
-          f"mibps={total / MIB / seconds:.0f} bytes={total} resumes_min={min(resumes)} "
+          f"mibps={total / MIB / seconds:.0f} bytes={total} cpu={cpu:.2f} resumes_min={min(resumes)} "
           f"resumes_max={max(resumes)} resumes_total={sum(resumes)} restarts_total={restarts}")
     return 0 if ok == len(ids) else 1
 
 
 def main(argv):
-    if len(argv) == 7 and argv[1] == "single":
-        return single(argv[2], argv[3], argv[4], argv[5], int(argv[6]))
-    if len(argv) == 7 and argv[1] == "many":
-        return many(argv[2], argv[3], argv[4], argv[5].split(","), argv[6])
+    if len(argv) == 8 and argv[1] == "single":
+        return single(argv[2], int(argv[3]), argv[4], argv[5], argv[6], int(argv[7]))
+    if len(argv) == 8 and argv[1] == "many":
+        return many(argv[2], int(argv[3]), argv[4], argv[5], argv[6].split(","), argv[7])
     sys.exit(__doc__)
 
 
