@@ -6,10 +6,13 @@
       of the same URL to DIR/task.bin (`POST /v1/downloads` to the daemon PID listening on the
       control socket SOCK). Each is timed from the moment it is started (curl's exec, the POST) to
       the moment it is done (curl's exit, the task's `completed`), then its file is checked
-      against SOURCE (length and SHA-256) and removed. CPU seconds: curl's own (user + system),
-      and the daemon's over the task (its whole process, so its idle work counts too).
-      Prints one line per round and, for bench/run, the medians:
-        SINGLE runs=N ok=N curl_mibps=F task_mibps=F curl_cpu=F task_cpu=F
+      against SOURCE (length and SHA-256) and removed. The task's file is synced before it is
+      renamed into place and curl's is not, so curl's file is then synced too (fsync), timed
+      apart: curl_sync_mibps is curl -o plus that fsync, the same durability as the task (on
+      tmpfs the sync costs nothing; on a disk it is most of the difference). CPU seconds:
+      curl's own (user + system), and the daemon's over the task (its whole process, so its
+      idle work counts too). Prints one line per round and, for bench/run, the medians:
+        SINGLE runs=N ok=N curl_mibps=F curl_sync_mibps=F task_mibps=F curl_cpu=F task_cpu=F
                curl_runs=F,F,.. task_runs=F,F,..
 
   downloads.py many SOCK PID URL_PREFIX WWW_DIR NAMES DIR
@@ -186,7 +189,7 @@ def children_cpu():
 def single(sock, pid, url, source, directory, runs):
     length, digest = os.stat(source).st_size, sha256_file(source)
     watcher = Watcher(sock)
-    curl_speeds, task_speeds, curl_cpus, task_cpus, ok = [], [], [], [], 0
+    curl_speeds, sync_speeds, task_speeds, curl_cpus, task_cpus, ok = [], [], [], [], [], 0
     for i in range(1, runs + 1):
         good = True
         out = os.path.join(directory, "curl.bin")
@@ -194,6 +197,15 @@ def single(sock, pid, url, source, directory, runs):
         rc = subprocess.run(["curl", "-s", "--noproxy", "*", "--max-time", "300", "-o", out, url]).returncode
         t_curl = time.monotonic() - t0
         curl_cpus.append(children_cpu() - cpu0)
+        t_sync = 0.0
+        if os.path.exists(out):
+            t1 = time.monotonic()
+            fd = os.open(out, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            t_sync = time.monotonic() - t1
         if rc != 0:
             print(f"round {i}: curl -o exited {rc}", file=sys.stderr)
             good = False
@@ -221,13 +233,15 @@ def single(sock, pid, url, source, directory, runs):
             os.unlink(out)
 
         curl_speeds.append(length / MIB / t_curl)
+        sync_speeds.append(length / MIB / (t_curl + t_sync))
         task_speeds.append(length / MIB / t_task)
         ok += good
         print(f"round {i}: curl -o {t_curl:.3f} s = {curl_speeds[-1]:.0f} MiB/s, "
-              f"CPU {curl_cpus[-1]:.2f} s; task {tid} {t_task:.3f} s = {task_speeds[-1]:.0f} MiB/s, "
+              f"CPU {curl_cpus[-1]:.2f} s, then fsync {t_sync:.3f} s; task {tid} {t_task:.3f} s = {task_speeds[-1]:.0f} MiB/s, "
               f"daemon CPU {task_cpus[-1]:.2f} s ({len(task.get('resumes') or [])} resumes); "
               f"files {'exact' if good else 'WRONG'}")
     print(f"SINGLE runs={runs} ok={ok} curl_mibps={statistics.median(curl_speeds):.0f} "
+          f"curl_sync_mibps={statistics.median(sync_speeds):.0f} "
           f"task_mibps={statistics.median(task_speeds):.0f} "
           f"curl_cpu={statistics.median(curl_cpus):.2f} task_cpu={statistics.median(task_cpus):.2f} "
           f"curl_runs={','.join(f'{s:.0f}' for s in curl_speeds)} "

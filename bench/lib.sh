@@ -28,6 +28,7 @@ declare -A PID=()            # target -> proxy pid
 declare -A PORT=()           # target/origin -> listen port
 declare -A NOTE=()           # target -> why figures are missing or suspicious
 TMP=""
+EXTRA_TMP=()                 # more temp dirs to remove on exit (e.g. one on another file system)
 FG_PID=""                    # client being waited for (see run_waited)
 
 log()  { printf '[%s %s] %s\n' "$LOG_TAG" "$(date +%T)" "$*" >&2; }
@@ -90,13 +91,14 @@ cleanup() {
     for ((i = ${#STARTED_PIDS[@]} - 1; i >= 0; i--)); do
         stop_process "${STARTED_PIDS[i]}"
     done
-    if [[ -n $TMP && -d $TMP ]]; then
+    for i in "$TMP" "${EXTRA_TMP[@]}"; do
+        [[ -n $i && -d $i ]] || continue
         if [[ ${BENCH_KEEP_TMP:-0} == 1 ]]; then
-            log "kept temp dir $TMP"
+            log "kept temp dir $i"
         else
-            rm -rf "$TMP"
+            rm -rf "$i"
         fi
-    fi
+    done
     exit "$status"
 }
 
