@@ -28,6 +28,7 @@ declare -A PID=()            # target -> proxy pid
 declare -A PORT=()           # target/origin -> listen port
 declare -A NOTE=()           # target -> why figures are missing or suspicious
 TMP=""
+EXTRA_TMP=()                 # more temp dirs to remove on exit (e.g. one on another file system)
 FG_PID=""                    # client being waited for (see run_waited)
 
 log()  { printf '[%s %s] %s\n' "$LOG_TAG" "$(date +%T)" "$*" >&2; }
@@ -90,13 +91,14 @@ cleanup() {
     for ((i = ${#STARTED_PIDS[@]} - 1; i >= 0; i--)); do
         stop_process "${STARTED_PIDS[i]}"
     done
-    if [[ -n $TMP && -d $TMP ]]; then
+    for i in "$TMP" "${EXTRA_TMP[@]}"; do
+        [[ -n $i && -d $i ]] || continue
         if [[ ${BENCH_KEEP_TMP:-0} == 1 ]]; then
-            log "kept temp dir $TMP"
+            log "kept temp dir $i"
         else
-            rm -rf "$TMP"
+            rm -rf "$i"
         fi
-    fi
+    done
     exit "$status"
 }
 
@@ -192,6 +194,15 @@ make_file() {
     fallocate -l "$2" "$1" 2>/dev/null \
         || dd if=/dev/zero of="$1" bs=1M count=$(($2 >> 20)) status=none \
         || die "cannot create $1 ($2 bytes)"
+}
+
+# make_random_file PATH BYTES [SEED]: a file of that size whose bytes differ everywhere (AES-CTR
+# of zeros keyed by SEED), for checks that must notice bytes out of place: a SHA-256 of zeros
+# would pass a file whose pieces were joined at the wrong offsets. About 300 MiB/s.
+make_random_file() {
+    openssl enc -aes-128-ctr -nosalt -pbkdf2 -pass "pass:afproxy-bench-${3:-1}" </dev/zero 2>/dev/null \
+        | head -c "$2" >"$1"
+    [[ $(stat -c %s "$1" 2>/dev/null) == "$2" ]] || die "cannot create $1 ($2 bytes)"
 }
 
 # number_fields LINE KEY...: sets each variable KEY (which the caller declares
