@@ -10,6 +10,9 @@ struct DownloadArguments: Equatable {
     var sha256: String?
     var force = false
     var keepPartial = false
+    /// `--pin sha256//…`, each possibly several joined by ';'.
+    var pins: [String] = []
+    var insecure = false
 
     /// Why the arguments cannot be sent.
     enum Problem: Error, Equatable {
@@ -43,9 +46,17 @@ struct DownloadArguments: Equatable {
             guard !output.isEmpty else { throw .usage("-o takes a path, not an empty string") }
             path = Self.absolute(output, directory: directory)
         }
+        var pins: [String] = []
+        for pin in self.pins {
+            do throws(PinError) {
+                pins += try PinSet.parse(pin)
+            } catch {
+                throw .usage("--pin: \(error.message)")
+            }
+        }
         return DownloadRequestBody(
             url: self.url, path: path, headers: headers, sha256: sha256, force: self.force,
-            keepPartial: self.keepPartial)
+            keepPartial: self.keepPartial, pins: pins.isEmpty ? nil : pins, insecure: self.insecure ? true : nil)
     }
 
     /// `Name: value`, spaces around the value trimmed, by the rule the daemon checks it with

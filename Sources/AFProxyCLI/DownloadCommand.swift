@@ -32,13 +32,21 @@ struct Download: ParsableCommand {
     var sha256: String?
     @Flag(name: .long, help: "Replace an existing file.") var force = false
     @Flag(name: .long, help: "Keep the partial file when the download is canceled or fails.") var keepPartial = false
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A public-key pin the origin's key must match, sha256//BASE64 (repeatable; replaces the host's "
+                + "pins from the config for this download).", valueName: "pin"))
+    var pin: [String] = []
+    @Flag(name: .long, help: "Skip TLS verification for this download only (marked in list and show, logged).")
+    var insecure = false
     @Flag(name: .long, help: "Follow the download until it ends.") var wait = false
     @Flag(name: .long, help: "Print the API's JSON.") var json = false
 
     var arguments: DownloadArguments {
         DownloadArguments(
             url: self.url, output: self.output, headers: self.header, sha256: self.sha256, force: self.force,
-            keepPartial: self.keepPartial)
+            keepPartial: self.keepPartial, pins: self.pin, insecure: self.insecure)
     }
 
     func run() throws {

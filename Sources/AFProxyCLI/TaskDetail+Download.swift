@@ -12,6 +12,8 @@ extension TaskDetail {
             lines.append(
                 "  partial    \(file.partialPath) (\(file.keepPartial ? "kept" : "removed") if canceled or failed)")
             lines.append("  sha256     \(file.sha256 ?? "- (not checked)")")
+            if file.insecure { lines.append("  tls        INSECURE: the origin's certificate is not verified") }
+            if let pins = file.pins { lines.append("  pins       \(pins.joined(separator: " "))") }
             lines.append("  attempt    \(file.attempt) of \(file.maxAttempts)")
             if let error = file.lastError { lines.append("  last error \(error)") }
         }

@@ -4,6 +4,7 @@ import FoundationEssentials
 /// The `list` table: ID KIND STATE METHOD URL STATUS PROGRESS RATE ETA AGE, columns aligned; on
 /// a terminal with colour for states and a progress bar. A task that waits (`queued`, `retrying in
 /// 4 s (…)`) shows why in the RATE column: its average rate says nothing while it moves no bytes.
+/// A download with TLS verification off (`--insecure`) is `download!`.
 struct TaskTable {
     static let columns = ["ID", "KIND", "STATE", "METHOD", "URL", "STATUS", "PROGRESS", "RATE", "ETA", "AGE"]
 
@@ -24,8 +25,10 @@ struct TaskTable {
             if let text = waiting, text.count > self.waitingWidth {
                 waiting = String(text.prefix(self.waitingWidth - 1)) + "…"
             }
+            // A download that skips TLS verification says so wherever it is listed.
+            let kind = task.file?.insecure == true ? "\(task.kind.rawValue)!" : task.kind.rawValue
             rows.append([
-                String(task.id), task.kind.rawValue, task.state.rawValue, task.method, url,
+                String(task.id), kind, task.state.rawValue, task.method, url,
                 task.status.map(String.init) ?? (task.error == nil ? "-" : "ERR"),
                 Formatting.progress(Formatting.mainProgress(task), terminal: self.terminal),
                 waiting ?? Formatting.rate(rate), waiting == nil ? Formatting.duration(eta) : "-",

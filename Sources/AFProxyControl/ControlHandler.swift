@@ -1,5 +1,6 @@
 import AFProxyManager
 import AFProxyModel
+import Dispatch
 import FoundationEssentials
 import NIOCore
 import NIOHTTP1
@@ -97,6 +98,24 @@ final class ControlHandler: ChannelInboundHandler {
             self.send(status: .ok, TaskList(tasks: changed), head, context)
         case .success(.startDownload):
             self.startDownload(head, context)
+        case .success(.pin(let host, let port)):
+            // The handshake blocks: it runs off the event loop, and the answer comes back to it.
+            let manager = self.manager
+            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            DispatchQueue.global().async {
+                let result = manager.probePin(host: host, port: port)
+                loopBound.eventLoop.execute {
+                    let (handler, context) = loopBound.value
+                    switch result {
+                    case .success(let pin):
+                        handler.send(status: .ok, PinAnswer(host: host, port: port, pin: pin), head, context)
+                    case .failure(let failure):
+                        handler.send(
+                            status: .badGateway, ControlErrorBody(error: "\(failure.message) (\(failure.code))"), head,
+                            context)
+                    }
+                }
+            }
         case .success(.stats):
             var stats = self.manager.stats()
             self.extraStats(&stats)
@@ -132,7 +151,8 @@ final class ControlHandler: ChannelInboundHandler {
         let who = self.peer.map { "uid \($0.uid)" } ?? "control"
         let spec = DownloadSpec(
             url: request.url, headers: headers, path: request.path, sha256: request.sha256,
-            force: request.force ?? false, keepPartial: request.keepPartial ?? false, client: who)
+            force: request.force ?? false, keepPartial: request.keepPartial ?? false, pins: request.pins,
+            insecure: request.insecure ?? false, client: who)
         do throws(DownloadRefusal) {
             self.send(status: .created, try self.manager.startDownload(spec), head, context)
         } catch {

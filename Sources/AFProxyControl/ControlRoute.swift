@@ -15,6 +15,8 @@ package enum ControlRoute: Sendable, Equatable {
     case stats
     /// `POST /v1/downloads`: start a download task from the JSON body.
     case startDownload
+    /// `GET /v1/pin?host=H&port=P`: the pin of the key a TLS host presents now.
+    case pin(host: String, port: Int)
 
     /// A route the API does not have, or a request it cannot take: status and message.
     package struct Refusal: Error, Sendable, Equatable {
@@ -31,12 +33,22 @@ package enum ControlRoute: Sendable, Equatable {
         let all = query["all"].map { $0 == "1" || $0 == "true" } ?? false
         let rest = Array(parts.dropFirst())
         let resource = rest[0]
-        guard ["tasks", "events", "stats", "downloads"].contains(resource), rest.count <= (resource == "tasks" ? 3 : 1)
+        guard ["tasks", "events", "stats", "downloads", "pin"].contains(resource),
+            rest.count <= (resource == "tasks" ? 3 : 1)
         else {
             return .failure(Refusal(status: 404, message: "no such endpoint: \(path)"))
         }
         let notAllowed = Refusal(status: 405, message: "method \(method) not allowed on \(path)")
         switch rest.count {
+        case 1 where resource == "pin":
+            guard method == "GET" else { return .failure(notAllowed) }
+            guard let host = query["host"].map(Self.percentDecoded), !host.isEmpty, host.utf8.count <= 253,
+                host.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x2F && $0 != 0x7F })
+            else { return .failure(Refusal(status: 400, message: "GET /v1/pin needs ?host=NAME[&port=N]")) }
+            guard let port = Int(query["port"] ?? "443"), (1...65535).contains(port) else {
+                return .failure(Refusal(status: 400, message: "port must be from 1 to 65535"))
+            }
+            return .success(.pin(host: host, port: port))
         case 1 where resource == "downloads":
             guard method == "POST" else { return .failure(notAllowed) }
             return .success(.startDownload)
@@ -73,6 +85,26 @@ package enum ControlRoute: Sendable, Equatable {
             return .failure(Refusal(status: 400, message: "task id must be a positive integer, not \(text.prefix(32))"))
         }
         return .success(id)
+    }
+
+    private static func percentDecoded(_ text: String) -> String {
+        var bytes: [UInt8] = []
+        var index = text.utf8.startIndex
+        let utf8 = text.utf8
+        while index < utf8.endIndex {
+            let next = utf8.index(after: index)
+            if utf8[index] == UInt8(ascii: "%"), utf8.distance(from: next, to: utf8.endIndex) >= 2,
+                let value = UInt8(
+                    String(decoding: utf8[next..<utf8.index(next, offsetBy: 2)], as: UTF8.self), radix: 16)
+            {
+                bytes.append(value)
+                index = utf8.index(next, offsetBy: 2)
+            } else {
+                bytes.append(utf8[index])
+                index = next
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     private static func split(_ target: String) -> (String, [String: String]) {

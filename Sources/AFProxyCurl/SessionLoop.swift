@@ -147,7 +147,17 @@ final class SessionLoop: @unchecked Sendable {
             handle.set(CURLOPT_MAXREDIRS, 10)
             handle.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         }
-        if let caFile = transfer.options.caFile { handle.set(CURLOPT_CAINFO, caFile) }
+        if let caFile = transfer.options.caFile {
+            // CAINFO replaces the bundle; the system's CAs stay trusted through its hashed
+            // directory, so the file adds to them.
+            handle.set(CURLOPT_CAINFO, caFile)
+            handle.set(CURLOPT_CAPATH, TransferOptions.systemCADirectory)
+        }
+        if let pins = transfer.options.pins { handle.set(CURLOPT_PINNEDPUBLICKEY, pins) }
+        if transfer.options.insecure {
+            handle.set(CURLOPT_SSL_VERIFYPEER, 0)
+            handle.set(CURLOPT_SSL_VERIFYHOST, 0)
+        }
         handle.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1))
         handle.set(CURLOPT_PATH_AS_IS, 1)
         // Transparent: bodies pass as the origin encoded them. Transfer decoding stays on because
@@ -222,7 +232,8 @@ final class SessionLoop: @unchecked Sendable {
                         code,
                         .init(
                             detail: detail, headComplete: transfer.headParser.isComplete,
-                            connected: transfer.handle?.wasConnected ?? false, osErrno: transfer.handle?.osErrno ?? 0))
+                            connected: transfer.handle?.wasConnected ?? false, osErrno: transfer.handle?.osErrno ?? 0,
+                            host: LoopbackHost.host(ofURL: transfer.request.url)))
                 self.finish(transfer, .failure(failure))
             }
         }

@@ -8,23 +8,35 @@ package struct TransferOptions: Sendable, Equatable {
     package var followsRedirects: Bool
     /// curl's receive buffer; nil: the session's (`UpstreamConfiguration.receiveBufferSize`).
     package var receiveBufferSize: Int?
-    /// A CA bundle to verify TLS origins with instead of the system's.
+    /// A CA bundle trusted besides the system's.
     package var caFile: String?
+    /// The public-key pins the origin's key must match (`sha256//…;sha256//…`), if its host has any.
+    package var pins: String?
+    /// No verification at all: one download a person asked this of (`--insecure`).
+    package var insecure: Bool
 
     package init(
-        allowsTLS: Bool = false, followsRedirects: Bool = false, receiveBufferSize: Int? = nil, caFile: String? = nil
+        allowsTLS: Bool = false, followsRedirects: Bool = false, receiveBufferSize: Int? = nil, caFile: String? = nil,
+        pins: String? = nil, insecure: Bool = false
     ) {
         self.allowsTLS = allowsTLS
         self.followsRedirects = followsRedirects
         self.receiveBufferSize = receiveBufferSize
         self.caFile = caFile
+        self.pins = pins
+        self.insecure = insecure
     }
 
     package static let proxy = TransferOptions()
 
+    /// Debian's hashed directory of the system's trusted CAs (ca-certificates).
+    package static let systemCADirectory = "/etc/ssl/certs"
+
     /// 256 KiB: a quarter of the reads per MiB of curl's default, at no cost that matters for
     /// a handful of transfers.
-    package static func download(caFile: String?) -> TransferOptions {
-        TransferOptions(allowsTLS: true, followsRedirects: true, receiveBufferSize: 256 << 10, caFile: caFile)
+    package static func download(caFile: String?, pins: String? = nil, insecure: Bool = false) -> TransferOptions {
+        TransferOptions(
+            allowsTLS: true, followsRedirects: true, receiveBufferSize: 256 << 10, caFile: caFile, pins: pins,
+            insecure: insecure)
     }
 }

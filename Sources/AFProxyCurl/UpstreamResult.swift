@@ -22,6 +22,8 @@ extension TaskFailure {
         var connected = false
         /// The errno of the last failed socket call (CURLINFO_OS_ERRNO), 0 when none.
         var osErrno: Int32 = 0
+        /// The origin's host, for messages that name it.
+        var host: String?
     }
 
     /// Maps a curl result code to the failure it means.
@@ -47,8 +49,13 @@ extension TaskFailure {
             return .upstreamTimeout("upstream timed out: \(text)")
         case CURLE_OPERATION_TIMEDOUT:
             return .connectTimeout("upstream timed out: \(text)")
-        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
-            CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_ISSUER_ERROR:
+            return .tlsVerifyFailed("the TLS certificate of \(context.host ?? "upstream") did not verify: \(text)")
+        case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+            return .tlsPinMismatch(
+                "the public key of \(context.host ?? "upstream") matches none of its pins (afproxyctl pin shows the one it has)"
+            )
+        case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE:
             return .tlsFailure("TLS with upstream failed: \(text)")
         case CURLE_URL_MALFORMAT:
             return .badRequest("request URL refused: \(text)")

@@ -140,8 +140,16 @@ package struct AFProxyCommand: AsyncParsableCommand {
     @Option(
         name: .customLong("tls-ca-file"),
         help: ArgumentHelp(
-            "CA bundle that verifies the TLS origins of download tasks, instead of the system's.", valueName: "path"))
+            "A CA bundle (PEM) trusted besides the system's, for the TLS origins of download tasks.",
+            valueName: "path"))
     var tlsCAFile: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Public-key pins of a host: 'HOST sha256//BASE64[;sha256//BASE64…]', *.domain for every name below it (repeatable).",
+            valueName: "host pins"))
+    var pin: [String] = []
 
     package init() {}
 
@@ -194,6 +202,7 @@ package struct AFProxyCommand: AsyncParsableCommand {
                 ("transparent-resume", self.transparentResume), ("resume-attempts", self.resumeAttempts),
                 ("tls-ca-file", self.tlsCAFile),
             ] + self.allowConnectPort.map { ("allow-connect-port", $0) }  // each one adds a port
+            + self.pin.map { ("pin", $0) }
         return Overrides(
             config: self.config, listen: self.listen,
             flags: flags.compactMap { name, value in value.map { (name, $0) } })

@@ -46,7 +46,8 @@ struct Daemon {
             session: session, historyCapacity: self.configuration.historySize,
             bufferBudget: self.configuration.bufferBudget,
             downloads: Self.downloadSettings(self.configuration, self.environment),
-            transparentResumeLimit: self.configuration.transparentResume ? self.configuration.resumeAttempts : 0)
+            transparentResumeLimit: self.configuration.transparentResume ? self.configuration.resumeAttempts : 0,
+            logger: logger)
         let listener = ProxyListener(
             manager: manager, configuration: Self.listenerConfiguration(self.configuration), group: group)
         let control = ControlServer(manager: manager, group: group) { stats in
@@ -90,7 +91,7 @@ struct Daemon {
             stateDirectory: configuration.stateDirectory ?? DownloadLocations.stateDirectory(environment),
             downloadDirectory: configuration.downloadDirectory ?? DownloadLocations.downloadDirectory(environment),
             maxActive: configuration.maxActiveDownloads, retries: configuration.downloadRetries,
-            caFile: configuration.tlsCAFile, writableHint: DownloadLocations.writableHint(environment),
+            security: configuration.securityPolicy, writableHint: DownloadLocations.writableHint(environment),
             userAgent: "afproxy/\(AFProxyVersion.current)")
     }
 

@@ -1,4 +1,5 @@
 import AFProxyListener
+import AFProxyModel
 
 /// Everything the daemon can be told, with its built-in defaults. Sources apply in this order,
 /// each overriding the one before: defaults, the config file, `AFPROXY_*` environment variables,
@@ -46,8 +47,13 @@ package struct DaemonConfiguration: Sendable, Equatable {
     package var transparentResume = true
     /// Transparent resumes per proxied task.
     package var resumeAttempts = 3
-    /// A CA bundle to verify the TLS origins of download tasks with, instead of the system's.
+    /// A CA bundle trusted besides the system's, for the TLS origins of download tasks.
     package var tlsCAFile: String?
+    /// Public-key pins per host (`pin` lines add, as `allow-connect-port` lines do).
+    package var pins = PinSet()
+
+    /// The trust of afproxy's own TLS connections.
+    package var securityPolicy: SecurityPolicy { SecurityPolicy(caFile: self.tlsCAFile, pins: self.pins) }
 
     package init() {}
 
@@ -156,6 +162,16 @@ package struct DaemonConfiguration: Sendable, Equatable {
         },
         Key(name: "tls-ca-file", environment: "AFPROXY_TLS_CA_FILE") { config, value throws(ConfigurationError) in
             config.tlsCAFile = try absolutePath(value)
+        },
+        Key(name: "pin", environment: "AFPROXY_PIN") { config, value throws(ConfigurationError) in
+            // The environment variable may hold several, separated by commas.
+            for line in value.split(separator: ",").map({ String($0).trimmed }) {
+                do throws(PinError) {
+                    try config.pins.add(line)
+                } catch {
+                    throw ConfigurationError(error.message)
+                }
+            }
         },
         Key(name: "allow-connect-port", environment: "AFPROXY_ALLOW_CONNECT_PORT") {
             config, value throws(ConfigurationError) in

@@ -5,8 +5,8 @@ import Logging
 /// it is valid; a refused one is logged and shown in STATUS=, and the old one keeps serving.
 ///
 /// What a reload changes at once: the client limits of new connections (max-header-bytes,
-/// idle-timeout, header-timeout, allow-connect-port, via-name), log-level, log-completed-tasks
-/// and grace-period. Connections
+/// idle-timeout, header-timeout, allow-connect-port, via-name), log-level, log-completed-tasks,
+/// grace-period, and the pins and CA file of new TLS connections (pin, tls-ca-file). Connections
 /// already open keep the limits they started with; no task is dropped. The rest is read when the
 /// daemon starts and a changed value is logged as waiting for the next restart.
 extension DaemonService {
@@ -33,6 +33,7 @@ extension DaemonService {
         self.listener.reconfigure(Daemon.listenerConfiguration(configuration))
         self.logging.level.value = Logger.Level(rawValue: configuration.logLevel) ?? .info
         self.taskLog.logsCompletedTasks = configuration.logCompletedTasks
+        self.manager.updateSecurityPolicy(configuration.securityPolicy)
         let adoptedProxy = self.state.withLock { $0.adoptedProxy }
         let waiting = Self.restartOnlyChanges(from: self.started, to: configuration, adoptedProxy: adoptedProxy)
         if !waiting.isEmpty {
@@ -61,7 +62,6 @@ extension DaemonService {
         if old.downloadRetries != new.downloadRetries { keys.append("download-retries") }
         if old.transparentResume != new.transparentResume { keys.append("transparent-resume") }
         if old.resumeAttempts != new.resumeAttempts { keys.append("resume-attempts") }
-        if old.tlsCAFile != new.tlsCAFile { keys.append("tls-ca-file") }
         return keys
     }
 }

@@ -1,3 +1,4 @@
+import AFProxyCurl
 import AFProxyModel
 import AFProxyStore
 
@@ -8,12 +9,24 @@ final class DownloadCoordinator: Sendable {
     let scheduler: DownloadScheduler
     let journal: DownloadJournal?
     private let paths = Locked<Set<String>>([])
+    /// The security policy in force, replaced on reload.
+    let security: Locked<SecurityPolicy>
     private let parked = Locked(false)
 
     init(settings: DownloadSettings) {
         self.settings = settings
         self.scheduler = DownloadScheduler(limit: settings.maxActive)
         self.journal = settings.stateDirectory.map { DownloadJournal(directory: $0) }
+        self.security = Locked(settings.security)
+    }
+
+    /// What a download's next attempt to `url` connects with: the policy in force, the
+    /// download's own pins in place of its host's, and its `insecure`.
+    func transferOptions(for spec: DownloadSpec) -> TransferOptions {
+        let policy = self.security.withLock { $0 }
+        let host = LoopbackHost.host(ofURL: spec.url) ?? ""
+        let pins = spec.pins.map { $0.joined(separator: ";") } ?? policy.pins.pins(for: host)
+        return .download(caFile: policy.caFile, pins: pins, insecure: spec.insecure)
     }
 
     /// Claims `path` for a download; false when another live download makes it.

@@ -11,7 +11,8 @@ package struct DownloadSettings: Sendable, Equatable {
     package var maxActive: Int
     /// Attempts in a row that may move nothing before a download fails.
     package var retries: Int
-    package var caFile: String?
+    /// The trust of download tasks' TLS connections; reload replaces it (`SessionManager.updateSecurityPolicy`).
+    package var security: SecurityPolicy
     /// What the daemon may write to, when that is narrower than its user's rights (the system
     /// service: only its state directory); said when a directory is refused.
     package var writableHint: String?
@@ -21,19 +22,18 @@ package struct DownloadSettings: Sendable, Equatable {
 
     package init(
         stateDirectory: String? = nil, downloadDirectory: String = "/tmp", maxActive: Int = 3, retries: Int = 10,
-        caFile: String? = nil, writableHint: String? = nil, userAgent: String = "afproxy"
+        security: SecurityPolicy = SecurityPolicy(), writableHint: String? = nil, userAgent: String = "afproxy"
     ) {
         self.stateDirectory = stateDirectory
         self.downloadDirectory = downloadDirectory
         self.maxActive = maxActive
         self.retries = retries
-        self.caFile = caFile
+        self.security = security
         self.writableHint = writableHint
         self.userAgent = userAgent
     }
 
     var policy: DownloadStateMachine.Policy { .init(maxAttempts: self.retries) }
-    var transferOptions: TransferOptions { .download(caFile: self.caFile) }
 }
 
 /// What a person asks for when starting a download (`POST /v1/downloads`), checked.
@@ -45,12 +45,16 @@ package struct DownloadSpec: Sendable, Equatable {
     package var sha256: String?
     package var force: Bool
     package var keepPartial: Bool
+    /// In place of the host's pins from the config.
+    package var pins: [String]?
+    /// No TLS verification for this one download.
+    package var insecure: Bool
     /// Who asked (`uid 1000`), for the record's client.
     package var client: String
 
     package init(
         url: String, headers: HTTPHeaderList = [], path: String? = nil, sha256: String? = nil, force: Bool = false,
-        keepPartial: Bool = false, client: String = "control"
+        keepPartial: Bool = false, pins: [String]? = nil, insecure: Bool = false, client: String = "control"
     ) {
         self.url = url
         self.headers = headers
@@ -58,6 +62,8 @@ package struct DownloadSpec: Sendable, Equatable {
         self.sha256 = sha256
         self.force = force
         self.keepPartial = keepPartial
+        self.pins = pins
+        self.insecure = insecure
         self.client = client
     }
 }

@@ -104,7 +104,8 @@ package final class DownloadTask: @unchecked Sendable {
             waiting: waiting, resumes: machine.resumes)
         record.file = DownloadFile(
             path: self.path, sha256: self.spec.sha256, keepPartial: self.spec.keepPartial, attempt: attempt,
-            maxAttempts: machine.policy.maxAttempts, lastError: machine.lastError, restarts: machine.restarts)
+            maxAttempts: machine.policy.maxAttempts, lastError: machine.lastError, restarts: machine.restarts,
+            insecure: self.spec.insecure, pins: self.spec.pins)
         record.file?.partialPath = self.file.path
         return record
     }
@@ -116,8 +117,8 @@ package final class DownloadTask: @unchecked Sendable {
         return DownloadEntry(
             id: self.id, url: self.spec.url, headers: self.spec.headers, path: self.path,
             partialPath: self.file.path, namedByAnswer: self.target.withLock { $0.namedByAnswer },
-            sha256: self.spec.sha256,
-            keepPartial: self.spec.keepPartial, createdAt: self.createdAt, state: machine.state,
+            sha256: self.spec.sha256, keepPartial: self.spec.keepPartial, insecure: self.spec.insecure,
+            pins: self.spec.pins, createdAt: self.createdAt, state: machine.state,
             validator: machine.validator, total: machine.total, offset: machine.offset,
             failuresInARow: machine.failuresInARow, lastError: machine.lastError, resumes: machine.resumes,
             restarts: machine.restarts, status: recorded.head?.status, responseHeaders: recorded.head?.headers,
@@ -199,7 +200,7 @@ package final class DownloadTask: @unchecked Sendable {
         }
         let request = ProxyRequest(method: "GET", url: self.spec.url, headers: headers, body: .none, client: "afproxy")
         let transfer = UpstreamTransfer(
-            request: request, options: self.downloads.settings.transferOptions, delegate: self)
+            request: request, options: self.downloads.transferOptions(for: self.spec), delegate: self)
         self.current.withLock { $0 = transfer }
         self.manager.session.start(transfer)
     }

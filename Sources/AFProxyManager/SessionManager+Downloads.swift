@@ -1,3 +1,4 @@
+import AFProxyCurl
 import AFProxyModel
 import AFProxyStore
 import FoundationEssentials
@@ -15,6 +16,13 @@ extension SessionManager {
         }
         if let sha256 = spec.sha256, sha256.utf8.count != 64 || !sha256.utf8.allSatisfy(\.isHexDigit) {
             throw DownloadRefusal(400, "sha256 must be 64 hexadecimal digits")
+        }
+        if let pins = spec.pins {
+            do throws(PinError) {
+                for pin in pins { _ = try PinSet.parse(pin) }
+            } catch {
+                throw DownloadRefusal(400, error.message)
+            }
         }
         let namedByAnswer = spec.path == nil && name == nil
         let path: String
@@ -51,6 +59,11 @@ extension SessionManager {
             return task
         }
         self.downloads.journal?.update(task.entry())
+        if spec.insecure {
+            self.logger?.warning(
+                "task \(task.id): download of \(spec.url) with TLS verification off (--insecure), asked by \(spec.client)"
+            )
+        }
         self.events.publish(.created, task.record())
         if self.networkIsDown && !task.isLoopback { task.networkLost() }
         task.start()
@@ -81,7 +94,8 @@ extension SessionManager {
                     resumes: entry.resumes, restarts: entry.restarts)
                 let spec = DownloadSpec(
                     url: entry.url, headers: entry.headers, path: entry.path, sha256: entry.sha256,
-                    keepPartial: entry.keepPartial, client: "restored")
+                    keepPartial: entry.keepPartial, pins: entry.pins, insecure: entry.insecure ?? false,
+                    client: "restored")
                 let task = DownloadTask(
                     id: entry.id, spec: spec, path: entry.path, partialPath: partialPath,
                     namedByAnswer: entry.namedByAnswer ?? false, createdAt: entry.createdAt, machine: machine,
@@ -100,6 +114,19 @@ extension SessionManager {
 }
 
 extension SessionManager {
+    /// The `sha256//…` pin of the key `host:port` presents now, verified with the policy in
+    /// force. Blocks for the handshake: call it off any event loop.
+    package func probePin(host: String, port: Int) -> Result<String, TaskFailure> {
+        let caFile = self.downloads.security.withLock { $0.caFile }
+        return PinProbe.pin(
+            host: host, port: port, caFile: caFile, connectTimeout: self.session.configuration.connectTimeout)
+    }
+
+    /// A reload's security policy: new TLS connections of download tasks use it.
+    package func updateSecurityPolicy(_ policy: SecurityPolicy) {
+        self.downloads.security.withLock { $0 = policy }
+    }
+
     /// The daemon stops: download tasks are not canceled but kept as they are in the journal,
     /// written to disk before this returns, to continue at the next start.
     package func parkDownloads() {
@@ -160,7 +187,7 @@ extension DownloadEntry {
         record.file = DownloadFile(
             path: self.path, sha256: self.sha256, keepPartial: self.keepPartial,
             attempt: min(self.failuresInARow + 1, maxAttempts), maxAttempts: maxAttempts, lastError: self.lastError,
-            restarts: self.restarts)
+            restarts: self.restarts, insecure: self.insecure ?? false, pins: self.pins)
         return record
     }
 }

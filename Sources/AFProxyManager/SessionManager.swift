@@ -1,5 +1,6 @@
 import AFProxyCurl
 import AFProxyModel
+import Logging
 import NIOCore
 
 /// The session manager, as AFURLSessionManager is to NSURLSession: it creates each task and its
@@ -18,6 +19,8 @@ package final class SessionManager: Sendable {
     let downloads: DownloadCoordinator
     /// Transparent resumes a proxied GET may make (`resume-attempts`; 0: `transparent-resume = no`).
     let transparentResumeLimit: Int
+    /// For what a person should hear about beside the task log (an insecure download).
+    let logger: Logger?
     /// The network as last reported (`networkChanged`), and what its loss does to the tasks.
     let network: Locked<NetworkState>
 
@@ -42,9 +45,10 @@ package final class SessionManager: Sendable {
     package init(
         session: UpstreamSession, historyCapacity: Int, bufferBudget: Int = 64 << 20,
         downloads: DownloadSettings = DownloadSettings(), transparentResumeLimit: Int = 0,
-        networkLoss: NetworkLossPolicy = .waitDownloads
+        networkLoss: NetworkLossPolicy = .waitDownloads, logger: Logger? = nil
     ) {
         self.session = session
+        self.logger = logger
         self.network = Locked(NetworkState(policy: networkLoss))
         self.transparentResumeLimit = transparentResumeLimit
         self.downloads = DownloadCoordinator(settings: downloads)

@@ -26,10 +26,14 @@ package struct DownloadRequestBody: Sendable, Codable, Equatable {
     package var sha256: String?
     package var force: Bool?
     package var keepPartial: Bool?
+    /// `sha256//…` pins the origin's key must match, in place of its host's from the config.
+    package var pins: [String]?
+    /// Skip TLS verification for this download only.
+    package var insecure: Bool?
 
     package init(
         url: String, path: String? = nil, headers: [String]? = nil, sha256: String? = nil, force: Bool? = nil,
-        keepPartial: Bool? = nil
+        keepPartial: Bool? = nil, pins: [String]? = nil, insecure: Bool? = nil
     ) {
         self.url = url
         self.path = path
@@ -37,5 +41,20 @@ package struct DownloadRequestBody: Sendable, Codable, Equatable {
         self.sha256 = sha256
         self.force = force
         self.keepPartial = keepPartial
+        self.pins = pins
+        self.insecure = insecure
+    }
+}
+
+/// `GET /v1/pin`: the pin of the key `host:port` presents now, as a `pin` config line takes it.
+package struct PinAnswer: Sendable, Codable, Equatable {
+    package var host: String
+    package var port: Int
+    package var pin: String
+
+    package init(host: String, port: Int, pin: String) {
+        self.host = host
+        self.port = port
+        self.pin = pin
     }
 }

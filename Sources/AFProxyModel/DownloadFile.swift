@@ -18,6 +18,10 @@ package struct DownloadFile: Sendable, Codable, Equatable {
     package var lastError: String?
     /// Each time the bytes so far were thrown away and the download started again from 0.
     package var restarts: [Restart]
+    /// TLS verification is off for this download (`--insecure`).
+    package var insecure: Bool
+    /// The download's own public-key pins (`--pin`), in place of its host's; nil: the host's.
+    package var pins: [String]?
 
     package struct Restart: Sendable, Codable, Equatable {
         package var at: Date
@@ -31,7 +35,7 @@ package struct DownloadFile: Sendable, Codable, Equatable {
 
     package init(
         path: String, sha256: String? = nil, keepPartial: Bool = false, attempt: Int = 0, maxAttempts: Int = 10,
-        lastError: String? = nil, restarts: [Restart] = []
+        lastError: String? = nil, restarts: [Restart] = [], insecure: Bool = false, pins: [String]? = nil
     ) {
         self.path = path
         self.partialPath = path + ".afpart"
@@ -41,6 +45,8 @@ package struct DownloadFile: Sendable, Codable, Equatable {
         self.maxAttempts = maxAttempts
         self.lastError = lastError
         self.restarts = restarts
+        self.insecure = insecure
+        self.pins = pins
     }
 
     package func encode(to encoder: any Encoder) throws {
@@ -53,5 +59,7 @@ package struct DownloadFile: Sendable, Codable, Equatable {
         try container.encode(self.maxAttempts, forKey: .maxAttempts)
         try container.encode(self.lastError, forKey: .lastError)
         try container.encode(self.restarts, forKey: .restarts)
+        try container.encode(self.insecure, forKey: .insecure)
+        try container.encode(self.pins, forKey: .pins)
     }
 }

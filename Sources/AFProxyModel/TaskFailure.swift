@@ -24,6 +24,8 @@ package struct TaskFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case checksumMismatch = "checksum-mismatch"
         case diskFull = "disk-full"
         case fileError = "file-error"
+        case tlsVerifyFailed = "tls-verify-failed"
+        case tlsPinMismatch = "tls-pin-mismatch"
     }
 
     private let reason: Code
@@ -53,7 +55,7 @@ package struct TaskFailure: Error, Sendable, Hashable, CustomStringConvertible {
     package var httpStatus: Int {
         switch self.reason {
         case .dnsFailure, .connectionRefused, .unreachable, .upstreamBroken, .badResponse, .tlsFailure, .httpError,
-            .lengthMismatch, .checksumMismatch:
+            .lengthMismatch, .checksumMismatch, .tlsVerifyFailed, .tlsPinMismatch:
             502
         case .connectTimeout, .upstreamTimeout: 504
         case .canceled, .clientClosed, .daemonStopping: 503
@@ -118,6 +120,11 @@ package struct TaskFailure: Error, Sendable, Hashable, CustomStringConvertible {
     package static func diskFull(_ message: String) -> TaskFailure { .init(.diskFull, message) }
     /// Any other failure to write, sync or rename the file.
     package static func fileError(_ message: String) -> TaskFailure { .init(.fileError, message) }
+
+    /// The origin's certificate chain did not verify against the trusted CAs (or its name).
+    package static func tlsVerifyFailed(_ message: String) -> TaskFailure { .init(.tlsVerifyFailed, message) }
+    /// The origin's key matches none of the pins its host has.
+    package static func tlsPinMismatch(_ message: String) -> TaskFailure { .init(.tlsPinMismatch, message) }
 
     /// A download retries after this failure: the network or the origin may do better next time.
     /// TLS, the request itself, the file and the daemon's own faults would fail the same way again.

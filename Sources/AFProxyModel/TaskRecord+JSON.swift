@@ -183,11 +183,23 @@ struct JSONWriter {
         guard let value else { return self.null() }
         self.open("{")
         self.key("attempt"); self.integer(Int64(value.attempt))
+        self.key("insecure"); self.bool(value.insecure)
         self.key("keepPartial"); self.bool(value.keepPartial)
         self.key("lastError"); self.string(value.lastError)
         self.key("maxAttempts"); self.integer(Int64(value.maxAttempts))
         self.key("partialPath"); self.string(value.partialPath)
         self.key("path"); self.string(value.path)
+        self.key("pins")
+        if let pins = value.pins {
+            self.open("[")
+            for (index, pin) in pins.enumerated() {
+                if index > 0 { self.out.append(UInt8(ascii: ",")) }
+                self.string(pin)
+            }
+            self.close("]")
+        } else {
+            self.null()
+        }
         self.key("restarts")
         self.open("[")
         for (index, restart) in value.restarts.enumerated() {

@@ -15,6 +15,8 @@ package struct DownloadEntry: Sendable, Codable, Equatable {
     package var namedByAnswer: Bool?
     package var sha256: String?
     package var keepPartial: Bool
+    package var insecure: Bool?
+    package var pins: [String]?
     package var createdAt: Date
     /// running (queued or not), suspended, or completed.
     package var state: TaskState
@@ -35,7 +37,7 @@ package struct DownloadEntry: Sendable, Codable, Equatable {
 
     package init(
         id: Int, url: String, headers: HTTPHeaderList, path: String, partialPath: String? = nil,
-        namedByAnswer: Bool? = nil, sha256: String?, keepPartial: Bool,
+        namedByAnswer: Bool? = nil, sha256: String?, keepPartial: Bool, insecure: Bool? = nil, pins: [String]? = nil,
         createdAt: Date, state: TaskState = .running, validator: ResourceValidator? = nil, total: Int64? = nil,
         offset: Int64 = 0, failuresInARow: Int = 0, lastError: String? = nil, resumes: [TaskResume] = [],
         restarts: [DownloadFile.Restart] = [], status: Int? = nil, responseHeaders: HTTPHeaderList? = nil,
@@ -49,6 +51,8 @@ package struct DownloadEntry: Sendable, Codable, Equatable {
         self.namedByAnswer = namedByAnswer
         self.sha256 = sha256
         self.keepPartial = keepPartial
+        self.insecure = insecure
+        self.pins = pins
         self.createdAt = createdAt
         self.state = state
         self.validator = validator

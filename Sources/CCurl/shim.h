@@ -51,6 +51,13 @@ static inline CURLcode afc_easy_setopt_closesocket_callback(CURL *handle, afc_cl
     return curl_easy_setopt(handle, CURLOPT_CLOSESOCKETFUNCTION, value);
 }
 
+/* curl's informational text, read by the pin probe for the hash of the key it was shown. */
+typedef int (*afc_debug_callback)(CURL *handle, curl_infotype type, char *data, size_t size, void *userdata);
+
+static inline CURLcode afc_easy_setopt_debug_callback(CURL *handle, afc_debug_callback value) {
+    return curl_easy_setopt(handle, CURLOPT_DEBUGFUNCTION, value);
+}
+
 /* curl rewinds a request body through this before sending the request again on a fresh
  * connection. */
 typedef int (*afc_seek_callback)(void *userdata, curl_off_t offset, int origin);

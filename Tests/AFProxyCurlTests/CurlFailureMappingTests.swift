@@ -29,8 +29,20 @@ struct CurlFailureMappingTests {
         #expect(self.code(CURLE_OPERATION_TIMEDOUT, .init(connected: true)) == "upstream-timeout")
     }
 
+    @Test func verificationAndPinsHaveCodesOfTheirOwnThatNameTheHost() {
+        let verify = TaskFailure.fromCurl(
+            CURLE_PEER_FAILED_VERIFICATION, .init(detail: "SSL certificate problem: self-signed", host: "h.example"))
+        #expect(verify.code == "tls-verify-failed")
+        #expect(
+            verify.message == "the TLS certificate of h.example did not verify: SSL certificate problem: self-signed")
+        let pin = TaskFailure.fromCurl(CURLE_SSL_PINNEDPUBKEYNOTMATCH, .init(host: "h.example"))
+        #expect(pin.code == "tls-pin-mismatch")
+        #expect(pin.message.hasPrefix("the public key of h.example matches none of its pins"))
+        #expect(!verify.isRetryable && !pin.isRetryable)
+    }
+
     @Test func theRestKeepCurlsTextInTheMessage() {
-        #expect(self.code(CURLE_PEER_FAILED_VERIFICATION) == "tls-failure")
+        #expect(self.code(CURLE_SSL_CONNECT_ERROR) == "tls-failure")
         #expect(self.code(CURLE_URL_MALFORMAT) == "bad-request")
         #expect(self.code(CURLE_PARTIAL_FILE, .init(headComplete: true)) == "upstream-broken")
         #expect(self.code(CURLE_GOT_NOTHING) == "upstream-broken")

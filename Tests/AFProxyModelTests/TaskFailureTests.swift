@@ -23,6 +23,8 @@ struct TaskFailureTests {
             (.checksumMismatch("x"), 502, "checksum-mismatch", false),
             (.diskFull("x"), 507, "disk-full", false),
             (.fileError("x"), 500, "file-error", false),
+            (.tlsVerifyFailed("x"), 502, "tls-verify-failed", false),
+            (.tlsPinMismatch("x"), 502, "tls-pin-mismatch", false),
         ]
         for (failure, status, code, cancel) in cases {
             #expect((failure.httpStatus, failure.code, failure.isCancellation) == (status, code, cancel))

@@ -10,8 +10,11 @@ few MiB; slow transfers use the origin's trickle; every wait is a polling deadli
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -722,7 +725,7 @@ def test_full_disk(dl_proxy, range_origin, small_fs):
 
 def test_https_download_with_tls_ca_file(start_dl, tls_origin, tls_files, dirs):
     """From an HTTPS origin whose CA the test made: with --tls-ca-file it completes (through a break,
-    resumed over a new TLS connection); without it, the task fails with tls-failure."""
+    resumed over a new TLS connection); without it, the task fails with tls-verify-failed."""
     size = 3 * MiB
     url = tls_origin.url(f"/tls.bin?size={size}&break={MiB}")
     target = dirs["files"] / "tls.bin"
@@ -736,7 +739,9 @@ def test_https_download_with_tls_ca_file(start_dl, tls_origin, tls_files, dirs):
     other = dirs["files"] / "tls-untrusted.bin"
     done = wait_completed(untrusting, start_download(untrusting, tls_origin.url("/u.bin?size=1000"),
                                                      "-o", str(other)))
-    assert_failed(done, "tls-failure", other)
+    assert_failed(done, "tls-verify-failed", other)
+    assert "did not verify" in done["error"], done["error"]
+    assert done["file"]["attempt"] == 1, "a verification failure is not retried as a network error"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -827,3 +832,101 @@ def test_resume_attempts_bound(start_dl, range_origin, tmp_path):
     assert out.read_bytes() == file_bytes(size)[:2 * MiB]
     assert len(range_origin.requests_for(url)) == 2
     assert [x["offset"] for x in proxy.history_record(url)["resumes"]] == [MiB]
+
+
+# ----------------------------------------------------------------------------------------------
+# the security policy of afproxy's own TLS connections (issue 12)
+
+
+def server_pin(tls_files) -> str:
+    """The sha256// pin of the test origin's key, computed by openssl from its certificate."""
+    pem = subprocess.run(["openssl", "x509", "-in", str(tls_files.cert), "-pubkey", "-noout"],
+                         capture_output=True, check=True).stdout
+    der = subprocess.run(["openssl", "pkey", "-pubin", "-outform", "der"], input=pem,
+                         capture_output=True, check=True).stdout
+    return "sha256//" + base64.b64encode(hashlib.sha256(der).digest()).decode()
+
+
+WRONG_PIN = "sha256//YLh1dUR9y6Kja30RrAn7JKnbQG/uEtLMkBgFF2Fuihg="
+
+
+def test_pin_prints_the_key_a_host_presents(start_dl, tls_origin, tls_files):
+    """afproxyctl pin HOST:PORT: the daemon connects, verified, and prints the pin openssl computes
+    from the origin's certificate; a host that does not verify gets no pin (exit 1, the reason)."""
+    proxy = start_dl("--tls-ca-file", tls_files.ca_cert)
+    r = ctl(proxy, "pin", f"127.0.0.1:{tls_origin.port}")
+    assert ok(r, "afproxyctl pin").strip() == f"pin = 127.0.0.1 {server_pin(tls_files)}"
+    body = json.loads(ok(ctl(proxy, "pin", f"127.0.0.1:{tls_origin.port}", "--json"), "pin --json"))
+    assert body == {"host": "127.0.0.1", "port": tls_origin.port, "pin": server_pin(tls_files)}
+    proxy.stop(by_test=True)
+
+    untrusting = start_dl()
+    r = ctl(untrusting, "pin", f"127.0.0.1:{tls_origin.port}")
+    assert r.returncode == 1 and "tls-verify-failed" in r.stderr, (r.returncode, r.stderr)
+    assert ctl(untrusting, "pin", "127.0.0.1:99999").returncode == 2
+
+
+def test_a_download_pin_must_match(start_dl, tls_origin, tls_files, dirs):
+    """--pin with the origin's pin passes; a wrong pin fails with tls-pin-mismatch naming the host,
+    without a retry; a malformed pin is refused before anything is sent."""
+    proxy = start_dl("--tls-ca-file", tls_files.ca_cert)
+    good = dirs["files"] / "pinned.bin"
+    tid = start_download(proxy, tls_origin.url("/pinned.bin?size=70000"), "-o", str(good),
+                         "--pin", server_pin(tls_files))
+    done = wait_completed(proxy, tid)
+    assert_succeeded(done, good, 70000)
+    assert done["file"]["pins"] == [server_pin(tls_files)], done["file"]
+
+    bad = dirs["files"] / "mispinned.bin"
+    done = wait_completed(proxy, start_download(proxy, tls_origin.url("/m.bin?size=1000"), "-o", str(bad),
+                                                "--pin", f"{WRONG_PIN};{WRONG_PIN}"))
+    assert_failed(done, "tls-pin-mismatch", bad)
+    assert "127.0.0.1" in done["error"] and done["file"]["attempt"] == 1, done
+    assert not tls_origin.requests_for(tls_origin.url("/m.bin?size=1000")), "a request went out past a wrong pin"
+
+    r = ctl(proxy, "download", tls_origin.url("/x.bin"), "-o", str(dirs["files"] / "x.bin"), "--pin", "md5//abc")
+    assert r.returncode == 2 and "--pin" in r.stderr, (r.returncode, r.stderr)
+
+
+def test_config_pins_apply_per_host_and_on_reload(start_dl, tls_origin, tls_files, dirs, tmp_path):
+    """pin lines in the config: a wrong pin for the host fails its downloads; a reload with the
+    right one applies to the next download; a wildcard covers names below its domain only."""
+    config = tmp_path / "afproxy.conf"
+    config.write_text(f"tls-ca-file = {tls_files.ca_cert}\npin = 127.0.0.1 {WRONG_PIN}\n"
+                      f"pin = *.localhost {WRONG_PIN}\n")
+    proxy = start_dl("--config", str(config))
+    first = dirs["files"] / "first.bin"
+    done = wait_completed(proxy, start_download(proxy, tls_origin.url("/first.bin?size=1000"), "-o", str(first)))
+    assert_failed(done, "tls-pin-mismatch", first)
+    # localhost is not below *.localhost: no pin applies to it.
+    local = dirs["files"] / "local.bin"
+    local_url = f"https://localhost:{tls_origin.port}/local.bin?size=1000"
+    assert_succeeded(wait_completed(proxy, start_download(proxy, local_url, "-o", str(local))), local, 1000)
+
+    config.write_text(f"tls-ca-file = {tls_files.ca_cert}\npin = 127.0.0.1 {WRONG_PIN};{server_pin(tls_files)}\n")
+    proxy.proc.send_signal(signal.SIGHUP)
+    wait_for(lambda: "configuration reloaded" in proxy.log(), 10, message="the reload")
+    second = dirs["files"] / "second.bin"
+    done = wait_completed(proxy, start_download(proxy, tls_origin.url("/second.bin?size=1000"), "-o", str(second)))
+    assert_succeeded(done, second, 1000)
+
+
+def test_insecure_is_for_one_download_and_marked(start_dl, tls_origin, dirs):
+    """--insecure skips verification for that task only: it completes where a normal download to
+    the same origin fails; list marks it download!, show says INSECURE, the JSON has
+    file.insecure, and the log has a warning."""
+    proxy = start_dl()
+    target = dirs["files"] / "insecure.bin"
+    tid = start_download(proxy, tls_origin.url("/insecure.bin?size=5000"), "-o", str(target), "--insecure")
+    done = wait_completed(proxy, tid)
+    assert_succeeded(done, target, 5000)
+    assert done["file"]["insecure"] is True
+    row = next(line for line in ok(ctl(proxy, "list", "--all"), "list").splitlines() if line.startswith(f"{tid} "))
+    assert " download! " in row, row
+    assert "INSECURE" in ok(ctl(proxy, "show", str(tid)), "show")
+    assert re.search(rf"warning .*task {tid}: .*TLS verification off", proxy.log()), proxy.log()
+
+    other = dirs["files"] / "verified.bin"
+    done = wait_completed(proxy, start_download(proxy, tls_origin.url("/v.bin?size=5000"), "-o", str(other)))
+    assert_failed(done, "tls-verify-failed", other)
+    assert done["file"]["insecure"] is False

@@ -1,0 +1,64 @@
+/// Public-key pins per host, AFSecurityPolicy's pinning mode for afproxy's own TLS connections:
+/// a host with pins accepts only a certificate chain whose leaf key hashes to one of them
+/// (curl's `CURLOPT_PINNEDPUBLICKEY`). Config lines `pin = HOST sha256//BASE64[;sha256//BASE64…]`,
+/// `*.example.org` for every name below example.org; the most specific entry wins.
+package struct PinSet: Sendable, Equatable {
+    package struct Entry: Sendable, Equatable {
+        /// A host name, lower-case, or `*.` and a domain.
+        package var pattern: String
+        package var pins: [String]
+    }
+
+    package private(set) var entries: [Entry] = []
+
+    package init() {}
+
+    /// Adds one config line's worth: `HOST sha256//…[;sha256//…]`. Throws the reason a person
+    /// should read when the line is not that.
+    package mutating func add(_ line: String) throws(PinError) {
+        let parts = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+        guard parts.count == 2 else { throw PinError("expected HOST sha256//BASE64[;sha256//BASE64…], got \(line)") }
+        let pattern = parts[0].lowercased()
+        let host = pattern.hasPrefix("*.") ? String(pattern.dropFirst(2)) : pattern
+        guard !host.isEmpty, !host.contains("*"), host.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x2F }) else {
+            throw PinError("expected a host name or *.domain, got \(parts[0])")
+        }
+        let pins = try Self.parse(String(parts[1]))
+        if let index = self.entries.firstIndex(where: { $0.pattern == pattern }) {
+            self.entries[index].pins += pins.filter { !self.entries[index].pins.contains($0) }
+        } else {
+            self.entries.append(Entry(pattern: pattern, pins: pins))
+        }
+    }
+
+    /// `sha256//BASE64[;sha256//BASE64…]`: each a SHA-256 (32 bytes, 44 base64 characters).
+    package static func parse(_ text: String) throws(PinError) -> [String] {
+        let pins = text.split(separator: ";").map { String($0.trimmingSpaces()) }
+        guard !pins.isEmpty else { throw PinError("expected sha256//BASE64, got \(text)") }
+        let alphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+        for pin in pins {
+            let digest = pin.utf8.dropFirst(8)
+            guard pin.hasPrefix("sha256//"), digest.count == 44, digest.last == UInt8(ascii: "="),
+                digest.dropLast().allSatisfy({ alphabet.contains($0) })
+            else { throw PinError("a pin is sha256// and the base64 of a SHA-256 (44 characters), not \(pin)") }
+        }
+        return pins
+    }
+
+    /// The pins of `host` in curl's form (`sha256//a;sha256//b`), nil when it has none: an exact
+    /// entry first, else the longest matching wildcard.
+    package func pins(for host: String) -> String? {
+        let host = host.lowercased()
+        if let exact = self.entries.first(where: { $0.pattern == host }) { return exact.pins.joined(separator: ";") }
+        let wildcard = self.entries.filter { entry in
+            entry.pattern.hasPrefix("*.") && host.hasSuffix(String(entry.pattern.dropFirst()))
+        }.max { $0.pattern.count < $1.pattern.count }
+        return wildcard?.pins.joined(separator: ";")
+    }
+}
+
+package struct PinError: Error, Sendable, Equatable, CustomStringConvertible {
+    package var message: String
+    package init(_ message: String) { self.message = message }
+    package var description: String { self.message }
+}
