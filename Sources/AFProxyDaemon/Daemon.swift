@@ -3,6 +3,7 @@ import AFProxyCurl
 import AFProxyListener
 import AFProxyManager
 import AFProxyModel
+import AFProxyNetwork
 import AFProxySystemd
 import Logging
 import NIOCore
@@ -46,7 +47,12 @@ struct Daemon {
             session: session, historyCapacity: self.configuration.historySize,
             bufferBudget: self.configuration.bufferBudget,
             downloads: Self.downloadSettings(self.configuration, self.environment),
-            transparentResumeLimit: self.configuration.transparentResume ? self.configuration.resumeAttempts : 0)
+            transparentResumeLimit: self.configuration.transparentResume ? self.configuration.resumeAttempts : 0,
+            networkLoss: self.configuration.networkLoss)
+        let reporter = NetworkReporter(manager: manager, logger: logger)
+        let network = NetworkWatcher(onChange: reporter.report) { error in
+            logger.warning("network status unknown from now on: the netlink socket failed: \(error)")
+        }
         let listener = ProxyListener(
             manager: manager, configuration: Self.listenerConfiguration(self.configuration), group: group)
         let control = ControlServer(manager: manager, group: group) { stats in
@@ -55,7 +61,8 @@ struct Daemon {
 
         let service = DaemonService(
             configuration: self.configuration, environment: self.environment, reload: self.reload,
-            logging: logging, logger: logger, session: session, manager: manager, listener: listener, control: control)
+            logging: logging, logger: logger, session: session, manager: manager, listener: listener, control: control,
+            network: network)
         let services = ServiceGroup(
             configuration: .init(
                 services: [.init(service: service)],

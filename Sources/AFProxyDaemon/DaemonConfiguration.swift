@@ -1,4 +1,5 @@
 import AFProxyListener
+import AFProxyModel
 
 /// Everything the daemon can be told, with its built-in defaults. Sources apply in this order,
 /// each overriding the one before: defaults, the config file, `AFPROXY_*` environment variables,
@@ -48,6 +49,8 @@ package struct DaemonConfiguration: Sendable, Equatable {
     package var resumeAttempts = 3
     /// A CA bundle to verify the TLS origins of download tasks with, instead of the system's.
     package var tlsCAFile: String?
+    /// What a loss of the network does to the tasks (`NetworkLossPolicy`).
+    package var networkLoss = NetworkLossPolicy.waitDownloads
 
     package init() {}
 
@@ -156,6 +159,13 @@ package struct DaemonConfiguration: Sendable, Equatable {
         },
         Key(name: "tls-ca-file", environment: "AFPROXY_TLS_CA_FILE") { config, value throws(ConfigurationError) in
             config.tlsCAFile = try absolutePath(value)
+        },
+        Key(name: "network-loss", environment: "AFPROXY_NETWORK_LOSS") { config, value throws(ConfigurationError) in
+            guard let policy = NetworkLossPolicy(rawValue: value) else {
+                let names = NetworkLossPolicy.allCases.map(\.rawValue).joined(separator: ", ")
+                throw ConfigurationError("must be one of \(names), not \(value)")
+            }
+            config.networkLoss = policy
         },
         Key(name: "allow-connect-port", environment: "AFPROXY_ALLOW_CONNECT_PORT") {
             config, value throws(ConfigurationError) in
