@@ -3,7 +3,7 @@ import PackageDescription
 
 /// Modules follow DESIGN.md, one direction of dependency:
 /// AFProxyModel ← AFProxyCurl / AFProxyTunnel (the transports), AFProxyStore ← AFProxyManager ← AFProxyListener /
-/// AFProxyControl ← AFProxyDaemon ← executables.
+/// AFProxyControl ← AFProxyDaemon ← executables; AFProxyModel ← AFProxyNetwork (the network watcher) ← AFProxyDaemon.
 let package = Package(
     name: "afproxy",
     platforms: [.macOS(.v15)],
@@ -38,7 +38,13 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        /// The kernel's rtnetlink headers, includes only (CNetlink/shim.h says why); only
+        /// AFProxyNetwork uses it.
+        .systemLibrary(name: "CNetlink"),
         .target(name: "AFProxyModel"),
+        /// The network watcher: a netlink route socket on a thread of its own, and the
+        /// reachability decision made from what it reports.
+        .target(name: "AFProxyNetwork", dependencies: ["CNetlink", "AFProxyModel"]),
         /// What must survive a restart and the files it names: the download journal and each
         /// download's partial file, in the state directory and where the person asked.
         .target(name: "AFProxyStore", dependencies: ["CCrypto", "AFProxyModel"]),
@@ -100,7 +106,7 @@ let package = Package(
             name: "AFProxyDaemon",
             dependencies: [
                 "AFProxyModel", "AFProxyCurl", "AFProxyManager", "AFProxyListener", "AFProxyControl", "AFProxyStore",
-                "AFProxySystemd",
+                "AFProxySystemd", "AFProxyNetwork",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -143,6 +149,7 @@ let package = Package(
             path: "Fuzz/FuzzResponseHead"
         ),
         .testTarget(name: "AFProxyModelTests", dependencies: ["AFProxyModel"]),
+        .testTarget(name: "AFProxyNetworkTests", dependencies: ["AFProxyNetwork", "AFProxyModel", "CNetlink"]),
         .testTarget(name: "AFProxyStoreTests", dependencies: ["AFProxyStore", "AFProxyModel"]),
         .testTarget(
             name: "AFProxyListenerTests",

@@ -17,8 +17,8 @@ package struct AFProxyCtl: ParsableCommand {
         discussion: "Exit codes: 0 done, 1 the daemon refused, 2 usage error, 69 the daemon is not reachable.",
         version: AFProxyVersion.current,
         subcommands: [
-            List.self, Show.self, Suspend.self, Resume.self, Cancel.self, Watch.self, Stats.self, Download.self,
-            Pin.self,
+            List.self, Show.self, Suspend.self, Resume.self, Cancel.self, Watch.self, Stats.self, Status.self,
+            Download.self, Pin.self,
         ]
     )
 

@@ -167,14 +167,21 @@ struct Watch: ParsableCommand {
         do {
             _ = try client.stream("/v1/events") { line in
                 if json { Console.output(line); return true }
-                if let event = try? Console.decoder().decode(TaskEvent.self, from: Data(line.utf8)) {
-                    Console.output(Self.describe(event))
+                switch try? Console.decoder().decode(StreamEvent.self, from: Data(line.utf8)) {
+                case .task(let event): Console.output(Self.describe(event))
+                case .network(let event): Console.output(Self.describe(event))
+                case nil: break
                 }
                 return true
             }
         } catch {
             throw GlobalOptions.unavailable(client, error)
         }
+    }
+
+    /// `2025-05-01T10:00:00Z network-lost network unreachable since …`.
+    static func describe(_ event: NetworkEvent, now: Date = Date()) -> String {
+        "\(now.formatted(.iso8601)) \(event.event.rawValue) network \(ReachabilityText.describe(event.network))"
     }
 
     static func describe(_ event: TaskEvent, now: Date = Date()) -> String {

@@ -120,6 +120,13 @@ final class ControlHandler: ChannelInboundHandler {
             var stats = self.manager.stats()
             self.extraStats(&stats)
             self.send(status: .ok, stats, head, context)
+        case .success(.status):
+            var stats = self.manager.stats()
+            self.extraStats(&stats)
+            let status = DaemonStatus(
+                version: stats.version, uptimeSeconds: stats.uptimeSeconds, network: self.manager.reachability,
+                tasks: stats)
+            self.send(status: .ok, status, head, context)
         case .success(.events):
             var headers = HTTPHeaders()
             headers.add(name: "Content-Type", value: "application/x-ndjson")

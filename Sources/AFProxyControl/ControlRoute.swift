@@ -13,6 +13,8 @@ package enum ControlRoute: Sendable, Equatable {
     case verbAll(Verb)
     case events
     case stats
+    /// `GET /v1/status`: version, uptime, the network, the task counts.
+    case status
     /// `POST /v1/downloads`: start a download task from the JSON body.
     case startDownload
     /// `GET /v1/pin?host=H&port=P`: the pin of the key a TLS host presents now.
@@ -33,7 +35,7 @@ package enum ControlRoute: Sendable, Equatable {
         let all = query["all"].map { $0 == "1" || $0 == "true" } ?? false
         let rest = Array(parts.dropFirst())
         let resource = rest[0]
-        guard ["tasks", "events", "stats", "downloads", "pin"].contains(resource),
+        guard ["tasks", "events", "stats", "status", "downloads", "pin"].contains(resource),
             rest.count <= (resource == "tasks" ? 3 : 1)
         else {
             return .failure(Refusal(status: 404, message: "no such endpoint: \(path)"))
@@ -57,6 +59,7 @@ package enum ControlRoute: Sendable, Equatable {
             switch resource {
             case "events": return .success(.events)
             case "stats": return .success(.stats)
+            case "status": return .success(.status)
             default: return .success(.listTasks(includeHistory: all))
             }
         case 2:

@@ -4,8 +4,9 @@ import FoundationEssentials
 import NIOCore
 import NIOHTTP1
 
-/// The body of `GET /v1/events`: every event the session publishes, and `progress` for each live
-/// task whose byte counts moved, at most four times a second. Events arrive on the publishing
+/// The body of `GET /v1/events`: every event the session publishes, the network watcher's
+/// `network-lost` / `network-restored`, and `progress` for each live task whose byte counts
+/// moved, at most four times a second. Events arrive on the publishing
 /// thread and are written on the connection's event loop; a reader too slow to keep the socket
 /// writable is disconnected rather than buffered without bound.
 final class EventStream {
@@ -24,7 +25,7 @@ final class EventStream {
         self.encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
-        self.token = manager.events.subscribe { event in
+        self.token = manager.events.subscribeStream { event in
             eventLoop.execute { loopBound.value.write(event) }
         }
         self.ticker = eventLoop.scheduleRepeatedTask(initialDelay: .milliseconds(250), delay: .milliseconds(250)) { _ in
@@ -46,12 +47,12 @@ final class EventStream {
             seen[record.id] = counts
             if let last = self.lastProgress[record.id], last == counts { continue }
             if self.lastProgress[record.id] == nil && counts == (0, 0) { continue }
-            self.write(TaskEvent(.progress, task: record))
+            self.write(.task(TaskEvent(.progress, task: record)))
         }
         self.lastProgress = seen
     }
 
-    private func write(_ event: TaskEvent) {
+    private func write(_ event: StreamEvent) {
         guard self.token != nil else { return }
         guard self.context.channel.isWritable else {
             self.stop()

@@ -151,6 +151,14 @@ package struct AFProxyCommand: AsyncParsableCommand {
             valueName: "host pins"))
     var pin: [String] = []
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "While the network is unreachable: wait-downloads (download tasks wait without spending retries), "
+                + "suspend-all (and proxied transfers are suspended until it returns) or ignore (default wait-downloads).",
+            valueName: "policy"))
+    var networkLoss: String?
+
     package init() {}
 
     package func run() async throws {
@@ -200,7 +208,7 @@ package struct AFProxyCommand: AsyncParsableCommand {
                 ("state-dir", self.stateDir), ("download-dir", self.downloadDir),
                 ("max-active-downloads", self.maxActiveDownloads), ("download-retries", self.downloadRetries),
                 ("transparent-resume", self.transparentResume), ("resume-attempts", self.resumeAttempts),
-                ("tls-ca-file", self.tlsCAFile),
+                ("tls-ca-file", self.tlsCAFile), ("network-loss", self.networkLoss),
             ] + self.allowConnectPort.map { ("allow-connect-port", $0) }  // each one adds a port
             + self.pin.map { ("pin", $0) }
         return Overrides(

@@ -3,6 +3,7 @@ import AFProxyCurl
 import AFProxyListener
 import AFProxyManager
 import AFProxyModel
+import AFProxyNetwork
 import AFProxySystemd
 import Logging
 import NIOCore
@@ -47,7 +48,11 @@ struct Daemon {
             bufferBudget: self.configuration.bufferBudget,
             downloads: Self.downloadSettings(self.configuration, self.environment),
             transparentResumeLimit: self.configuration.transparentResume ? self.configuration.resumeAttempts : 0,
-            logger: logger)
+            networkLoss: self.configuration.networkLoss, logger: logger)
+        let reporter = NetworkReporter(manager: manager, logger: logger)
+        let network = NetworkWatcher(onChange: reporter.report) { error in
+            logger.warning("network status unknown from now on: the netlink socket failed: \(error)")
+        }
         let listener = ProxyListener(
             manager: manager, configuration: Self.listenerConfiguration(self.configuration), group: group)
         let control = ControlServer(manager: manager, group: group) { stats in
@@ -56,7 +61,8 @@ struct Daemon {
 
         let service = DaemonService(
             configuration: self.configuration, environment: self.environment, reload: self.reload,
-            logging: logging, logger: logger, session: session, manager: manager, listener: listener, control: control)
+            logging: logging, logger: logger, session: session, manager: manager, listener: listener, control: control,
+            network: network)
         let services = ServiceGroup(
             configuration: .init(
                 services: [.init(service: service)],

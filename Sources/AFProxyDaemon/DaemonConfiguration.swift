@@ -54,6 +54,8 @@ package struct DaemonConfiguration: Sendable, Equatable {
 
     /// The trust of afproxy's own TLS connections.
     package var securityPolicy: SecurityPolicy { SecurityPolicy(caFile: self.tlsCAFile, pins: self.pins) }
+    /// What a loss of the network does to the tasks (`NetworkLossPolicy`).
+    package var networkLoss = NetworkLossPolicy.waitDownloads
 
     package init() {}
 
@@ -172,6 +174,13 @@ package struct DaemonConfiguration: Sendable, Equatable {
                     throw ConfigurationError(error.message)
                 }
             }
+        },
+        Key(name: "network-loss", environment: "AFPROXY_NETWORK_LOSS") { config, value throws(ConfigurationError) in
+            guard let policy = NetworkLossPolicy(rawValue: value) else {
+                let names = NetworkLossPolicy.allCases.map(\.rawValue).joined(separator: ", ")
+                throw ConfigurationError("must be one of \(names), not \(value)")
+            }
+            config.networkLoss = policy
         },
         Key(name: "allow-connect-port", environment: "AFPROXY_ALLOW_CONNECT_PORT") {
             config, value throws(ConfigurationError) in

@@ -28,6 +28,7 @@ extension DaemonService {
             await self.waitUntilIdle(until: clock.now + .seconds(2))
         }
         self.manager.parkDownloads()
+        self.network.stop()
         await self.control.stop()
         self.session.shutdown()
     }

@@ -3,6 +3,7 @@ import AFProxyCurl
 import AFProxyListener
 import AFProxyManager
 import AFProxyModel
+import AFProxyNetwork
 import AFProxyStore
 import AFProxySystemd
 import Logging
@@ -38,6 +39,8 @@ final class DaemonService: Service, Sendable {
     let manager: SessionManager
     let listener: ProxyListener
     let control: ControlServer
+    /// Follows the network (reachability); started once the sockets are up, stopped last.
+    let network: NetworkWatcher
     let notifier: SystemdNotifier
     let taskLog: TaskLog
     let state: Locked<State>
@@ -46,7 +49,7 @@ final class DaemonService: Service, Sendable {
         configuration: DaemonConfiguration, environment: [String: String],
         reload: @escaping @Sendable () throws(ConfigurationError) -> DaemonConfiguration,
         logging: DaemonLogging, logger: Logger, session: UpstreamSession, manager: SessionManager,
-        listener: ProxyListener, control: ControlServer
+        listener: ProxyListener, control: ControlServer, network: NetworkWatcher
     ) {
         self.started = configuration
         self.environment = environment
@@ -57,6 +60,7 @@ final class DaemonService: Service, Sendable {
         self.manager = manager
         self.listener = listener
         self.control = control
+        self.network = network
         self.notifier = SystemdNotifier(environment: environment)
         self.taskLog = TaskLog(
             manager: manager, logger: logger, enabled: configuration.logCompletedTasks, structured: logging.journal)
@@ -83,6 +87,12 @@ final class DaemonService: Service, Sendable {
             if restored > 0 { self.logger.notice("restored \(restored) unfinished download(s) from the journal") }
         } catch {
             self.logger.error("download tasks will not survive a restart: \(error)")
+        }
+        do throws(NetlinkError) {
+            try self.network.start()
+        } catch {
+            // Fail soft: the proxy serves on; only reachability is missing.
+            self.logger.warning("cannot follow the network, its status stays unknown: \(error)")
         }
         self.notifier.ready(status: self.nextStatus())
         self.logger.info("ready; logging to \(self.logging.description)")
@@ -171,8 +181,9 @@ final class DaemonService: Service, Sendable {
     /// The current STATUS= text, recorded as sent; nil if unchanged and `onlyIfChanged`.
     func nextStatus(onlyIfChanged: Bool = false) -> String? {
         let stats = self.manager.stats()
+        let network = self.manager.reachability.status
         return self.state.withLock { state in
-            let text = StatusLine.text(stats: stats, note: state.note, stopping: state.stopping)
+            let text = StatusLine.text(stats: stats, note: state.note, stopping: state.stopping, network: network)
             if onlyIfChanged && text == state.lastStatus { return nil }
             state.lastStatus = text
             return text
@@ -180,14 +191,18 @@ final class DaemonService: Service, Sendable {
     }
 }
 
-/// The text of STATUS=: what runs, what is suspended, what was served, and why a reload was refused.
+/// The text of STATUS=: what runs, what is suspended, what was served, whether the network is
+/// unreachable, and why a reload was refused.
 enum StatusLine {
-    static func text(stats: SessionStats, note: String?, stopping: Bool) -> String {
+    static func text(
+        stats: SessionStats, note: String?, stopping: Bool, network: Reachability.Status = .unknown
+    ) -> String {
         let running =
             stats.byState[TaskState.running.rawValue, default: 0]
             + stats.byState[TaskState.canceling.rawValue, default: 0]
         let suspended = stats.byState[TaskState.suspended.rawValue, default: 0]
         var text = "\(running) running, \(suspended) suspended, \(stats.served) served"
+        if network == .unreachable { text = "network unreachable; " + text }
         if stopping { text = "stopping: " + text }
         if let note { text = note + "; " + text }
         return text

@@ -6,12 +6,18 @@ import Synchronization
 /// only enqueue. A subscriber names the kinds it wants, and publishing a kind nobody wants costs
 /// one atomic load: its record is not even built. (The journal logger wants `completed` only;
 /// without the filter every request paid for a `created` record nobody read.)
+///
+/// Network events (`network-lost`, `network-restored`) travel on the same bus, published by the
+/// daemon's network watcher; only a subscriber of the whole stream (`subscribeStream`) gets them,
+/// so a task subscriber keeps receiving `TaskEvent`s, each with its task.
 package final class EventBus: Sendable {
     package typealias Subscriber = @Sendable (TaskEvent) -> Void
+    package typealias StreamSubscriber = @Sendable (StreamEvent) -> Void
 
     private struct Subscription {
         var kinds: Set<TaskEvent.Kind>
-        var subscriber: Subscriber
+        var network: Bool
+        var deliver: StreamSubscriber
     }
 
     private static let allKinds = Set(TaskEvent.Kind.allCases)
@@ -27,11 +33,23 @@ package final class EventBus: Sendable {
         self.wanted.load(ordering: .relaxed) & Self.bit(kind) != 0
     }
 
-    /// Answers a token for `unsubscribe`. `kinds`: the events wanted; all when nil.
+    /// Answers a token for `unsubscribe`. `kinds`: the task events wanted; all when nil.
     package func subscribe(_ kinds: Set<TaskEvent.Kind>? = nil, _ subscriber: @escaping Subscriber) -> Int {
+        self.add(
+            Subscription(kinds: kinds ?? Self.allKinds, network: false) { event in
+                if case .task(let taskEvent) = event { subscriber(taskEvent) }
+            })
+    }
+
+    /// Every task event and every network event, in the order published (the event stream).
+    package func subscribeStream(_ subscriber: @escaping StreamSubscriber) -> Int {
+        self.add(Subscription(kinds: Self.allKinds, network: true, deliver: subscriber))
+    }
+
+    private func add(_ subscription: Subscription) -> Int {
         let token = self.nextToken.add(1, ordering: .relaxed).newValue
         self.subscriptions.withLock { subscriptions in
-            subscriptions[token] = Subscription(kinds: kinds ?? Self.allKinds, subscriber: subscriber)
+            subscriptions[token] = subscription
             self.wanted.store(Self.mask(subscriptions), ordering: .relaxed)
         }
         return token
@@ -46,19 +64,31 @@ package final class EventBus: Sendable {
 
     private static func mask(_ subscriptions: [Int: Subscription]) -> UInt8 {
         subscriptions.values.reduce(0) { mask, subscription in
-            subscription.kinds.reduce(mask) { $0 | Self.bit($1) }
+            subscription.kinds.reduce(mask | (subscription.network ? Self.networkBit : 0)) { $0 | Self.bit($1) }
         }
     }
 
     /// `record` is evaluated only when someone listens for `kind`.
     package func publish(_ kind: TaskEvent.Kind, _ record: @autoclosure () -> TaskRecord) {
         guard self.hasSubscribers(for: kind) else { return }
-        let event = TaskEvent(kind, task: record())
+        let event = StreamEvent.task(TaskEvent(kind, task: record()))
         let subscribers = self.subscriptions.withLock { subscriptions in
-            subscriptions.values.filter { $0.kinds.contains(kind) }.map(\.subscriber)
+            subscriptions.values.filter { $0.kinds.contains(kind) }.map(\.deliver)
         }
         for subscriber in subscribers { subscriber(event) }
     }
+
+    /// The network went away or came back (the daemon's watcher, after `networkChanged`).
+    package func publishNetwork(_ kind: NetworkEvent.Kind, _ reachability: Reachability) {
+        guard self.wanted.load(ordering: .relaxed) & Self.networkBit != 0 else { return }
+        let event = StreamEvent.network(NetworkEvent(kind, network: reachability))
+        let subscribers = self.subscriptions.withLock { subscriptions in
+            subscriptions.values.filter(\.network).map(\.deliver)
+        }
+        for subscriber in subscribers { subscriber(event) }
+    }
+
+    private static let networkBit: UInt8 = 64
 
     private static func bit(_ kind: TaskEvent.Kind) -> UInt8 {
         switch kind {

@@ -43,3 +43,44 @@ import Testing
         #expect(!Watch.describe(TaskEvent(.completed, task: task), now: self.now).contains("file:"))
     }
 }
+
+/// `watch` and `status` say where the network is.
+@Suite struct NetworkTextTests {
+    private let now = Date(timeIntervalSince1970: 0)
+    private let since = Date(timeIntervalSince1970: 60)
+
+    @Test func aNetworkEventSaysWhatHappenedAndWhere() {
+        let restored = NetworkEvent(
+            .networkRestored,
+            network: Reachability(
+                status: .reachable, interface: "eth0", interfaceKind: "ethernet", changedAt: self.since))
+        #expect(
+            Watch.describe(restored, now: self.now)
+                == "1970-01-01T00:00:00Z network-restored network reachable via eth0 (ethernet) since 1970-01-01T00:01:00Z"
+        )
+        let lost = NetworkEvent(.networkLost, network: Reachability(status: .unreachable, changedAt: self.since))
+        #expect(
+            Watch.describe(lost, now: self.now)
+                == "1970-01-01T00:00:00Z network-lost network unreachable since 1970-01-01T00:01:00Z")
+    }
+
+    @Test func statusShowsVersionUptimeNetworkAndCounts() {
+        var tasks = SessionStats()
+        tasks.live = 3
+        tasks.byState = ["running": 2, "suspended": 1]
+        tasks.served = 40
+        tasks.failed = 1
+        let status = DaemonStatus(
+            version: "0.1.0", uptimeSeconds: 3725,
+            network: Reachability(status: .reachable, interface: "wlan0", interfaceKind: "wifi", changedAt: self.since),
+            tasks: tasks)
+        let lines = Status.render(status).split(separator: "\n").map(String.init)
+        #expect(lines.count == 3)
+        #expect(lines[0].hasPrefix("afproxy 0.1.0, up "))
+        #expect(lines[1] == "network   reachable via wlan0 (wifi) since 1970-01-01T00:01:00Z")
+        #expect(lines[2] == "tasks     3 live (running 2, suspended 1), 40 served (1 with an error)")
+        #expect(
+            Status.render(DaemonStatus(uptimeSeconds: 1, network: .unknown, tasks: SessionStats()))
+                .contains("network   unknown (the daemon has no answer from the kernel)"))
+    }
+}

@@ -22,6 +22,7 @@ import Testing
         #expect(self.route("POST", "/v1/tasks/resume?all=1") == .verbAll(.resume))
         #expect(self.route("GET", "/v1/events") == .events)
         #expect(self.route("GET", "/v1/stats") == .stats)
+        #expect(self.route("GET", "/v1/status") == .status)
     }
 
     @Test func refusesWithThePreciseStatus() {
@@ -34,5 +35,7 @@ import Testing
         #expect(self.status("POST", "/v1/tasks/3/explode") == 404)
         #expect(self.status("POST", "/v1/tasks/suspend") == 400)
         #expect(self.status("POST", "/v1/tasks/cancel?all=1") == 400)
+        #expect(self.status("POST", "/v1/status") == 405)
+        #expect(self.status("GET", "/v1/status/network") == 404)
     }
 }

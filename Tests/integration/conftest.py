@@ -121,3 +121,9 @@ def pytest_runtest_makereport(item, call):
             report.sections.append(
                 (f"afproxy pid {p.pid} ({status}) log, {report.when}",
                  f"argv: {' '.join(p.argv)}\n" + "\n".join(lines)))
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "network_policy: what a loss of the network does to the tasks (test_reachability.py); "
+        "run them alone with -m network_policy")

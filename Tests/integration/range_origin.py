@@ -41,7 +41,9 @@ range and the bytes actually sent, whether the origin broke the connection).
 `start_range_origin(tls=context)` serves over HTTPS; `make_tls_files(directory)` makes a
 throwaway CA and a server certificate for 127.0.0.1 and localhost signed by it (openssl CLI).
 
-Run this file directly to serve on a port by hand: `python3 Tests/integration/range_origin.py 8099`.
+Run this file directly to serve on a port by hand: `python3 Tests/integration/range_origin.py 8099`;
+a second argument is the address to bind (`… 8099 10.1.2.1`: reachable from another network
+namespace, as test_reachability.py runs it).
 """
 
 from __future__ import annotations
@@ -447,10 +449,11 @@ class _RangeTCPServer(socketserver.ThreadingTCPServer):
     block_on_close = False
     request_queue_size = 128
 
-    def __init__(self, origin: "RangeOrigin", tls: ssl.SSLContext | None, port: int = 0):
+    def __init__(self, origin: "RangeOrigin", tls: ssl.SSLContext | None, port: int = 0,
+                 host: str = "127.0.0.1"):
         self.origin = origin
         self.tls = tls
-        super().__init__(("127.0.0.1", port), _Handler)
+        super().__init__((host, port), _Handler)
 
     def get_request(self):
         sock, address = super().get_request()
@@ -463,9 +466,9 @@ class _RangeTCPServer(socketserver.ThreadingTCPServer):
 
 
 class RangeOrigin:
-    """A running range origin on 127.0.0.1. `requests` lists every request received, in order."""
+    """A running range origin on 127.0.0.1 (or `host`). `requests` lists every request received, in order."""
 
-    def __init__(self, tls: ssl.SSLContext | None = None, port: int = 0) -> None:
+    def __init__(self, tls: ssl.SSLContext | None = None, port: int = 0, host: str = "127.0.0.1") -> None:
         self.scheme = "https" if tls is not None else "http"
         self._stopping = threading.Event()
         self._lock = threading.Lock()
@@ -473,7 +476,7 @@ class RangeOrigin:
         self._open: set[socket.socket] = set()
         self._requests: list[RecordedRequest] = []
         self.connections = 0
-        self._server = _RangeTCPServer(self, tls, port)
+        self._server = _RangeTCPServer(self, tls, port, host)
         self.port: int = self._server.server_address[1]
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1},
                                         name=f"range-origin-{self.port}", daemon=True)
@@ -522,10 +525,10 @@ class RangeOrigin:
         self._thread.join(timeout=5)
 
 
-def start_range_origin(tls: ssl.SSLContext | None = None, port: int = 0) -> RangeOrigin:
-    """Starts a range origin on 127.0.0.1 (an ephemeral port unless `port`), serving in a background
-    thread; with `tls` (a server context), over HTTPS."""
-    return RangeOrigin(tls, port)
+def start_range_origin(tls: ssl.SSLContext | None = None, port: int = 0, host: str = "127.0.0.1") -> RangeOrigin:
+    """Starts a range origin on 127.0.0.1 or `host` (an ephemeral port unless `port`), serving in a
+    background thread; with `tls` (a server context), over HTTPS."""
+    return RangeOrigin(tls, port, host)
 
 
 # --------------------------------------------------------------------------------------------
@@ -571,9 +574,10 @@ def make_tls_files(directory: Path | str) -> TLSFiles:
     return files
 
 
-if __name__ == "__main__":  # pragma: no cover - by hand
-    o = start_range_origin(port=int(sys.argv[1]) if len(sys.argv) > 1 else 0)
-    print(f"range origin on {o.url('/file.bin?size=1048576')}", flush=True)
+if __name__ == "__main__":  # pragma: no cover - by hand, or in another network namespace
+    o = start_range_origin(port=int(sys.argv[1]) if len(sys.argv) > 1 else 0,
+                           host=sys.argv[2] if len(sys.argv) > 2 else "127.0.0.1")
+    print(f"range origin on {o.url('/file.bin?size=1048576', host=o._server.server_address[0])}", flush=True)
     try:
         threading.Event().wait()
     except KeyboardInterrupt:

@@ -1,0 +1,30 @@
+import AFProxyModel
+import ArgumentParser
+import FoundationEssentials
+
+/// `afproxyctl status`: the daemon at a glance — version, uptime, the network, task counts.
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Version, uptime, whether the network is reachable (and over which interface), task counts.")
+
+    @ParentCommand var root: AFProxyCtl
+    var global: GlobalOptions { self.root.global }
+    @Flag(name: .long, help: "Print the API's JSON.") var json = false
+
+    func run() throws {
+        let body = try self.global.call("GET", "/v1/status")
+        if self.json { return Console.output(String(decoding: body, as: UTF8.self)) }
+        Console.output(Self.render(try Console.decoder().decode(DaemonStatus.self, from: Data(body))))
+    }
+
+    static func render(_ status: DaemonStatus) -> String {
+        let tasks = status.tasks
+        let states = tasks.byState.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+        let live = states.isEmpty ? "\(tasks.live) live" : "\(tasks.live) live (\(states.joined(separator: ", ")))"
+        return """
+            afproxy \(status.version), up \(Formatting.duration(status.uptimeSeconds))
+            network   \(ReachabilityText.describe(status.network))
+            tasks     \(live), \(tasks.served) served (\(tasks.failed) with an error)
+            """
+    }
+}
