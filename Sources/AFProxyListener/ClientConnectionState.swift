@@ -73,6 +73,9 @@ struct ClientConnectionState<Task: AnyObject> {
         return false
     }
 
+    /// No input waits behind the current exchange, and nothing holds the client's reads.
+    var queueIsEmpty: Bool { self.queued == nil && self.holds.isEmpty }
+
     /// The next queued input that can be handled now, in order.
     mutating func nextQueued() -> Input? {
         guard self.canHandleNow, let next = self.queued?.popFirst() else { return nil }

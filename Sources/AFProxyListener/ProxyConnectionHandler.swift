@@ -25,8 +25,10 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     private let manager: SessionManager
     private let validator: RequestValidator
     private let clientAddress: String
-    /// The decoder in front of this handler, whose parser goes while the connection is idle.
-    let decoder: RequestDecoder
+    /// The HTTP handlers in front of this one, shed while the connection is idle for a while.
+    let codec: ClientCodec
+    /// The decoder among them, whose parser goes as soon as the connection is idle.
+    var decoder: RequestDecoder { self.codec.decoder }
     /// The parser's last part was a request's `.end`, with no head or error after it: with the
     /// connection idle, the decoder may let its parser go. Not after a request that asks for a
     /// protocol upgrade: NIO's parser stops at its end and reads nothing more, and keeping it
@@ -37,11 +39,11 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     private var context: ChannelHandlerContext?
     private var bridge: ConnectionBridge?
 
-    init(manager: SessionManager, validator: RequestValidator, clientAddress: String, decoder: RequestDecoder) {
+    init(manager: SessionManager, validator: RequestValidator, clientAddress: String, codec: ClientCodec) {
         self.manager = manager
         self.validator = validator
         self.clientAddress = clientAddress
-        self.decoder = decoder
+        self.codec = codec
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -72,6 +74,9 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is RequestTimeoutHandler.IdleForAWhile {
+            return self.shedIfIdle(context: context)
+        }
         guard let malformed = event as? ProxyErrorHandler.MalformedRequest else {
             context.fireUserInboundEventTriggered(event)
             return
@@ -121,6 +126,19 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         while let next = self.state.nextQueued() { self.handle(next, context: context) }
         if self.state.queueDrained() { context.read() }
         if case .idle = self.state.phase, self.parsedToRequestEnd { self.decoder.releaseParser() }
+    }
+
+    /// The connection has been idle for a while: its codec goes until the next bytes, if nothing
+    /// in it is worth keeping (no request under way or queued, the parser let go).
+    private func shedIfIdle(context: ChannelHandlerContext) {
+        guard case .idle = self.state.phase, self.state.queueIsEmpty, self.parsedToRequestEnd,
+            !self.decoder.holdsParser
+        else { return }
+        do {
+            try self.codec.shed(from: context.pipeline.syncOperations, before: self, on: context.eventLoop)
+        } catch {
+            context.close(promise: nil)
+        }
     }
 
     private func receiveHead(_ head: HTTPRequestHead, context: ChannelHandlerContext) {

@@ -108,13 +108,10 @@ package final class ProxyListener: Service, Sendable {
         to pipeline: ChannelPipeline.SynchronousOperations, manager: SessionManager, validator: RequestValidator,
         clientAddress: String, limits: NIOHTTPDecoderLimitConfiguration = .init()
     ) throws -> ProxyConnectionHandler {
-        let decoder = RequestDecoder(limits: limits)
+        let codec = ClientCodec(decoder: RequestDecoder(limits: limits))
         let handler = ProxyConnectionHandler(
-            manager: manager, validator: validator, clientAddress: clientAddress, decoder: decoder)
-        try pipeline.addHandler(ClientResponseEncoder())
-        try pipeline.addHandler(ByteToMessageHandler(decoder))
-        try pipeline.addHandler(NIOHTTPResponseHeadersValidator())
-        try pipeline.addHandler(ProxyErrorHandler())
+            manager: manager, validator: validator, clientAddress: clientAddress, codec: codec)
+        try codec.install(in: pipeline)
         try pipeline.addHandler(handler)
         return handler
     }

@@ -17,6 +17,15 @@ final class RequestTimeoutHandler: ChannelDuplexHandler {
         case busy
     }
 
+    /// Sent inbound once a connection has been idle for `shedDelay`: the connection handler may
+    /// then shed its codec (`ClientCodec`). Not at once: a busy keep-alive connection would pay
+    /// for taking it out and putting it back on every request.
+    struct IdleForAWhile: Sendable {}
+
+    /// 1 s: longer than the gap between a page's requests on one connection, shorter than the
+    /// seconds to minutes a browser keeps an idle connection open.
+    static let shedDelay = TimeAmount.seconds(1)
+
     private let idleTimeout: TimeAmount
     private let headerTimeout: TimeAmount
     /// This proxy's name in `Via`, for the 408.
@@ -32,6 +41,8 @@ final class RequestTimeoutHandler: ChannelDuplexHandler {
     private var timer: NIOScheduledCallback?
     private var timerDeadline: NIODeadline?
     private var context: ChannelHandlerContext?
+    /// When the idle connection is told it has been idle for a while; nil once told, or busy.
+    private var shedAt: NIODeadline?
 
     init(idleTimeout: Duration, headerTimeout: Duration, via: String) {
         self.idleTimeout = TimeAmount(idleTimeout)
@@ -90,15 +101,18 @@ final class RequestTimeoutHandler: ChannelDuplexHandler {
         switch phase {
         case .busy:
             self.deadline = nil
+            self.shedAt = nil
             return
         case .idle:
             self.deadline = context.eventLoop.now + self.idleTimeout
+            self.shedAt = context.eventLoop.now + Self.shedDelay
         case .receivingHead:
             self.deadline = context.eventLoop.now + self.headerTimeout
+            self.shedAt = nil
         }
         // A pending timer that fires no later than the new deadline re-arms itself then; one that
         // would fire after it is moved.
-        guard let deadline = self.deadline else { return }
+        guard let deadline = self.nextWakeup else { return }
         if let timerDeadline = self.timerDeadline, self.timer != nil, timerDeadline <= deadline { return }
         self.timer?.cancel()
         self.schedule(at: deadline, context)
@@ -110,12 +124,23 @@ final class RequestTimeoutHandler: ChannelDuplexHandler {
         self.timer = try? context.eventLoop.assumeIsolated().scheduleCallback(at: deadline, handler: self)
     }
 
+    /// The earlier of the phase's deadline and the idle connection's shedding.
+    private var nextWakeup: NIODeadline? {
+        guard let deadline = self.deadline else { return nil }
+        return self.shedAt.map { min($0, deadline) } ?? deadline
+    }
+
     private func timerFired(_ context: ChannelHandlerContext) {
         self.timer = nil
         self.timerDeadline = nil
+        let now = context.eventLoop.now
+        if self.phase == .idle, let shedAt = self.shedAt, shedAt <= now {
+            self.shedAt = nil
+            context.fireUserInboundEventTriggered(IdleForAWhile())
+        }
         guard let deadline = self.deadline else { return }
-        guard deadline <= context.eventLoop.now else {
-            self.schedule(at: deadline, context)
+        guard deadline <= now else {
+            if let next = self.nextWakeup { self.schedule(at: next, context) }
             return
         }
         self.fire(context)

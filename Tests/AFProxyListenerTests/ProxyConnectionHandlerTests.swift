@@ -171,6 +171,81 @@ import Testing
         #expect(!self.channel.isActive)
     }
 
+    /// What the timeout handler says once the connection has been idle for a while.
+    private func idleForAWhile() {
+        self.channel.pipeline.fireUserInboundEventTriggered(RequestTimeoutHandler.IdleForAWhile())
+        self.channel.embeddedEventLoop.run()  // the decoder leaves on the next loop turn
+    }
+
+    private var codecInPipeline: Bool {
+        (try? self.channel.pipeline.syncOperations.handler(type: ByteToMessageHandler<RequestDecoder>.self)) != nil
+    }
+
+    /// Idle for a while: the codec leaves the pipeline, and the next request, even one that comes
+    /// a byte at a time, puts it back and is answered as before.
+    @Test func aConnectionIdleForAWhileShedsItsCodecUntilTheNextBytes() throws {
+        try self.send(self.request("first"))
+        self.answer(try #require(self.currentTask), "one")
+        self.idleForAWhile()
+        #expect(!self.codecInPipeline)
+        #expect(self.handler.codec.isShed)
+        self.idleForAWhile()  // twice: nothing more happens
+        for byte in self.request("second").utf8 {
+            try self.channel.writeInbound(ByteBuffer(bytes: [byte]))
+        }
+        #expect(self.codecInPipeline)
+        let second = try #require(self.currentTask)
+        #expect(second.request.url == "http://origin.test/second")
+        self.answer(second, "two")
+        let text = try self.written()
+        #expect(text.components(separatedBy: "HTTP/1.1 200 OK\r\n").count == 3)
+        #expect(text.hasSuffix("\r\n\r\ntwo"), "\(text)")
+        #expect((try? self.channel.pipeline.syncOperations.handler(type: WakeHandler.self)) == nil)
+        self.idleForAWhile()
+        #expect(!self.codecInPipeline)
+    }
+
+    /// Not shed: a request under way, a parser that holds half a request, an upgrade's parser.
+    @Test func onlyANothingHoldingConnectionShedsItsCodec() throws {
+        try self.send(self.request("first"))
+        self.idleForAWhile()  // the request is under way
+        #expect(self.codecInPipeline)
+        try self.send("GET http://origin.test/second HTTP/1.1\r\nHo")
+        self.answer(try #require(self.currentTask), "one")
+        self.idleForAWhile()  // half a request is held
+        #expect(self.codecInPipeline)
+        try self.send("st: origin.test\r\n\r\n")
+        self.answer(try #require(self.currentTask), "two")
+        self.idleForAWhile()
+        #expect(!self.codecInPipeline)
+        #expect(try self.written().hasSuffix("\r\n\r\ntwo"))
+    }
+
+    /// Bytes that arrive before the old decoder has left wait for it, then go to a new one.
+    @Test func bytesArrivingWhileTheDecoderLeavesWaitForIt() throws {
+        try self.send(self.request("first"))
+        self.answer(try #require(self.currentTask), "one")
+        self.channel.pipeline.fireUserInboundEventTriggered(RequestTimeoutHandler.IdleForAWhile())
+        try self.send("GET http://origin.test/second HTTP/1.1\r\n")
+        #expect(self.currentTask == nil)
+        self.channel.embeddedEventLoop.run()
+        try self.send("Host: origin.test\r\n\r\n")
+        let second = try #require(self.currentTask)
+        #expect(second.request.url == "http://origin.test/second")
+    }
+
+    /// A half-close and a malformed request while shed go where they went before.
+    @Test func aShedConnectionStillAnswersAMalformedRequestAndTakesAHalfClose() throws {
+        try self.send(self.request("first"))
+        self.answer(try #require(self.currentTask), "one")
+        _ = try self.written()
+        self.idleForAWhile()
+        self.channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        #expect(try self.written().isEmpty)
+        try self.send("GARBAGE\r\n\r\n")
+        #expect(try self.written().hasPrefix("HTTP/1.1 400 Bad Request\r\n"))
+    }
+
     /// A request that asks for a protocol upgrade: NIO's parser reads nothing after it, and it
     /// stays, so that the connection behaves as it always did.
     @Test func aRequestAskingForAnUpgradeKeepsTheParser() throws {

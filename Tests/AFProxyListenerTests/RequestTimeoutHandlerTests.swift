@@ -14,6 +14,40 @@ import Testing
         return channel
     }
 
+    /// Counts the `IdleForAWhile` events that pass.
+    private final class IdleCounter: ChannelInboundHandler {
+        typealias InboundIn = Any
+        var count = 0
+
+        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+            if event is RequestTimeoutHandler.IdleForAWhile { self.count += 1 }
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
+    @Test func anIdleConnectionIsToldOnceAfterTheShedDelayAndStillClosesOnTime() throws {
+        let channel = try self.channel()
+        let counter = IdleCounter()
+        try channel.pipeline.syncOperations.addHandler(counter)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(900))
+        #expect(counter.count == 0)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(200))
+        #expect(counter.count == 1)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(5))
+        #expect(counter.count == 1)
+        // A request in between: told again a second after it ended, not while it runs.
+        channel.pipeline.triggerUserOutboundEvent(ConnectionPhase.requestStarted, promise: nil)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(3))
+        #expect(counter.count == 1)
+        channel.pipeline.triggerUserOutboundEvent(ConnectionPhase.responseEnded, promise: nil)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(1100))
+        #expect(counter.count == 2)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(8))
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        #expect(!channel.isActive)
+    }
+
     @Test func idleConnectionIsClosedAfterTheIdleTimeout() throws {
         let channel = try self.channel()
         channel.embeddedEventLoop.advanceTime(by: .seconds(9))
