@@ -10,7 +10,9 @@ extension HAREntry {
     ///   - reasonPhrase: the standard phrase of a status; the origin's own is not recorded.
     package init(task: TaskRecord, now: Date, reasonPhrase: (Int) -> String) {
         let tunnel = task.kind == .stream
+        // curl reports the response's version; it sends HTTP/1.1 unless it negotiated 2 or 3.
         let version = task.metrics.httpVersion.map { "HTTP/" + $0 } ?? "HTTP/1.1"
+        let requestVersion = version.hasPrefix("HTTP/1.") ? "HTTP/1.1" : version
         // Only HTTP/1's heads are text whose size the fields give; HTTP/2's are compressed.
         let textHeads = version.hasPrefix("HTTP/1.")
         let endMs = task.state == .completed ? task.metrics.totalMs : now.timeIntervalSince(task.createdAt) * 1000
@@ -25,12 +27,12 @@ extension HAREntry {
         self.init(
             startedDateTime: Self.timestamp(task.createdAt), time: timings.total,
             request: HARRequest(
-                method: task.method, url: url, httpVersion: version,
+                method: task.method, url: url, httpVersion: requestVersion,
                 headers: task.requestHeaders.map { HARNameValue(name: $0.name, value: $0.value) },
                 queryString: tunnel ? [] : Self.query(of: task.url),
                 // A tunnel's recorded fields lack what afproxy strips (credentials, hop-by-hop).
                 headersSize: textHeads && !tunnel
-                    ? Self.headSize("\(task.method) \(target) \(version)", task.requestHeaders) : -1,
+                    ? Self.headSize("\(task.method) \(target) \(requestVersion)", task.requestHeaders) : -1,
                 bodySize: task.upload.completed),
             response: HARResponse(
                 status: task.status ?? 0,
