@@ -18,7 +18,7 @@ package struct AFProxyCtl: ParsableCommand {
         version: AFProxyVersion.current,
         subcommands: [
             List.self, Show.self, Suspend.self, Resume.self, Cancel.self, Watch.self, Stats.self, Download.self,
-            Pin.self,
+            Pin.self, Har.self,
         ]
     )
 
