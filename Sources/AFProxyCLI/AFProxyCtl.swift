@@ -18,7 +18,7 @@ package struct AFProxyCtl: ParsableCommand {
         version: AFProxyVersion.current,
         subcommands: [
             List.self, Show.self, Suspend.self, Resume.self, Cancel.self, Watch.self, Stats.self, Status.self,
-            Download.self, Pin.self,
+            Download.self, Pin.self, Har.self,
         ]
     )
 

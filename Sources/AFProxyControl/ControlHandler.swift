@@ -116,6 +116,16 @@ final class ControlHandler: ChannelInboundHandler {
                     }
                 }
             }
+        case .success(.har(let includeHistory, let ids)):
+            var tasks = ids.isEmpty ? self.manager.tasks(includeHistory: includeHistory) : []
+            for id in ids where !tasks.contains(where: { $0.id == id }) {
+                guard let record = self.manager.task(id: id) else {
+                    return self.send(status: .notFound, ControlErrorBody(error: "no task with id \(id)"), head, context)
+                }
+                tasks.append(record)
+            }
+            let log = HARLog(tasks: tasks, now: Date()) { HTTPResponseStatus(statusCode: $0).reasonPhrase }
+            self.send(status: .ok, HARDocument(log: log), head, context)
         case .success(.stats):
             var stats = self.manager.stats()
             self.extraStats(&stats)

@@ -19,6 +19,8 @@ package enum ControlRoute: Sendable, Equatable {
     case startDownload
     /// `GET /v1/pin?host=H&port=P`: the pin of the key a TLS host presents now.
     case pin(host: String, port: Int)
+    /// `GET /v1/har[?all=1][&id=N…]`: the tasks as one HAR 1.2 log; ids select (live or history).
+    case har(includeHistory: Bool, ids: [Int])
 
     /// A route the API does not have, or a request it cannot take: status and message.
     package struct Refusal: Error, Sendable, Equatable {
@@ -35,7 +37,7 @@ package enum ControlRoute: Sendable, Equatable {
         let all = query["all"].map { $0 == "1" || $0 == "true" } ?? false
         let rest = Array(parts.dropFirst())
         let resource = rest[0]
-        guard ["tasks", "events", "stats", "status", "downloads", "pin"].contains(resource),
+        guard ["tasks", "events", "stats", "status", "downloads", "pin", "har"].contains(resource),
             rest.count <= (resource == "tasks" ? 3 : 1)
         else {
             return .failure(Refusal(status: 404, message: "no such endpoint: \(path)"))
@@ -60,6 +62,7 @@ package enum ControlRoute: Sendable, Equatable {
             case "events": return .success(.events)
             case "stats": return .success(.stats)
             case "status": return .success(.status)
+            case "har": return Self.ids(inQuery: target).map { .har(includeHistory: all, ids: $0) }
             default: return .success(.listTasks(includeHistory: all))
             }
         case 2:
@@ -88,6 +91,21 @@ package enum ControlRoute: Sendable, Equatable {
             return .failure(Refusal(status: 400, message: "task id must be a positive integer, not \(text.prefix(32))"))
         }
         return .success(id)
+    }
+
+    /// Every `id=` of the query, repeated or comma-separated (`split` keeps one value a key).
+    private static func ids(inQuery target: String) -> Result<[Int], Refusal> {
+        let query = target.split(separator: "?", maxSplits: 1).dropFirst().first ?? ""
+        var ids: [Int] = []
+        for pair in query.split(separator: "&") where pair.hasPrefix("id=") {
+            for text in pair.dropFirst(3).split(separator: ",") {
+                switch Self.id(String(text)) {
+                case .success(let id): ids.append(id)
+                case .failure(let refusal): return .failure(refusal)
+                }
+            }
+        }
+        return .success(ids)
     }
 
     private static func percentDecoded(_ text: String) -> String {

@@ -39,3 +39,21 @@ import Testing
         #expect(self.status("GET", "/v1/status/network") == 404)
     }
 }
+
+@Suite struct ControlRouteHARTests {
+    private func route(_ target: String) -> Result<ControlRoute, ControlRoute.Refusal> {
+        ControlRoute.parse(method: "GET", target: target)
+    }
+
+    @Test func routesHAR() throws {
+        #expect(try self.route("/v1/har").get() == .har(includeHistory: false, ids: []))
+        #expect(try self.route("/v1/har?all=1").get() == .har(includeHistory: true, ids: []))
+        #expect(try self.route("/v1/har?id=3&id=5,7").get() == .har(includeHistory: false, ids: [3, 5, 7]))
+    }
+
+    @Test func refusesBadHARRequests() {
+        #expect(throws: ControlRoute.Refusal.self) { try self.route("/v1/har?id=x").get() }
+        #expect(throws: ControlRoute.Refusal.self) { try self.route("/v1/har/1").get() }
+        #expect(throws: ControlRoute.Refusal.self) { try ControlRoute.parse(method: "POST", target: "/v1/har").get() }
+    }
+}
