@@ -27,7 +27,10 @@ from urllib.parse import urlsplit
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import procmon  # noqa: E402
 
-SETTLE_S = 1.0
+# Idle means idle for a few seconds, as a browser's pooled connections are: afproxy sheds a
+# connection's HTTP codec after 250 ms without a request, and the last connection opened must
+# have had that time before the reading.
+SETTLE_S = 3.0
 
 
 def read_response(sock):
