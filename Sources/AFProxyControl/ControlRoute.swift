@@ -1,3 +1,5 @@
+import AFProxyModel
+
 /// The control API's routes, parsed from method and target with no I/O so they are tested alone.
 package enum ControlRoute: Sendable, Equatable {
     package enum Verb: String, Sendable, CaseIterable {
@@ -46,7 +48,7 @@ package enum ControlRoute: Sendable, Equatable {
         switch rest.count {
         case 1 where resource == "pin":
             guard method == "GET" else { return .failure(notAllowed) }
-            guard let host = query["host"].map(Self.percentDecoded), !host.isEmpty, host.utf8.count <= 253,
+            guard let host = query["host"].map({ PercentDecoding.decode($0) }), !host.isEmpty, host.utf8.count <= 253,
                 host.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x2F && $0 != 0x7F })
             else { return .failure(Refusal(status: 400, message: "GET /v1/pin needs ?host=NAME[&port=N]")) }
             guard let port = Int(query["port"] ?? "443"), (1...65535).contains(port) else {
@@ -106,26 +108,6 @@ package enum ControlRoute: Sendable, Equatable {
             }
         }
         return .success(ids)
-    }
-
-    private static func percentDecoded(_ text: String) -> String {
-        var bytes: [UInt8] = []
-        var index = text.utf8.startIndex
-        let utf8 = text.utf8
-        while index < utf8.endIndex {
-            let next = utf8.index(after: index)
-            if utf8[index] == UInt8(ascii: "%"), utf8.distance(from: next, to: utf8.endIndex) >= 2,
-                let value = UInt8(
-                    String(decoding: utf8[next..<utf8.index(next, offsetBy: 2)], as: UTF8.self), radix: 16)
-            {
-                bytes.append(value)
-                index = utf8.index(next, offsetBy: 2)
-            } else {
-                bytes.append(utf8[index])
-                index = next
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     private static func split(_ target: String) -> (String, [String: String]) {

@@ -206,32 +206,12 @@ enum DownloadURL {
         var path = rest[authorityEnd...]
         if let end = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<end] }
         let segment = path.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? ""
-        let decoded = Self.percentDecoded(segment)
+        let decoded = PercentDecoding.decode(segment)
         guard !decoded.isEmpty, decoded != ".", decoded != "..", !decoded.contains("/"), !decoded.contains("\0")
         else { return .some(nil) }
         return .some(decoded)
     }
 
-    private static func percentDecoded(_ text: String) -> String {
-        var bytes: [UInt8] = []
-        var index = text.utf8.startIndex
-        let utf8 = text.utf8
-        while index < utf8.endIndex {
-            let byte = utf8[index]
-            if byte == UInt8(ascii: "%"), let high = utf8.index(index, offsetBy: 1, limitedBy: utf8.endIndex),
-                high < utf8.endIndex, let low = utf8.index(high, offsetBy: 1, limitedBy: utf8.endIndex),
-                low < utf8.endIndex,
-                let value = UInt8(String(decoding: [utf8[high], utf8[low]], as: UTF8.self), radix: 16)
-            {
-                bytes.append(value)
-                index = utf8.index(after: low)
-            } else {
-                bytes.append(byte)
-                index = utf8.index(after: index)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
 }
 
 extension UInt8 {

@@ -13,7 +13,7 @@ package enum ContentDisposition {
                 // charset'language'percent-encoded
                 let pieces = text.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
                 guard pieces.count == 3, pieces[0].lowercased() == "utf-8" else { continue }
-                extended = Self.percentDecoded(pieces[2])
+                extended = PercentDecoding.decode(pieces[2])
             } else if name == "filename" {
                 if text.hasPrefix("\""), text.hasSuffix("\""), text.count >= 2 {
                     text = text.dropFirst().dropLast()
@@ -60,19 +60,4 @@ package enum ContentDisposition {
         return Array(parts.dropFirst())
     }
 
-    static func percentDecoded(_ text: Substring) -> String {
-        var bytes: [UInt8] = []
-        var iterator = Array(text.utf8)[...]
-        while let byte = iterator.popFirst() {
-            if byte == UInt8(ascii: "%"), iterator.count >= 2,
-                let value = UInt8(String(decoding: iterator.prefix(2), as: UTF8.self), radix: 16)
-            {
-                bytes.append(value)
-                iterator = iterator.dropFirst(2)
-            } else {
-                bytes.append(byte)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
 }

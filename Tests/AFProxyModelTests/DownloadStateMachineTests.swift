@@ -385,3 +385,11 @@ import Testing
         #expect(LoopbackHost.host(ofURL: "no-scheme") == nil)
     }
 }
+
+@Suite struct PercentDecodingTests {
+    @Test func escapesBecomeTheirBytesAndALoneSignStays() {
+        #expect(PercentDecoding.decode("a%20b%e2%82%AC") == "a b€")
+        #expect(PercentDecoding.decode("100%") == "100%")
+        #expect(PercentDecoding.decode("%zz%4") == "%zz%4")
+    }
+}
