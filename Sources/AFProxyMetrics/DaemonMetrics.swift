@@ -30,11 +30,9 @@ package final class DaemonMetrics: Sendable {
     package func exposition() -> [UInt8] {
         var stats = self.manager.stats()
         stats.openConnections = self.openConnections()
-        var live: [TaskKind: [TaskState: Int]] = [:]
-        for task in self.manager.tasks(includeHistory: false) {
-            live[task.kind, default: [:]][task.state, default: 0] += 1
-        }
-        self.scrape.update(.init(stats: stats, live: live, process: ProcessStats.current()))
+        let counts = self.manager.taskCounts()
+        self.scrape.update(
+            .init(stats: stats, started: counts.started, live: counts.live, process: ProcessStats.current()))
         return self.registry.emitToBuffer()
     }
 }

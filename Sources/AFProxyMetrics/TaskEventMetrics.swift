@@ -6,10 +6,12 @@ import FoundationEssentials
 /// What the metrics learn from the event bus: `completed` (the outcome counter and the two
 /// histograms) and `resumed-at-offset`. The manager builds the `completed` record for its
 /// history anyway, so listening to it costs the subscriber call only; `resumed-at-offset` is rare.
+/// Not `created`: a subscriber to it makes every request build a record nobody else reads
+/// (bench/ab: +11 % CPU per request), so tasks started are counted by the manager and read at
+/// scrape time (`ScrapeMetrics`).
 /// Every series is made up front, one per label set, so that the subscriber, called on the
 /// publishing thread, only looks up a dictionary that never changes and increments an atomic.
 final class TaskEventMetrics: Sendable {
-    private let started: [TaskKind: Counter]
     private let completed: [TaskKind: [String: Counter]]
     private let resumes: [TaskKind: Counter]
     private let timeToFirstByte: [TaskKind: Timer]
@@ -18,9 +20,6 @@ final class TaskEventMetrics: Sendable {
     init(factory: any MetricsFactory) {
         func each<T>(_ make: (TaskKind) -> T) -> [TaskKind: T] {
             Dictionary(uniqueKeysWithValues: TaskKind.allCases.map { ($0, make($0)) })
-        }
-        self.started = each {
-            Counter(label: MetricCatalog.tasksStarted.name, dimensions: [("kind", $0.rawValue)], factory: factory)
         }
         self.completed = each { kind in
             Dictionary(
@@ -46,7 +45,7 @@ final class TaskEventMetrics: Sendable {
 
     /// Answers the bus's token; the caller unsubscribes with it.
     func subscribe(to events: EventBus) -> Int {
-        events.subscribe([.created, .completed, .resumedAtOffset]) { [self] event in
+        events.subscribe([.completed, .resumedAtOffset]) { [self] event in
             self.record(event)
         }
     }
@@ -54,8 +53,6 @@ final class TaskEventMetrics: Sendable {
     func record(_ event: TaskEvent) {
         let task = event.task
         switch event.event {
-        case .created:
-            self.started[task.kind]?.increment()
         case .completed:
             let outcome = TaskOutcome.label(errorCode: task.errorCode, error: task.error)
             self.completed[task.kind]?[outcome]?.increment()
@@ -66,7 +63,7 @@ final class TaskEventMetrics: Sendable {
             self.duration[task.kind]?.recordNanoseconds(Self.nanoseconds(milliseconds: seconds * 1000))
         case .resumedAtOffset:
             self.resumes[task.kind]?.increment()
-        case .suspended, .resumed, .progress:
+        case .created, .suspended, .resumed, .progress:
             break
         }
     }
