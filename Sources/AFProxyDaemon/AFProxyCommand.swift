@@ -151,6 +151,13 @@ package struct AFProxyCommand: AsyncParsableCommand {
             valueName: "host pins"))
     var pin: [String] = []
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Serve GET /metrics (Prometheus) on HOST:PORT, to whoever can reach it (default off).",
+            valueName: "host:port"))
+    var metricsListen: String?
+
     package init() {}
 
     package func run() async throws {
@@ -200,7 +207,7 @@ package struct AFProxyCommand: AsyncParsableCommand {
                 ("state-dir", self.stateDir), ("download-dir", self.downloadDir),
                 ("max-active-downloads", self.maxActiveDownloads), ("download-retries", self.downloadRetries),
                 ("transparent-resume", self.transparentResume), ("resume-attempts", self.resumeAttempts),
-                ("tls-ca-file", self.tlsCAFile),
+                ("tls-ca-file", self.tlsCAFile), ("metrics-listen", self.metricsListen),
             ] + self.allowConnectPort.map { ("allow-connect-port", $0) }  // each one adds a port
             + self.pin.map { ("pin", $0) }
         return Overrides(

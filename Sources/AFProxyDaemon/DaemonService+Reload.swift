@@ -62,6 +62,7 @@ extension DaemonService {
         if old.downloadRetries != new.downloadRetries { keys.append("download-retries") }
         if old.transparentResume != new.transparentResume { keys.append("transparent-resume") }
         if old.resumeAttempts != new.resumeAttempts { keys.append("resume-attempts") }
+        if old.metricsListen != new.metricsListen { keys.append("metrics-listen") }
         return keys
     }
 }
