@@ -10,6 +10,11 @@ package final class MetricsServer: Sendable {
     /// A scraper that keeps a connection open but sends nothing this long is dropped.
     static let idleTimeout = TimeAmount.seconds(120)
 
+    /// A bind that failed, saying which key's address it was.
+    package struct Failure: Error, CustomStringConvertible {
+        package var description: String
+    }
+
     private let group: any EventLoopGroup
     private let exposition: @Sendable () -> [UInt8]
     private let channel = Locked<(any Channel)?>(nil)
@@ -22,7 +27,7 @@ package final class MetricsServer: Sendable {
     /// Binds `host:port` and serves until `stop()`; answers the bound address (port 0 picks one).
     package func bind(host: String, port: Int) async throws -> SocketAddress? {
         let exposition = self.exposition
-        let channel = try await ServerBootstrap(group: self.group)
+        let bootstrap = ServerBootstrap(group: self.group)
             .serverChannelOption(.backlog, value: 64)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
@@ -33,7 +38,12 @@ package final class MetricsServer: Sendable {
                     try sync.addHandler(MetricsHTTPHandler(exposition: exposition))
                 }
             }
-            .bind(host: host, port: port).get()
+        let channel: any Channel
+        do {
+            channel = try await bootstrap.bind(host: host, port: port).get()
+        } catch {
+            throw Failure(description: "metrics-listen: cannot listen on \(host):\(port): \(error)")
+        }
         self.channel.withLock { $0 = channel }
         return channel.localAddress
     }

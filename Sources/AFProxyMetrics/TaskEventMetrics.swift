@@ -6,9 +6,8 @@ import FoundationEssentials
 /// What the metrics learn from the event bus: `completed` (the outcome counter and the two
 /// histograms) and `resumed-at-offset`. The manager builds the `completed` record for its
 /// history anyway, so listening to it costs the subscriber call only; `resumed-at-offset` is rare.
-/// Not `created`: a subscriber to it makes every request build a record nobody else reads
-/// (bench/ab: +11 % CPU per request), so tasks started are counted by the manager and read at
-/// scrape time (`ScrapeMetrics`).
+/// Not `created`: a subscriber to it would make every request build a record nobody else reads,
+/// so tasks started are counted by the manager and read at scrape time (`ScrapeMetrics`).
 /// Every series is made up front, one per label set, so that the subscriber, called on the
 /// publishing thread, only looks up a dictionary that never changes and increments an atomic.
 final class TaskEventMetrics: Sendable {

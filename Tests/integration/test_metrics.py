@@ -20,7 +20,7 @@ import urllib.request
 
 import pytest
 
-from helpers import UnixHTTPConnection, closed_port, curl, wait_for
+from helpers import UnixHTTPConnection, clean_env, closed_port, curl, wait_for
 
 PROMTOOL = shutil.which("promtool")
 PROMETHEUS = shutil.which("prometheus")
@@ -108,6 +108,22 @@ def test_metrics_listen_serves_get_metrics_only(start_proxy):
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(request, timeout=10)
         assert refused.value.code == 404, (method, path)
+
+
+def test_metrics_listen_on_a_taken_port_fails_the_start(afproxy_bin, tmp_path):
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    try:
+        port = taken.getsockname()[1]
+        run = subprocess.run(
+            [afproxy_bin, "--listen", "127.0.0.1:0", "--control-socket", str(tmp_path / "c.sock"),
+             "--state-dir", str(tmp_path / "state"), "--metrics-listen", f"127.0.0.1:{port}"],
+            capture_output=True, timeout=30, env=clean_env())
+    finally:
+        taken.close()
+    assert run.returncode == 1
+    assert f"metrics-listen: cannot listen on 127.0.0.1:{port}" in run.stderr.decode()
 
 
 def test_metrics_listen_is_off_by_default(proxy):
