@@ -3,7 +3,8 @@ import PackageDescription
 
 /// Modules follow DESIGN.md, one direction of dependency:
 /// AFProxyModel ← AFProxyCurl / AFProxyTunnel (the transports), AFProxyStore ← AFProxyManager ← AFProxyListener /
-/// AFProxyControl ← AFProxyDaemon ← executables; AFProxyModel ← AFProxyNetwork (the network watcher) ← AFProxyDaemon.
+/// AFProxyControl / AFProxyMetrics ← AFProxyDaemon ← executables; AFProxyModel ← AFProxyNetwork (the network
+/// watcher) ← AFProxyDaemon.
 let package = Package(
     name: "afproxy",
     platforms: [.macOS(.v15)],
@@ -16,6 +17,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         /// libcurl, and typed wrappers for its variadic calls (Swift cannot call C varargs).
@@ -102,11 +105,25 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        /// The Prometheus view of the session (`GET /metrics`, `metrics-listen`): its own module so
+        /// that swift-metrics and swift-prometheus reach the daemon only, not the CLI, the fuzz
+        /// targets or the manager's tests.
+        .target(
+            name: "AFProxyMetrics",
+            dependencies: [
+                "AFProxyModel", "AFProxyManager",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         .target(
             name: "AFProxyDaemon",
             dependencies: [
                 "AFProxyModel", "AFProxyCurl", "AFProxyManager", "AFProxyListener", "AFProxyControl", "AFProxyStore",
-                "AFProxySystemd", "AFProxyNetwork",
+                "AFProxySystemd", "AFProxyNetwork", "AFProxyMetrics",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -188,6 +205,16 @@ let package = Package(
             ]
         ),
         .testTarget(name: "AFProxyDaemonTests", dependencies: ["AFProxyDaemon"]),
+        .testTarget(
+            name: "AFProxyMetricsTests",
+            dependencies: [
+                "AFProxyMetrics", "AFProxyModel",
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         .testTarget(
             name: "AFProxySystemdTests",
             dependencies: ["AFProxySystemd", .product(name: "Logging", package: "swift-log")]

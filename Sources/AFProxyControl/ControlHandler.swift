@@ -15,17 +15,22 @@ final class ControlHandler: ChannelInboundHandler {
     private let manager: SessionManager
     private let peer: PeerCredentials?
     private let extraStats: @Sendable (inout SessionStats) -> Void
+    /// The Prometheus text and its content type for `GET /metrics`; nil: 404.
+    private let metrics: ControlServer.Metrics?
     private let encoder: JSONEncoder
     private var request: HTTPRequestHead?
     /// The request's body (`ControlBodyLimitHandler` bounds it).
     private var body = ByteBuffer()
     private var stream: EventStream?
 
-    init(manager: SessionManager, peer: PeerCredentials?, extraStats: @escaping @Sendable (inout SessionStats) -> Void)
-    {
+    init(
+        manager: SessionManager, peer: PeerCredentials?, extraStats: @escaping @Sendable (inout SessionStats) -> Void,
+        metrics: ControlServer.Metrics? = nil
+    ) {
         self.manager = manager
         self.peer = peer
         self.extraStats = extraStats
+        self.metrics = metrics
         self.encoder = JSONEncoder()
         self.encoder.dateEncodingStrategy = .iso8601
         self.encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -137,6 +142,11 @@ final class ControlHandler: ChannelInboundHandler {
                 version: stats.version, uptimeSeconds: stats.uptimeSeconds, network: self.manager.reachability,
                 tasks: stats)
             self.send(status: .ok, status, head, context)
+        case .success(.metrics):
+            guard let metrics = self.metrics else {
+                return self.send(status: .notFound, ControlErrorBody(error: "metrics are not enabled"), head, context)
+            }
+            self.sendText(metrics.exposition(), contentType: metrics.contentType, head, context)
         case .success(.events):
             var headers = HTTPHeaders()
             headers.add(name: "Content-Type", value: "application/x-ndjson")
@@ -179,6 +189,14 @@ final class ControlHandler: ChannelInboundHandler {
         }
     }
 
+    private func sendText(
+        _ bytes: [UInt8], contentType: String, _ request: HTTPRequestHead, _ context: ChannelHandlerContext
+    ) {
+        var body = ByteBuffer()
+        body.writeBytes(bytes)
+        self.send(status: .ok, body: body, contentType: contentType, request, context)
+    }
+
     private func send(
         status: HTTPResponseStatus, _ value: some Encodable, _ request: HTTPRequestHead,
         _ context: ChannelHandlerContext
@@ -201,8 +219,15 @@ final class ControlHandler: ChannelInboundHandler {
             }
         }
         body.writeString("\n")
+        self.send(status: status, body: body, contentType: "application/json", request, context)
+    }
+
+    private func send(
+        status: HTTPResponseStatus, body: ByteBuffer, contentType: String, _ request: HTTPRequestHead,
+        _ context: ChannelHandlerContext
+    ) {
         var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: "application/json")
+        headers.add(name: "Content-Type", value: contentType)
         headers.add(name: "Content-Length", value: String(body.readableBytes))
         headers.add(name: "Date", value: HTTPDate.now())
         if !request.isKeepAlive { headers.add(name: "Connection", value: "close") }

@@ -23,6 +23,8 @@ package enum ControlRoute: Sendable, Equatable {
     case pin(host: String, port: Int)
     /// `GET /v1/har[?all=1][&id=N…]`: the tasks as one HAR 1.2 log; ids select (live or history).
     case har(includeHistory: Bool, ids: [Int])
+    /// `GET /metrics`: the Prometheus text format, outside /v1 where scrapers look for it.
+    case metrics
 
     /// A route the API does not have, or a request it cannot take: status and message.
     package struct Refusal: Error, Sendable, Equatable {
@@ -32,6 +34,12 @@ package enum ControlRoute: Sendable, Equatable {
 
     package static func parse(method: String, target: String) -> Result<ControlRoute, Refusal> {
         let (path, query) = Self.split(target)
+        if path == "/metrics" {
+            guard method == "GET" else {
+                return .failure(Refusal(status: 405, message: "method \(method) not allowed on \(path)"))
+            }
+            return .success(.metrics)
+        }
         let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         guard parts.count >= 2, parts[0] == "v1" else {
             return .failure(Refusal(status: 404, message: "no such endpoint: \(path) (the API lives under /v1)"))

@@ -22,16 +22,29 @@ package final class ControlServer: Service, Sendable {
     private let manager: SessionManager
     private let group: any EventLoopGroup
     private let extraStats: @Sendable (inout SessionStats) -> Void
+    private let metrics: Metrics?
     private let state = Locked<(channel: (any Channel)?, path: String?)>((nil, nil))
     private let cap = ControlConnectionCap()
 
+    /// What `GET /metrics` answers: the daemon's metrics module renders them, this one only serves.
+    package struct Metrics: Sendable {
+        package var contentType: String
+        package var exposition: @Sendable () -> [UInt8]
+
+        package init(contentType: String, exposition: @escaping @Sendable () -> [UInt8]) {
+            self.contentType = contentType
+            self.exposition = exposition
+        }
+    }
+
     package init(
         manager: SessionManager, group: any EventLoopGroup,
-        extraStats: @escaping @Sendable (inout SessionStats) -> Void = { _ in }
+        extraStats: @escaping @Sendable (inout SessionStats) -> Void = { _ in }, metrics: Metrics? = nil
     ) {
         self.manager = manager
         self.group = group
         self.extraStats = extraStats
+        self.metrics = metrics
     }
 
     /// Creates the socket at `path` with `mode`, creating a missing parent directory (0700).
@@ -79,6 +92,7 @@ package final class ControlServer: Service, Sendable {
     private func bootstrap() -> ServerBootstrap {
         let manager = self.manager
         let extraStats = self.extraStats
+        let metrics = self.metrics
         let cap = self.cap
         return ServerBootstrap(group: self.group)
             .serverChannelOption(.backlog, value: 64)
@@ -100,7 +114,8 @@ package final class ControlServer: Service, Sendable {
                             withDecoderLimitConfiguration: ControlLimits.decoder)
                         try sync.addHandler(ControlParserErrorHandler())
                         try sync.addHandler(ControlBodyLimitHandler())
-                        try sync.addHandler(ControlHandler(manager: manager, peer: peer, extraStats: extraStats))
+                        try sync.addHandler(
+                            ControlHandler(manager: manager, peer: peer, extraStats: extraStats, metrics: metrics))
                     }
             }
     }

@@ -159,6 +159,13 @@ package struct AFProxyCommand: AsyncParsableCommand {
             valueName: "policy"))
     var networkLoss: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Serve GET /metrics (Prometheus) on HOST:PORT, to whoever can reach it (default off).",
+            valueName: "host:port"))
+    var metricsListen: String?
+
     package init() {}
 
     package func run() async throws {
@@ -209,6 +216,7 @@ package struct AFProxyCommand: AsyncParsableCommand {
                 ("max-active-downloads", self.maxActiveDownloads), ("download-retries", self.downloadRetries),
                 ("transparent-resume", self.transparentResume), ("resume-attempts", self.resumeAttempts),
                 ("tls-ca-file", self.tlsCAFile), ("network-loss", self.networkLoss),
+                ("metrics-listen", self.metricsListen),
             ] + self.allowConnectPort.map { ("allow-connect-port", $0) }  // each one adds a port
             + self.pin.map { ("pin", $0) }
         return Overrides(

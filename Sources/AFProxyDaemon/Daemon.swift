@@ -2,6 +2,7 @@ import AFProxyControl
 import AFProxyCurl
 import AFProxyListener
 import AFProxyManager
+import AFProxyMetrics
 import AFProxyModel
 import AFProxyNetwork
 import AFProxySystemd
@@ -55,8 +56,15 @@ struct Daemon {
         }
         let listener = ProxyListener(
             manager: manager, configuration: Self.listenerConfiguration(self.configuration), group: group)
-        let control = ControlServer(manager: manager, group: group) { stats in
-            stats.openConnections = listener.openConnections
+        let metrics = DaemonMetrics(manager: manager) { listener.openConnections }
+        let control = ControlServer(
+            manager: manager, group: group, extraStats: { $0.openConnections = listener.openConnections },
+            metrics: .init(contentType: DaemonMetrics.contentType, exposition: metrics.exposition))
+        let metricsServer = MetricsServer(group: group, exposition: metrics.exposition)
+        if let text = self.configuration.metricsListen {
+            let address = try ListenAddress.parse(text)
+            let bound = try await metricsServer.bind(host: address.host, port: address.port)
+            logger.notice("metrics at http://\(bound.map(Self.describe) ?? text)/metrics")
         }
 
         let service = DaemonService(
@@ -71,9 +79,11 @@ struct Daemon {
         do {
             try await services.run()
         } catch {
+            await metricsServer.stop()
             try? await group.shutdownGracefully()
             throw error
         }
+        await metricsServer.stop()
         try await group.shutdownGracefully()
         logger.notice("stopped")
     }

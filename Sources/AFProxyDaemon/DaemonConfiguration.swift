@@ -51,6 +51,9 @@ package struct DaemonConfiguration: Sendable, Equatable {
     package var tlsCAFile: String?
     /// Public-key pins per host (`pin` lines add, as `allow-connect-port` lines do).
     package var pins = PinSet()
+    /// `HOST:PORT` serving `GET /metrics` to Prometheus; nil: off (the control socket's
+    /// `GET /metrics` is always there).
+    package var metricsListen: String?
 
     /// The trust of afproxy's own TLS connections.
     package var securityPolicy: SecurityPolicy { SecurityPolicy(caFile: self.tlsCAFile, pins: self.pins) }
@@ -181,6 +184,10 @@ package struct DaemonConfiguration: Sendable, Equatable {
                 throw ConfigurationError("must be one of \(names), not \(value)")
             }
             config.networkLoss = policy
+        },
+        Key(name: "metrics-listen", environment: "AFPROXY_METRICS_LISTEN") { config, value throws(ConfigurationError) in
+            _ = try ListenAddress.parse(value)
+            config.metricsListen = value
         },
         Key(name: "allow-connect-port", environment: "AFPROXY_ALLOW_CONNECT_PORT") {
             config, value throws(ConfigurationError) in

@@ -63,6 +63,7 @@ extension DaemonService {
         if old.transparentResume != new.transparentResume { keys.append("transparent-resume") }
         if old.resumeAttempts != new.resumeAttempts { keys.append("resume-attempts") }
         if old.networkLoss != new.networkLoss { keys.append("network-loss") }
+        if old.metricsListen != new.metricsListen { keys.append("metrics-listen") }
         return keys
     }
 }

@@ -56,6 +56,7 @@ extension SessionManager {
                 downloads: self.downloads)
             registry.nextID += 1
             registry.live[task.id] = task
+            registry.started[.download, default: 0] += 1
             return task
         }
         self.downloads.journal?.update(task.entry())

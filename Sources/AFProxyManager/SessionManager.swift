@@ -40,6 +40,9 @@ package final class SessionManager: Sendable {
         var failed = 0
         var bytesUp: Int64 = 0
         var bytesDown: Int64 = 0
+        /// Tasks started since start, by kind, for the metrics (`taskCounts()`): counted here, under
+        /// the lock already taken, because a `created` subscriber would build a record per request.
+        var started: [TaskKind: Int] = [:]
     }
 
     package init(
@@ -62,6 +65,7 @@ package final class SessionManager: Sendable {
             let task = HTTPTask(id: registry.nextID, request: request, client: client, manager: self)
             registry.nextID += 1
             registry.live[task.id] = task
+            registry.started[request.kind, default: 0] += 1
             return task
         }
         self.events.publish(.created, task.record())
@@ -79,6 +83,7 @@ package final class SessionManager: Sendable {
                 idleTimeout: self.session.configuration.tunnelIdleTimeout, manager: self)
             registry.nextID += 1
             registry.live[task.id] = task
+            registry.started[.stream, default: 0] += 1
             return task
         }
         self.events.publish(.created, task.record())
