@@ -72,8 +72,11 @@ def start_dl(start_proxy, dirs):
     """start_dl(*args, env=None): a daemon with this test's --state-dir and --download-dir. Started
     again after a stop or kill -9, it finds the same download queue."""
     def start(*args: str, env: dict[str, str] | None = None) -> AfproxyProcess:
-        return start_proxy("--state-dir", str(dirs["state"]), "--download-dir", str(dirs["downloads"]),
-                           *args, env=env)
+        proxy = start_proxy("--state-dir", str(dirs["state"]), "--download-dir", str(dirs["downloads"]),
+                            *args, env=env)
+        # The control socket is bound a moment after the proxy port the fixture waits for.
+        proxy.wait_control_ready()
+        return proxy
     return start
 
 

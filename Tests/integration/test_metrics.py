@@ -34,6 +34,9 @@ SUCCESSES = 5
 
 def control_metrics(proxy) -> tuple[int, str, str]:
     """GET /metrics on the control socket: (status, content type, body)."""
+    # The fixtures wait for the proxy port; the control socket is bound a moment later (seconds
+    # later under AddressSanitizer).
+    proxy.wait_control_ready()
     conn = UnixHTTPConnection(proxy.control_socket)
     try:
         conn.request("GET", "/metrics")
