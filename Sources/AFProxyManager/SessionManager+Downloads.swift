@@ -29,7 +29,7 @@ extension SessionManager {
         if let given = spec.path {
             path = given
         } else {
-            path = try self.provisionalPath(name, in: settings.downloadDirectory, force: spec.force)
+            path = try self.provisionalPath(name, in: settings.downloadDirectory)
         }
         if let refusal = DownloadTarget.refusal(for: path, force: spec.force, writableHint: settings.writableHint) {
             if spec.path == nil { self.downloads.finished(path: path) }
@@ -149,7 +149,7 @@ extension SessionManager {
     /// (claimed here), or, for a URL that names none, `download`, `download-2`, … (the first
     /// free one) until the answer names it. The directory is made if it is missing.
     fileprivate func provisionalPath(
-        _ name: String?, in directory: String, force: Bool
+        _ name: String?, in directory: String
     ) throws(DownloadRefusal)
         -> String
     {
