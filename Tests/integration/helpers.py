@@ -656,7 +656,7 @@ class EventStream:
     (a reader that stopped: the daemon's buffers fill), `go()` reads on.
     """
 
-    def __init__(self, control_socket: str, timeout: float = 10.0):
+    def __init__(self, control_socket: str, timeout: float = 10.0, path: str = "/v1/events"):
         deadline = time.monotonic() + timeout
         while True:  # the control socket may appear a moment after the proxy port
             self.conn = UnixHTTPConnection(control_socket, timeout=timeout)
@@ -668,7 +668,7 @@ class EventStream:
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.05)
-        self.conn.request("GET", "/v1/events")
+        self.conn.request("GET", path)
         self.resp = self.conn.getresponse()
         self.status = self.resp.status
         self.headers = dict((k.lower(), v) for k, v in self.resp.getheaders())
