@@ -24,6 +24,8 @@ package struct WebAccess: Sendable, Equatable {
         self.port = port
         var authorities = [EndpointText.of(host: host, port: port).lowercased()]
         if LoopbackHost.contains(host.trimmingBrackets) { authorities.append("localhost:\(port)") }
+        // Browsers leave HTTP's default port out of Host and Origin.
+        if port == 80 { authorities += authorities.map { String($0.dropLast(3)) } }
         self.authorities = authorities
     }
 

@@ -114,13 +114,19 @@ async function loadList() {
   const mine = ++generation;
   const list = await api("GET", history ? "/v1/tasks?all=1" : "/v1/tasks");
   if (mine !== generation) return;
+  const received = performance.now();
   const seen = new Set();
   for (const record of list.tasks) { seen.add(record.id); store(record); }
   for (const id of [...tasks.keys()]) {
     if (!seen.has(id) && !removals.has(id)) { tasks.delete(id); touch(id); }
   }
   if (!document.body.dataset.firstRender) {
-    requestAnimationFrame(() => { document.body.dataset.firstRender = String(Math.round(performance.now() - started)); });
+    // Set after the frame that draws the list: from the script's start, and from the list's arrival.
+    requestAnimationFrame(() => {
+      const now = performance.now();
+      document.body.dataset.renderMs = String(Math.round(now - received));
+      document.body.dataset.firstRender = String(Math.round(now - started));
+    });
   }
 }
 
@@ -134,10 +140,11 @@ function makeRow(record) {
   tr.dataset.id = String(record.id);
   tr.cache = {};
   const cells = tr.children;
+  const progress = cells[6].firstElementChild.children;
   tr.cells_ = {
     id: cells[0], kind: cells[1], badge: cells[2].firstElementChild, method: cells[3], url: cells[4], status: cells[5],
-    bar: cells[6].children[0], fill: cells[6].children[0].firstElementChild, bytes: cells[6].children[1],
-    rate: cells[6].children[2], eta: cells[6].children[3], age: cells[7],
+    bar: progress[0], fill: progress[0].firstElementChild, bytes: progress[1], rate: progress[2], eta: progress[3],
+    age: cells[7],
   };
   tr.cells_.id.textContent = String(record.id);
   return tr;
@@ -268,13 +275,16 @@ function tickAges() {
 // ---------- the event stream ----------
 
 async function follow() {
+  let first = true;
   for (;;) {
     try {
       const response = await fetch("/v1/events", { cache: "no-store", credentials: "same-origin" });
       if (response.status === 401) { locked(); return; }
       if (!response.ok || !response.body) throw new Error(`${response.status}`);
       setPill("connection", "live", "live");
-      loadList().catch((e) => say(`cannot list the tasks: ${e.message}`, true));
+      // After a break the list is read again: events were missed meanwhile.
+      if (!first) loadList().catch((e) => say(`cannot list the tasks: ${e.message}`, true));
+      first = false;
       const reader = response.body.getReader();
       const decoder = new TextDecoder();
       let buffer = "";
@@ -436,7 +446,7 @@ function renderDetail() {
   }));
   if (!(r.resumes || []).length) {
     const li = document.createElement("li");
-    li.className = "muted";
+    li.className = "muted none";
     li.textContent = "none";
     resumes.append(li);
   }
@@ -588,6 +598,7 @@ function start() {
   $("resume-all").addEventListener("click", () => all("resume"));
   $("cancel-all").addEventListener("click", () => all("cancel"));
   $("download-form").addEventListener("submit", download);
+  loadList().catch((e) => say(`cannot list the tasks: ${e.message}`, true));
   follow();
   poll();
   setInterval(poll, 1000);
