@@ -18,15 +18,17 @@ import json
 import os
 import re
 import shutil
+import socket
 import stat
+import subprocess
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from helpers import (AfproxyProcess, ctl, curl, curl_sha256, launch_afproxy, live_task,
-                     short_socket_dir, wait_for)
+from helpers import (clean_env, ctl, curl, curl_sha256, launch_afproxy, live_task, short_socket_dir,
+                     wait_for)
 from origin import payload_sha256
 
 try:
@@ -169,6 +171,43 @@ def test_another_host_or_origin_is_refused(daemon, token):
     status, _, body = web_request(daemon, "POST", "/v1/tasks/resume?all=1",
                                   {**cookie, "Origin": f"http://{daemon.web}"}, body=b"")
     assert status == 200, body
+
+
+def run_daemon(afproxy_bin, tmp_path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [afproxy_bin, "--listen", "127.0.0.1:0", "--control-socket", str(tmp_path / "c.sock"),
+         "--state-dir", str(tmp_path / "state"), *args],
+        capture_output=True, text=True, timeout=30, env=clean_env())
+
+
+def test_web_listen_on_a_taken_port_or_a_wildcard_fails_the_start(afproxy_bin, tmp_path):
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    try:
+        port = taken.getsockname()[1]
+        run = run_daemon(afproxy_bin, tmp_path, "--web", f"127.0.0.1:{port}")
+    finally:
+        taken.close()
+    assert run.returncode == 1
+    assert f"web-listen: cannot listen on 127.0.0.1:{port}" in run.stderr
+    assert not (tmp_path / "web.token").exists()
+    # The Host of each request is checked against the address: a wildcard names none.
+    run = run_daemon(afproxy_bin, tmp_path, "--web", "0.0.0.0:0")
+    assert run.returncode == 1
+    assert "not the wildcard" in run.stderr and "127.0.0.1:0" in run.stderr, run.stderr
+
+
+def test_the_token_file_goes_with_the_daemon(afproxy_bin, tmp_path):
+    p = launch_afproxy(afproxy_bin, str(short_socket_dir(tmp_path) / "c.sock"),
+                       ("--web", "127.0.0.1:0", "--state-dir", str(tmp_path / "state")))
+    try:
+        p.wait_control_ready()
+        first = json.loads(ctl(p, "web", "--json").stdout)
+        assert Path(first["tokenFile"]).exists()
+    finally:
+        p.stop()
+    assert not Path(first["tokenFile"]).exists()
 
 
 # ---------------------------------------------------------------------------------------------
