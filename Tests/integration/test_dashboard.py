@@ -234,19 +234,19 @@ def artifact_path(name: str) -> Path:
 
 
 def row(driver, task_id: int):
-    found = driver.find_elements(By.CSS_SELECTOR, f'#task-rows tr[data-id="{task_id}"]')
+    found = driver.find_elements(By.CSS_SELECTOR, f'#task-rows .row[data-id="{task_id}"]')
     return found[0] if found else None
 
 
 def row_attribute(driver, task_id: int, name: str) -> str | None:
     return driver.execute_script(
-        "const tr = document.querySelector(`#task-rows tr[data-id=\"${arguments[0]}\"]`);"
+        "const tr = document.querySelector(`#task-rows .row[data-id=\"${arguments[0]}\"]`);"
         "return tr ? tr.getAttribute(arguments[1]) : null;", task_id, name)
 
 
 def fill_width(driver, task_id: int) -> float:
     return driver.execute_script(
-        "const f = document.querySelector(`#task-rows tr[data-id=\"${arguments[0]}\"] .fill`);"
+        "const f = document.querySelector(`#task-rows .row[data-id=\"${arguments[0]}\"] .fill`);"
         "return f ? f.getBoundingClientRect().width : -1;", task_id)
 
 
@@ -340,7 +340,7 @@ def test_dashboard_follows_suspends_resumes_cancels_and_draws_the_waterfall(daem
     # A completed task's detail: headers and the waterfall of its phases.
     browser.find_element(By.ID, "history").click()
     wait_for(lambda: row(browser, done["id"]) is not None, timeout=10, message="the history rows")
-    row(browser, done["id"]).find_element(By.CSS_SELECTOR, "td.url").click()
+    row(browser, done["id"]).find_element(By.CSS_SELECTOR, ".url").click()
     waterfall = browser.find_element(By.ID, "waterfall")
     wait_for(lambda: waterfall.get_attribute("data-drawn") == "1", timeout=10, message="the waterfall")
     phases = {p.get_attribute("data-phase"): p for p in waterfall.find_elements(By.CSS_SELECTOR, ".phase")}
@@ -355,12 +355,12 @@ def test_dashboard_follows_suspends_resumes_cancels_and_draws_the_waterfall(daem
     # Filters: text, then state.
     search = browser.find_element(By.ID, "filter-text")
     search.send_keys("n=kept")
-    wait_for(lambda: [r.get_attribute("data-id") for r in browser.find_elements(By.CSS_SELECTOR, "#task-rows tr")
+    wait_for(lambda: [r.get_attribute("data-id") for r in browser.find_elements(By.CSS_SELECTOR, "#task-rows .row")
                       if r.is_displayed()] == [str(a_id)], timeout=5, message="the text filter")
     search.clear()
     search.send_keys(" ")  # an input event with an empty filter
     browser.find_element(By.CSS_SELECTOR, '#filter-state option[value="suspended"]').click()
-    wait_for(lambda: [r.get_attribute("data-id") for r in browser.find_elements(By.CSS_SELECTOR, "#task-rows tr")
+    wait_for(lambda: [r.get_attribute("data-id") for r in browser.find_elements(By.CSS_SELECTOR, "#task-rows .row")
                       if r.is_displayed()] == [str(a_id)], timeout=5, message="the state filter")
     browser.find_element(By.CSS_SELECTOR, '#filter-state option[value=""]').click()
 

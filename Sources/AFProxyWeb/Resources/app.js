@@ -141,7 +141,7 @@ function makeRow(record) {
   tr.dataset.id = String(record.id);
   tr.cache = {};
   const cells = tr.children;
-  const progress = cells[6].firstElementChild.children;
+  const progress = cells[6].children;
   tr.cells_ = {
     id: cells[0], kind: cells[1], badge: cells[2].firstElementChild, method: cells[3], url: cells[4], status: cells[5],
     bar: progress[0], fill: progress[0].firstElementChild, bytes: progress[1], rate: progress[2], eta: progress[3],
@@ -572,7 +572,7 @@ async function download(event) {
 
 function start() {
   $("task-rows").addEventListener("click", (event) => {
-    const tr = event.target.closest("tr");
+    const tr = event.target.closest(".row");
     if (!tr) return;
     const id = Number(tr.dataset.id);
     const button = event.target.closest("button[data-verb]");
