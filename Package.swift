@@ -221,6 +221,15 @@ let package = Package(
         ),
         .testTarget(name: "AFProxyDaemonTests", dependencies: ["AFProxyDaemon"]),
         .testTarget(
+            name: "AFProxyWebTests",
+            dependencies: [
+                "AFProxyWeb", "AFProxyModel",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
             name: "AFProxyMetricsTests",
             dependencies: [
                 "AFProxyMetrics", "AFProxyModel",

@@ -248,6 +248,8 @@ function counts() {
   let shown = 0;
   for (const tr of rows.values()) if (!tr.hidden) shown++;
   $("shown").textContent = rows.size ? `${shown} of ${rows.size} shown` : "";
+  const filtered = filters.state || filters.kind || filters.text;
+  $("cancel-all").textContent = filtered ? "Cancel shown" : "Cancel all";
   $("empty").hidden = rows.size > 0;
 }
 
