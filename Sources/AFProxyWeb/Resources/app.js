@@ -313,9 +313,7 @@ async function follow() {
 
 function handle(event) {
   if (event.task && typeof event.task.id === "number") {
-    if (event.event === "completed" || history || event.task.state !== "completed" || tasks.has(event.task.id)) {
-      store(event.task);
-    }
+    store(event.task);
   } else if (event.event === "network-lost" || event.event === "network-restored") {
     showNetwork(event.network);
   } else if (event.event === "missed") {
