@@ -1,4 +1,5 @@
 import AFProxyModel
+import AFProxyStore
 import NIOHTTP1
 
 /// Turns a parsed request head into the request sent upstream, or a refusal: absolute-form
@@ -10,11 +11,18 @@ package struct RequestValidator: Sendable {
     package var maxHeaderBytes: Int
     /// The ports a CONNECT may reach.
     package var connectPorts: ConnectPortPolicy
+    /// Proxy authentication, when `proxy-auth-file` is set; `ProxyAuthGate` verified new
+    /// credentials before the head got here.
+    package var authenticator: ProxyAuthenticator?
 
-    package init(via: String, maxHeaderBytes: Int, connectPorts: ConnectPortPolicy = .default) {
+    package init(
+        via: String, maxHeaderBytes: Int, connectPorts: ConnectPortPolicy = .default,
+        authenticator: ProxyAuthenticator? = nil
+    ) {
         self.via = via
         self.maxHeaderBytes = maxHeaderBytes
         self.connectPorts = connectPorts
+        self.authenticator = authenticator
     }
 
     package func validate(_ head: HTTPRequestHead, client: String) -> Result<ProxyRequest, ProxyRefusal> {
@@ -68,7 +76,22 @@ package struct RequestValidator: Sendable {
             return ProxyRefusal(
                 .requestHeaderFieldsTooLarge, "the request header section exceeds \(self.maxHeaderBytes) bytes")
         }
-        return nil
+        return self.authenticationRefusal(head)
+    }
+
+    /// 407 unless the request carries credentials of a `proxy-auth-file` user that were verified.
+    /// The connection stays open (after the body is dropped), for the client to try again.
+    func authenticationRefusal(_ head: HTTPRequestHead) -> ProxyRefusal? {
+        guard let authenticator = self.authenticator else { return nil }
+        let reason: String
+        switch authenticator.verdict(header: head.headers["proxy-authorization"].first) {
+        case .allowed: return nil
+        case .refused(let why): reason = why
+        case .needsVerification: reason = "wrong user name or password"
+        }
+        var refusal = ProxyRefusal(.proxyAuthenticationRequired, reason, closeConnection: false)
+        refusal.challenge = true
+        return refusal
     }
 
     /// The `Via` a request arrived with, all its fields joined, or 508 when that already names

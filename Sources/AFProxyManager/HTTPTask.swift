@@ -57,7 +57,9 @@ package final class HTTPTask: @unchecked Sendable {
         self.createdAt = Date()
         self.continuation = TransparentResume(
             method: request.method, headers: request.headers, limit: manager.transparentResumeLimit)
-        self.current.withLock { $0 = UpstreamTransfer(request: request, delegate: self) }
+        self.current.withLock {
+            $0 = UpstreamTransfer(request: request, destinations: manager.destinationPolicy, delegate: self)
+        }
     }
 
     /// The transfer carrying the response now.
@@ -280,7 +282,7 @@ extension HTTPTask: UpstreamTransferDelegate {
         var request = self.request
         request.headers.append(HTTPHeaderField("Range", "bytes=\(range.offset)-"))
         request.headers.append(HTTPHeaderField("If-Range", range.ifRange))
-        let next = UpstreamTransfer(request: request, delegate: self)
+        let next = UpstreamTransfer(request: request, destinations: self.manager.destinationPolicy, delegate: self)
         self.current.withLock { $0 = next }
         self.manager.session.start(next)
         return true

@@ -38,7 +38,7 @@ package final class StreamTask: Sendable {
         self.manager = manager
         let transfer = TunnelTransfer(
             host: request.host, port: request.port, eventLoop: eventLoop, connectTimeout: connectTimeout,
-            idleTimeout: idleTimeout, delegate: self)
+            idleTimeout: idleTimeout, destinations: manager.destinationPolicy, delegate: self)
         self.transport.withLock { $0 = transfer }
     }
 
