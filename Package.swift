@@ -179,7 +179,7 @@ let package = Package(
         .testTarget(
             name: "AFProxyListenerTests",
             dependencies: [
-                "AFProxyListener", "AFProxyManager", "AFProxyCurl", "AFProxyModel",
+                "AFProxyListener", "AFProxyManager", "AFProxyCurl", "AFProxyModel", "AFProxyStore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
