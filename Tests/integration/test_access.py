@@ -313,8 +313,10 @@ def test_name_resolving_to_a_private_address(start_proxy, origin, tmp_path):
     served = curl(open_proxy, url)
     assert served.returncode == 0 and served.stdout == payload(100), served.stderr
 
+    # Its own state directory: a download task is kept in its journal, to be restored by the next
+    # daemon that shares it.
     proxy = start_proxy("--deny-private-destinations", "yes", "--allow-connect-port", str(origin.port),
-                        wrapper=wrapper)
+                        "--state-dir", str(tmp_path / "state"), wrapper=wrapper)
     before = origin.connections
     code, body = fetch(proxy, url)
     assert code == 403, body
@@ -358,7 +360,8 @@ def test_destination_rules_are_reloaded(start_proxy, origin, tmp_path):
 
 
 def test_a_redirect_a_download_follows_is_checked(start_proxy, origin, tmp_path):
-    proxy = start_proxy("--deny-hosts", "denied.test", wrapper=hosts_wrapper(tmp_path))
+    proxy = start_proxy("--deny-hosts", "denied.test", "--state-dir", str(tmp_path / "state"),
+                        wrapper=hosts_wrapper(tmp_path))
     proxy.wait_control_ready()
     start = f"http://private.test:{origin.port}/redirect/denied.test"
     status, body = proxy.api("POST", "/v1/downloads", {"url": start, "path": str(tmp_path / "r.bin")})
