@@ -94,7 +94,8 @@ package final class HTTPTask: @unchecked Sendable {
             responseHeaders: recorded.responseHead?.headers.map {
                 HTTPHeaderField($0.name, FieldText.display($0.value))
             },
-            resumes: recorded.resumes
+            resumes: recorded.resumes,
+            proxyUser: self.request.proxyUser
         )
     }
 

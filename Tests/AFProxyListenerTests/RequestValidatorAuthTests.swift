@@ -57,9 +57,11 @@ import Testing
             self.head(.GET, "http://h/", authorization: Self.right), client: "c"
         ).get()
         #expect(request.headers.first("proxy-authorization") == nil)
+        #expect(request.proxyUser == "alice")
         let stream = try self.validator().validateConnect(
             self.head(.CONNECT, "h:443", authorization: Self.right), client: "c"
         ).get()
         #expect(stream.headers.first("proxy-authorization") == nil)
+        #expect(stream.proxyUser == "alice")
     }
 }

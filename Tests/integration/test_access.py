@@ -210,10 +210,12 @@ def test_credentials_appear_nowhere(auth_proxy, origin):
     auth_proxy.wait_idle()
     tasks = proxied_tasks(auth_proxy)
     assert len(tasks) == 2, tasks
+    assert [t["proxyUser"] for t in tasks] == ["alice", "alice"], tasks
     status, har = auth_proxy.api("GET", "/v1/har")
     assert status == 200
     shown = [ctl(auth_proxy, "show", str(t["id"]), "--json").stdout for t in tasks]
     listing = ctl(auth_proxy, "list", "--all").stdout
+    assert all("  user       alice\n" in text for text in [ctl(auth_proxy, "show", str(t["id"])).stdout for t in tasks])
     for text in [json.dumps(tasks), json.dumps(har), *shown, listing, auth_proxy.log()]:
         assert PASSWORD not in text
         assert token not in text
