@@ -41,6 +41,13 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        /// libxcrypt's crypt_rn for `proxy-auth-file` hashes (CCrypt/shim.h says why); only
+        /// AFProxyStore uses it.
+        .systemLibrary(
+            name: "CCrypt",
+            pkgConfig: "libxcrypt",
+            providers: [.apt(["libcrypt-dev"])]
+        ),
         /// The kernel's rtnetlink headers, includes only (CNetlink/shim.h says why); only
         /// AFProxyNetwork uses it.
         .systemLibrary(name: "CNetlink"),
@@ -49,8 +56,9 @@ let package = Package(
         /// reachability decision made from what it reports.
         .target(name: "AFProxyNetwork", dependencies: ["CNetlink", "AFProxyModel"]),
         /// What must survive a restart and the files it names: the download journal and each
-        /// download's partial file, in the state directory and where the person asked.
-        .target(name: "AFProxyStore", dependencies: ["CCrypto", "AFProxyModel"]),
+        /// download's partial file, in the state directory and where the person asked; and
+        /// `proxy-auth-file`, its users checked with the system's crypt.
+        .target(name: "AFProxyStore", dependencies: ["CCrypto", "CCrypt", "AFProxyModel"]),
         .target(
             name: "AFProxyCurl",
             dependencies: [
@@ -78,7 +86,7 @@ let package = Package(
         .target(
             name: "AFProxyListener",
             dependencies: [
-                "AFProxyModel", "AFProxyManager",
+                "AFProxyModel", "AFProxyManager", "AFProxyStore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -186,7 +194,7 @@ let package = Package(
         .testTarget(
             name: "AFProxyListenerTests",
             dependencies: [
-                "AFProxyListener", "AFProxyManager", "AFProxyCurl", "AFProxyModel",
+                "AFProxyListener", "AFProxyManager", "AFProxyCurl", "AFProxyModel", "AFProxyStore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

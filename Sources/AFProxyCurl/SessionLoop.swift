@@ -110,6 +110,10 @@ final class SessionLoop: @unchecked Sendable {
 
     private func start(_ transfer: UpstreamTransfer) {
         guard transfer.phase == .waiting else { return }
+        if let denial = DestinationCheck.denial(ofURL: transfer.request.url, by: transfer.destinations) {
+            self.finish(transfer, .failure(.destinationDenied(denial)))
+            return
+        }
         guard let handle = EasyHandle() else {
             self.finish(transfer, .failure(.internalError("curl_easy_init failed")))
             return
@@ -170,6 +174,10 @@ final class SessionLoop: @unchecked Sendable {
         handle.set(CURLOPT_HEADERDATA, pointer: userdata)
         handle.set(CURLOPT_WRITEFUNCTION, callback: TransferCallbacks.write)
         handle.set(CURLOPT_WRITEDATA, pointer: userdata)
+        if transfer.destinations.checksAddresses {
+            _ = afc_easy_setopt_opensocket_callback(handle.raw, DestinationCheck.openSocket)
+            handle.set(CURLOPT_OPENSOCKETDATA, pointer: userdata)
+        }
 
         var list: UnsafeMutablePointer<curl_slist>? = nil
         for field in request.headers {
@@ -227,7 +235,7 @@ final class SessionLoop: @unchecked Sendable {
                 self.finish(transfer, .success)
             } else {
                 let failure =
-                    transfer.abortReason
+                    transfer.abortReason ?? (code == CURLE_COULDNT_CONNECT ? transfer.deniedAddress : nil)
                     ?? .fromCurl(
                         code,
                         .init(

@@ -100,10 +100,14 @@ final class SocketWatcher {
         transfer.watcher = self
         _ = afc_easy_setopt_prereq_callback(
             handle.raw,
-            { userdata, _, _, remotePort, localPort in
+            { userdata, primaryIP, _, remotePort, localPort in
                 let transfer = Unmanaged<UpstreamTransfer>.fromOpaque(userdata!).takeUnretainedValue()
                 transfer.watcher?.connectionTaken(
                     ConnectionPorts(local: localPort, remote: remotePort), by: ObjectIdentifier(transfer))
+                if let denial = DestinationCheck.denial(before: transfer, primaryIP: primaryIP) {
+                    transfer.abortReason = .destinationDenied(denial)
+                    return CURL_PREREQFUNC_ABORT
+                }
                 return CURL_PREREQFUNC_OK
             })
         _ = afc_easy_setopt_pointer(handle.raw, CURLOPT_PREREQDATA, Unmanaged.passUnretained(transfer).toOpaque())

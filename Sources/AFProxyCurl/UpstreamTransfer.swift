@@ -7,6 +7,8 @@ import CCurl
 package final class UpstreamTransfer: @unchecked Sendable {
     package let request: ProxyRequest
     package let options: TransferOptions
+    /// The destination rules in force when the task started (`DestinationCheck`).
+    package let destinations: DestinationPolicy
 
     /// Strong until completion, then cleared: that breaks the cycle delegate → transfer → delegate,
     /// as AFNetworking breaks manager → dictionary → delegate → block.
@@ -22,6 +24,9 @@ package final class UpstreamTransfer: @unchecked Sendable {
     /// Why the transfer was aborted from a callback (an invalid response head), which then
     /// replaces curl's own code for it.
     var abortReason: TaskFailure?
+    /// An address curl was about to connect to that the destination rules refuse: the failure
+    /// when no other address of the host could be connected.
+    var deniedAddress: TaskFailure?
     var phase: Phase = .waiting
     /// The directions to keep paused (`CURLPAUSE_RECV`, `CURLPAUSE_SEND`): set by the task's
     /// commands (suspend, resume, continue) and by the delegate's answers in the callbacks (its
@@ -43,9 +48,13 @@ package final class UpstreamTransfer: @unchecked Sendable {
         case done
     }
 
-    package init(request: ProxyRequest, options: TransferOptions = .proxy, delegate: any UpstreamTransferDelegate) {
+    package init(
+        request: ProxyRequest, options: TransferOptions = .proxy, destinations: DestinationPolicy = .open,
+        delegate: any UpstreamTransferDelegate
+    ) {
         self.request = request
         self.options = options
+        self.destinations = destinations
         self.delegate = delegate
         self.headParser.followsRedirects = options.followsRedirects
     }

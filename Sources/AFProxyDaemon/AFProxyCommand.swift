@@ -173,6 +173,40 @@ package struct AFProxyCommand: AsyncParsableCommand {
             valueName: "host:port"))
     var web: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Client addresses allowed to use the proxy, ADDRESS[/LENGTH] (repeatable; default loopback only).",
+            valueName: "cidr"))
+    var allowClients: [String] = []
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "File of user:hash lines (yescrypt, bcrypt or sha512crypt): clients must authenticate (407).",
+            valueName: "path"))
+    var proxyAuthFile: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Destinations refused with 403: a host, *.domain, an address or ADDRESS/LENGTH (repeatable).",
+            valueName: "pattern"))
+    var denyHosts: [String] = []
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The only destinations allowed, patterns as for --deny-hosts (repeatable; default all).",
+            valueName: "pattern"))
+    var allowHosts: [String] = []
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Refuse private, link-local and loopback destinations once resolved (default no).", valueName: "yes|no"))
+    var denyPrivateDestinations: String?
+
     package init() {}
 
     package func run() async throws {
@@ -227,6 +261,9 @@ package struct AFProxyCommand: AsyncParsableCommand {
                 ("web-listen", self.web),
             ] + self.allowConnectPort.map { ("allow-connect-port", $0) }  // each one adds a port
             + self.pin.map { ("pin", $0) }
+            + [("proxy-auth-file", self.proxyAuthFile), ("deny-private-destinations", self.denyPrivateDestinations)]
+            + self.allowClients.map { ("allow-clients", $0) } + self.denyHosts.map { ("deny-hosts", $0) }
+            + self.allowHosts.map { ("allow-hosts", $0) }
         return Overrides(
             config: self.config, listen: self.listen,
             flags: flags.compactMap { name, value in value.map { (name, $0) } })

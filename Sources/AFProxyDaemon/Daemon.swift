@@ -34,6 +34,8 @@ struct Daemon {
         Self.raiseFileLimit()
         let logging = DaemonLogging(configuration: self.configuration, environment: self.environment)
         let logger = logging.logger()
+        try Self.checkExposure(self.configuration)
+        let listenerConfiguration = try Self.listenerConfiguration(self.configuration, logger: logger)
 
         // The session thread takes a core of its own: by default the event loops get the rest.
         let threads = self.configuration.threads > 0 ? self.configuration.threads : max(1, System.coreCount - 1)
@@ -51,12 +53,12 @@ struct Daemon {
             downloads: Self.downloadSettings(self.configuration, self.environment),
             transparentResumeLimit: self.configuration.transparentResume ? self.configuration.resumeAttempts : 0,
             networkLoss: self.configuration.networkLoss, logger: logger)
+        manager.updateDestinationPolicy(self.configuration.destinations)
         let reporter = NetworkReporter(manager: manager, logger: logger)
         let network = NetworkWatcher(onChange: reporter.report) { error in
             logger.warning("network status unknown from now on: the netlink socket failed: \(error)")
         }
-        let listener = ProxyListener(
-            manager: manager, configuration: Self.listenerConfiguration(self.configuration), group: group)
+        let listener = ProxyListener(manager: manager, configuration: listenerConfiguration, group: group)
         let metrics = DaemonMetrics(manager: manager) { listener.openConnections }
         let control = ControlServer(
             manager: manager, group: group, extraStats: { $0.openConnections = listener.openConnections },
@@ -95,14 +97,19 @@ struct Daemon {
         logger.notice("stopped")
     }
 
-    static func listenerConfiguration(_ configuration: DaemonConfiguration) -> ListenerConfiguration {
+    /// Reads `proxy-auth-file` (at start and on reload), hence the throw and the logger for its warning.
+    static func listenerConfiguration(
+        _ configuration: DaemonConfiguration, logger: Logger? = nil
+    ) throws(ConfigurationError) -> ListenerConfiguration {
         ListenerConfiguration(
             maxConnections: configuration.maxConnections,
             maxHeaderBytes: configuration.maxHeaderBytes,
             idleTimeout: .seconds(configuration.idleTimeout),
             headerTimeout: .seconds(configuration.headerTimeout),
             viaName: configuration.viaName,
-            allowedConnectPorts: configuration.allowConnectPorts)
+            allowedConnectPorts: configuration.allowConnectPorts,
+            allowedClients: configuration.allowClients.map(AllowedClients.init) ?? .loopback,
+            proxyUsers: try AccessFiles.proxyUsers(configuration, logger: logger))
     }
 
     static func downloadSettings(

@@ -61,6 +61,12 @@ package struct DaemonConfiguration: Sendable, Equatable {
     package var securityPolicy: SecurityPolicy { SecurityPolicy(caFile: self.tlsCAFile, pins: self.pins) }
     /// What a loss of the network does to the tasks (`NetworkLossPolicy`).
     package var networkLoss = NetworkLossPolicy.waitDownloads
+    /// `allow-clients` as given (each line adds); nil: never set, so loopback only.
+    package var allowClients: [IPNetwork]?
+    /// `deny-hosts`, `allow-hosts` (each line adds) and `deny-private-destinations`.
+    package var destinations = DestinationPolicy()
+    /// `user:hash` lines; nil: no proxy authentication.
+    package var proxyAuthFile: String?
 
     package init() {}
 
@@ -202,6 +208,28 @@ package struct DaemonConfiguration: Sendable, Equatable {
                 }
             }
         },
+        Key(name: "allow-clients", environment: "AFPROXY_ALLOW_CLIENTS") { config, value throws(ConfigurationError) in
+            for item in value.split(separator: ",").map({ String($0).trimmed }) {
+                guard let network = IPNetwork(item) else {
+                    throw ConfigurationError("expected ADDRESS or ADDRESS/LENGTH (10.0.0.0/8, fd00::/8), got \(item)")
+                }
+                config.allowClients = (config.allowClients ?? []) + [network]
+            }
+        },
+        Key(name: "deny-hosts", environment: "AFPROXY_DENY_HOSTS") { config, value throws(ConfigurationError) in
+            config.destinations.denyHosts += try hostPatterns(value)
+        },
+        Key(name: "allow-hosts", environment: "AFPROXY_ALLOW_HOSTS") { config, value throws(ConfigurationError) in
+            config.destinations.allowHosts += try hostPatterns(value)
+        },
+        Key(name: "deny-private-destinations", environment: "AFPROXY_DENY_PRIVATE_DESTINATIONS") {
+            config, value throws(ConfigurationError) in
+            config.destinations.denyPrivate = try boolean(value)
+        },
+        Key(name: "proxy-auth-file", environment: "AFPROXY_PROXY_AUTH_FILE") {
+            config, value throws(ConfigurationError) in
+            config.proxyAuthFile = try absolutePath(value)
+        },
     ]
 
     static func key(named name: String) -> Key? {
@@ -234,6 +262,19 @@ package struct DaemonConfiguration: Sendable, Equatable {
                 "expected a size such as 64M (bytes, or with K, M, G), up to \(range.upperBound >> 30)G, got \(text)")
         }
         return value
+    }
+
+    /// Comma-separated `HostPattern`s.
+    private static func hostPatterns(_ text: String) throws(ConfigurationError) -> [HostPattern] {
+        var patterns: [HostPattern] = []
+        for item in text.split(separator: ",").map({ String($0).trimmed }) {
+            do throws(HostPatternError) {
+                patterns.append(try HostPattern(item))
+            } catch {
+                throw ConfigurationError(error.message)
+            }
+        }
+        return patterns
     }
 
     private static func boolean(_ text: String) throws(ConfigurationError) -> Bool {

@@ -1,3 +1,4 @@
+import AFProxyListener
 import Logging
 
 /// SIGHUP: RELOADING=1, read the configuration again from the same sources (file, environment,
@@ -6,7 +7,9 @@ import Logging
 ///
 /// What a reload changes at once: the client limits of new connections (max-header-bytes,
 /// idle-timeout, header-timeout, allow-connect-port, via-name), log-level, log-completed-tasks,
-/// grace-period, and the pins and CA file of new TLS connections (pin, tls-ca-file). Connections
+/// grace-period, and the pins and CA file of new TLS connections (pin, tls-ca-file); the access
+/// rules: allow-clients for new connections, proxy-auth-file (read again) for every request from
+/// then on, deny-hosts, allow-hosts and deny-private-destinations for new transfers. Connections
 /// already open keep the limits they started with; no task is dropped. The rest is read when the
 /// daemon starts and a changed value is logged as waiting for the next restart.
 extension DaemonService {
@@ -16,7 +19,8 @@ extension DaemonService {
         self.logger.notice("SIGHUP: reloading the configuration")
         do {
             let configuration = try self.reloadConfiguration()
-            self.apply(configuration)
+            let listenerConfiguration = try Daemon.listenerConfiguration(configuration, logger: self.logger)
+            self.apply(configuration, listener: listenerConfiguration)
             self.state.withLock { state in
                 state.configuration = configuration
                 state.note = nil
@@ -29,8 +33,9 @@ extension DaemonService {
         self.notifier.ready(status: self.nextStatus())
     }
 
-    private func apply(_ configuration: DaemonConfiguration) {
-        self.listener.reconfigure(Daemon.listenerConfiguration(configuration))
+    private func apply(_ configuration: DaemonConfiguration, listener: ListenerConfiguration) {
+        self.listener.reconfigure(listener)
+        self.manager.updateDestinationPolicy(configuration.destinations)
         self.logging.level.value = Logger.Level(rawValue: configuration.logLevel) ?? .info
         self.taskLog.logsCompletedTasks = configuration.logCompletedTasks
         self.manager.updateSecurityPolicy(configuration.securityPolicy)

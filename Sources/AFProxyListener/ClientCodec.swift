@@ -1,3 +1,4 @@
+import AFProxyStore
 import NIOCore
 import NIOHTTP1
 
@@ -11,11 +12,14 @@ import NIOHTTP1
 final class ClientCodec {
     /// The request decoder: one for the connection's life, its parser made and let go as needed.
     let decoder: RequestDecoder
+    /// With proxy authentication, a `ProxyAuthGate` goes last.
+    let authenticator: ProxyAuthenticator?
     /// The handlers in the pipeline now; empty while shed.
     private var installed: [any RemovableChannelHandler] = []
 
-    init(decoder: RequestDecoder) {
+    init(decoder: RequestDecoder, authenticator: ProxyAuthenticator? = nil) {
         self.decoder = decoder
+        self.authenticator = authenticator
     }
 
     var isShed: Bool { self.installed.isEmpty }
@@ -23,10 +27,11 @@ final class ClientCodec {
     /// Adds the handlers at the end of `pipeline`, or before `handler`.
     func install(in pipeline: ChannelPipeline.SynchronousOperations, before handler: (any ChannelHandler)? = nil) throws
     {
-        let handlers: [any RemovableChannelHandler] = [
+        var handlers: [any RemovableChannelHandler] = [
             ClientResponseEncoder(), ByteToMessageHandler(self.decoder), NIOHTTPResponseHeadersValidator(),
             ProxyErrorHandler(),
         ]
+        if let authenticator = self.authenticator { handlers.append(ProxyAuthGate(authenticator: authenticator)) }
         for added in handlers {
             if let handler {
                 try pipeline.addHandler(added, position: .before(handler))

@@ -1,5 +1,6 @@
 import AFProxyManager
 import AFProxyModel
+import AFProxyStore
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -13,12 +14,15 @@ package final class ProxyListener: Service, Sendable {
     private let group: any EventLoopGroup
     private let limiter: ConnectionLimiter
     private let channels = Locked<[any Channel]>([])
+    /// One for the listener's life, so that a reload's users apply to open connections too.
+    private let authenticator: ProxyAuthenticator
 
     package init(manager: SessionManager, configuration: ListenerConfiguration, group: any EventLoopGroup) {
         self.manager = manager
         self.configuration = Locked(configuration)
         self.group = group
         self.limiter = ConnectionLimiter(limit: configuration.maxConnections)
+        self.authenticator = ProxyAuthenticator(users: configuration.proxyUsers ?? ProxyUsers())
     }
 
     /// Binds `host:port`; answers the bound address (the port is known when 0 was asked for).
@@ -40,8 +44,14 @@ package final class ProxyListener: Service, Sendable {
     package var openConnections: Int { self.limiter.count }
 
     /// New connections get `configuration`; open ones keep theirs. `maxConnections` stays as at init.
+    /// The users of `proxy-auth-file` apply to every connection at once, open ones included
+    /// (a user taken out of the file is refused from the next request on).
     package func reconfigure(_ configuration: ListenerConfiguration) {
-        self.configuration.withLock { $0 = configuration }
+        let old = self.configuration.withLock { old in
+            defer { old = configuration }
+            return old
+        }
+        if let users = configuration.proxyUsers, users != old.proxyUsers { self.authenticator.replace(users) }
     }
 
     package func run() async throws {
@@ -80,9 +90,14 @@ package final class ProxyListener: Service, Sendable {
             .childChannelOption(.recvAllocator, value: Self.recvAllocator)
             .childChannelInitializer { [self] channel in
                 let configuration = self.configuration.withLock { $0 }
+                let peer = channel.remoteAddress?.ipAddress.flatMap { IPAddress($0) }
+                guard configuration.allowedClients.allows(peer) else {
+                    return Self.refuseClient(channel, via: configuration.viaName)
+                }
+                let authenticator = configuration.proxyUsers == nil ? nil : self.authenticator
                 let validator = RequestValidator(
                     via: configuration.viaName, maxHeaderBytes: configuration.maxHeaderBytes,
-                    connectPorts: configuration.allowedConnectPorts)
+                    connectPorts: configuration.allowedConnectPorts, authenticator: authenticator)
                 let limits = Self.decoderLimits(configuration)
                 guard limiter.acquire() else {
                     return Self.refuseOverLimit(channel, limit: limiter.limit, via: configuration.viaName)
@@ -96,7 +111,8 @@ package final class ProxyListener: Service, Sendable {
                             idleTimeout: configuration.idleTimeout, headerTimeout: configuration.headerTimeout,
                             via: configuration.viaName))
                     try Self.addHTTPHandlers(
-                        to: sync, manager: manager, validator: validator, clientAddress: client, limits: limits)
+                        to: sync, manager: manager, validator: validator, clientAddress: client, limits: limits,
+                        authenticator: authenticator)
                 }
             }
     }
@@ -106,9 +122,10 @@ package final class ProxyListener: Service, Sendable {
     @discardableResult
     static func addHTTPHandlers(
         to pipeline: ChannelPipeline.SynchronousOperations, manager: SessionManager, validator: RequestValidator,
-        clientAddress: String, limits: NIOHTTPDecoderLimitConfiguration = .init()
+        clientAddress: String, limits: NIOHTTPDecoderLimitConfiguration = .init(),
+        authenticator: ProxyAuthenticator? = nil
     ) throws -> ProxyConnectionHandler {
-        let codec = ClientCodec(decoder: RequestDecoder(limits: limits))
+        let codec = ClientCodec(decoder: RequestDecoder(limits: limits), authenticator: authenticator)
         let handler = ProxyConnectionHandler(
             manager: manager, validator: validator, clientAddress: clientAddress, codec: codec)
         try codec.install(in: pipeline)
@@ -135,6 +152,21 @@ package final class ProxyListener: Service, Sendable {
         }
         return channel.eventLoop.makeSucceededVoidFuture()
     }
+
+    /// A peer outside `allow-clients`: 403 at once, nothing of it read or parsed. The output is
+    /// shut after the answer and the connection closed once the client closes or after
+    /// `lingerTime`: closing at once, with the client's request unread, would reset the
+    /// connection and could destroy the answer before the client read it.
+    private static func refuseClient(_ channel: any Channel, via: String) -> EventLoopFuture<Void> {
+        let refusal = ProxyRefusal(.forbidden, "this client address may not use the proxy (allow-clients)")
+        channel.writeAndFlush(refusal.bytes(version: .http1_1, via: via)).whenComplete { _ in
+            channel.close(mode: .output, promise: nil)
+            channel.eventLoop.scheduleTask(in: Self.lingerTime) { channel.close(promise: nil) }
+        }
+        return channel.eventLoop.makeSucceededVoidFuture()
+    }
+
+    static let lingerTime = TimeAmount.seconds(2)
 
     static func describe(_ address: SocketAddress) -> String {
         switch address {

@@ -12,6 +12,8 @@ package struct ProxyRefusal: Error, Sendable, Equatable {
     /// Seconds after which a client may try again (`Retry-After`), for a refusal that only says
     /// "not now" (503 over the connection limit).
     package var retryAfter: Int?
+    /// A 407: the answer carries `Proxy-Authenticate: Basic realm="afproxy"`.
+    package var challenge = false
 
     package init(_ status: HTTPResponseStatus, _ message: String, closeConnection: Bool = true, retryAfter: Int? = nil)
     {
@@ -31,6 +33,7 @@ package struct ProxyRefusal: Error, Sendable, Equatable {
         headers.add(name: "Via", value: "\(version.major).\(version.minor) \(via)")
         headers.add(name: "Connection", value: self.closeConnection ? "close" : "keep-alive")
         if let seconds = self.retryAfter { headers.add(name: "Retry-After", value: String(seconds)) }
+        if self.challenge { headers.add(name: "Proxy-Authenticate", value: ProxyAuthGate.challenge) }
         return (HTTPResponseHead(version: version, status: self.status, headers: headers), body)
     }
 

@@ -7,6 +7,11 @@ import NIOHTTP1
 extension RequestValidator {
     package func validateConnect(_ head: HTTPRequestHead, client: String) -> Result<StreamRequest, ProxyRefusal> {
         if let refusal = self.commonRefusal(head) { return .failure(refusal) }
+        let user: String?
+        switch self.authenticatedUser(head) {
+        case .success(let authenticated): user = authenticated
+        case .failure(let refusal): return .failure(refusal)
+        }
         let target: ConnectTarget
         switch ConnectTarget.parse(head.uri) {
         case .success(let parsed): target = parsed
@@ -22,7 +27,8 @@ extension RequestValidator {
         if case .failure(let refusal) = self.receivedVia(received) { return .failure(refusal) }
         return .success(
             StreamRequest(
-                host: target.host, port: target.port, headers: HopByHopHeaders.removing(from: received), client: client)
+                host: target.host, port: target.port, headers: HopByHopHeaders.removing(from: received), client: client,
+                proxyUser: user)
         )
     }
 }

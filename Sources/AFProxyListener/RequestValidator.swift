@@ -1,4 +1,5 @@
 import AFProxyModel
+import AFProxyStore
 import NIOHTTP1
 
 /// Turns a parsed request head into the request sent upstream, or a refusal: absolute-form
@@ -10,15 +11,27 @@ package struct RequestValidator: Sendable {
     package var maxHeaderBytes: Int
     /// The ports a CONNECT may reach.
     package var connectPorts: ConnectPortPolicy
+    /// Proxy authentication, when `proxy-auth-file` is set; `ProxyAuthGate` verified new
+    /// credentials before the head got here.
+    package var authenticator: ProxyAuthenticator?
 
-    package init(via: String, maxHeaderBytes: Int, connectPorts: ConnectPortPolicy = .default) {
+    package init(
+        via: String, maxHeaderBytes: Int, connectPorts: ConnectPortPolicy = .default,
+        authenticator: ProxyAuthenticator? = nil
+    ) {
         self.via = via
         self.maxHeaderBytes = maxHeaderBytes
         self.connectPorts = connectPorts
+        self.authenticator = authenticator
     }
 
     package func validate(_ head: HTTPRequestHead, client: String) -> Result<ProxyRequest, ProxyRefusal> {
         if let refusal = self.commonRefusal(head) { return .failure(refusal) }
+        let user: String?
+        switch self.authenticatedUser(head) {
+        case .success(let authenticated): user = authenticated
+        case .failure(let refusal): return .failure(refusal)
+        }
         let url: AbsoluteURL
         switch AbsoluteURL.parse(head.uri) {
         case .success(let parsed): url = parsed
@@ -53,7 +66,9 @@ package struct RequestValidator: Sendable {
         forwarded.append(HTTPHeaderField("Via", via.isEmpty ? ownVia : "\(via), \(ownVia)"))
 
         let method = head.method.rawValue
-        return .success(ProxyRequest(method: method, url: url.text, headers: forwarded, body: body, client: client))
+        return .success(
+            ProxyRequest(
+                method: method, url: url.text, headers: forwarded, body: body, client: client, proxyUser: user))
     }
 
     /// What any request is refused for before its target is looked at, CONNECT or not: an HTTP
@@ -69,6 +84,22 @@ package struct RequestValidator: Sendable {
                 .requestHeaderFieldsTooLarge, "the request header section exceeds \(self.maxHeaderBytes) bytes")
         }
         return nil
+    }
+
+    /// The `proxy-auth-file` user the request authenticated as (nil without proxy
+    /// authentication), or 407 unless it carries credentials of a user that were verified. The
+    /// connection stays open (after the body is dropped), for the client to try again.
+    func authenticatedUser(_ head: HTTPRequestHead) -> Result<String?, ProxyRefusal> {
+        guard let authenticator = self.authenticator else { return .success(nil) }
+        let reason: String
+        switch authenticator.verdict(header: head.headers["proxy-authorization"].first) {
+        case .allowed(let user): return .success(user)
+        case .refused(let why): reason = why
+        case .needsVerification: reason = "wrong user name or password"
+        }
+        var refusal = ProxyRefusal(.proxyAuthenticationRequired, reason, closeConnection: false)
+        refusal.challenge = true
+        return .failure(refusal)
     }
 
     /// The `Via` a request arrived with, all its fields joined, or 508 when that already names

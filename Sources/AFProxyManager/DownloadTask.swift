@@ -200,7 +200,8 @@ package final class DownloadTask: @unchecked Sendable {
         }
         let request = ProxyRequest(method: "GET", url: self.spec.url, headers: headers, body: .none, client: "afproxy")
         let transfer = UpstreamTransfer(
-            request: request, options: self.downloads.transferOptions(for: self.spec), delegate: self)
+            request: request, options: self.downloads.transferOptions(for: self.spec),
+            destinations: self.manager.destinationPolicy, delegate: self)
         self.current.withLock { $0 = transfer }
         self.manager.session.start(transfer)
     }

@@ -57,7 +57,9 @@ package final class HTTPTask: @unchecked Sendable {
         self.createdAt = Date()
         self.continuation = TransparentResume(
             method: request.method, headers: request.headers, limit: manager.transparentResumeLimit)
-        self.current.withLock { $0 = UpstreamTransfer(request: request, delegate: self) }
+        self.current.withLock {
+            $0 = UpstreamTransfer(request: request, destinations: manager.destinationPolicy, delegate: self)
+        }
     }
 
     /// The transfer carrying the response now.
@@ -92,7 +94,8 @@ package final class HTTPTask: @unchecked Sendable {
             responseHeaders: recorded.responseHead?.headers.map {
                 HTTPHeaderField($0.name, FieldText.display($0.value))
             },
-            resumes: recorded.resumes
+            resumes: recorded.resumes,
+            proxyUser: self.request.proxyUser
         )
     }
 
@@ -280,7 +283,7 @@ extension HTTPTask: UpstreamTransferDelegate {
         var request = self.request
         request.headers.append(HTTPHeaderField("Range", "bytes=\(range.offset)-"))
         request.headers.append(HTTPHeaderField("If-Range", range.ifRange))
-        let next = UpstreamTransfer(request: request, delegate: self)
+        let next = UpstreamTransfer(request: request, destinations: self.manager.destinationPolicy, delegate: self)
         self.current.withLock { $0 = next }
         self.manager.session.start(next)
         return true

@@ -23,6 +23,8 @@ package final class SessionManager: Sendable {
     let logger: Logger?
     /// The network as last reported (`networkChanged`), and what its loss does to the tasks.
     let network: Locked<NetworkState>
+    /// `deny-hosts`, `allow-hosts`, `deny-private-destinations`; each new transfer takes the one in force.
+    let destinations = Locked(DestinationPolicy.open)
 
     struct NetworkState {
         var reachability = Reachability.unknown

@@ -18,13 +18,18 @@ package struct ProxyRequest: Sendable {
     package var body: Body
     /// `host:port` of the client, for the task's record.
     package var client: String
+    /// The `proxy-auth-file` user the request authenticated as, for the task's record.
+    package var proxyUser: String?
 
-    package init(method: String, url: String, headers: HTTPHeaderList, body: Body, client: String) {
+    package init(
+        method: String, url: String, headers: HTTPHeaderList, body: Body, client: String, proxyUser: String? = nil
+    ) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.client = client
+        self.proxyUser = proxyUser
     }
 
     package var kind: TaskKind {

@@ -10,12 +10,15 @@ package struct StreamRequest: Sendable, Equatable {
     package var headers: HTTPHeaderList
     /// `host:port` of the client, for the task's record.
     package var client: String
+    /// The `proxy-auth-file` user the CONNECT authenticated as, for the task's record.
+    package var proxyUser: String?
 
-    package init(host: String, port: Int, headers: HTTPHeaderList = [], client: String) {
+    package init(host: String, port: Int, headers: HTTPHeaderList = [], client: String, proxyUser: String? = nil) {
         self.host = host
         self.port = port
         self.headers = headers
         self.client = client
+        self.proxyUser = proxyUser
     }
 
     /// `host:port` as the CONNECT line names it, an IPv6 address in brackets: the task's URL.

@@ -26,6 +26,7 @@ package struct TaskFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case fileError = "file-error"
         case tlsVerifyFailed = "tls-verify-failed"
         case tlsPinMismatch = "tls-pin-mismatch"
+        case destinationDenied = "destination-denied"
     }
 
     private let reason: Code
@@ -59,7 +60,7 @@ package struct TaskFailure: Error, Sendable, Hashable, CustomStringConvertible {
             502
         case .connectTimeout, .upstreamTimeout: 504
         case .canceled, .clientClosed, .daemonStopping: 503
-        case .refusedByPolicy: 403
+        case .refusedByPolicy, .destinationDenied: 403
         case .badRequest: 400
         case .internalError, .fileError: 500
         case .diskFull: 507
@@ -103,6 +104,11 @@ package struct TaskFailure: Error, Sendable, Hashable, CustomStringConvertible {
     package static func tlsFailure(_ message: String) -> TaskFailure { .init(.tlsFailure, message) }
     /// A rule of this proxy does not allow the request.
     package static func refusedByPolicy(_ message: String) -> TaskFailure { .init(.refusedByPolicy, message) }
+    /// A destination rule (`deny-hosts`, `allow-hosts`, `deny-private-destinations`) refuses the
+    /// host or the address it resolved to; the message names the rule.
+    package static func destinationDenied(_ denial: DestinationDenial) -> TaskFailure {
+        .init(.destinationDenied, "\(denial)")
+    }
     /// The request cannot be sent upstream as it is (a URL the transport refuses).
     package static func badRequest(_ message: String) -> TaskFailure { .init(.badRequest, message) }
     /// A resource of our own failed (a handle could not be made): a fault of the daemon.

@@ -24,6 +24,7 @@ extension TaskRecord {
         json.key("kind"); json.string(self.kind.rawValue)
         json.key("method"); json.string(self.method)
         json.key("metrics"); json.metrics(self.metrics)
+        json.key("proxyUser"); json.string(self.proxyUser)
         json.key("requestHeaders"); json.headers(self.requestHeaders)
         json.key("responseHeaders"); json.headers(self.responseHeaders)
         json.key("resumes"); json.resumes(self.resumes)

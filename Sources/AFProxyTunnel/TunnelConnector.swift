@@ -25,13 +25,19 @@ final class TunnelConnector {
     private let port: Int
     private let timeout: TimeAmount
     private let started: NIODeadline
+    /// Checked on the host before the lookup and on each address before connecting to it.
+    private let destinations: DestinationPolicy
     private var dnsMs: Double?
     /// The channel of the attempt in progress: a cancel closes it.
     private var current: (any Channel)?
     private var canceled = false
     private var completion: ((Result<Connected, TaskFailure>) -> Void)?
 
-    init(host: String, port: Int, timeout: Duration, eventLoop: any EventLoop, started: NIODeadline) {
+    init(
+        host: String, port: Int, timeout: Duration, eventLoop: any EventLoop, started: NIODeadline,
+        destinations: DestinationPolicy = .open
+    ) {
+        self.destinations = destinations
         self.host = host
         self.port = port
         self.timeout = TimeAmount(timeout)
@@ -41,6 +47,9 @@ final class TunnelConnector {
 
     func start(_ completion: @escaping (Result<Connected, TaskFailure>) -> Void) {
         self.completion = completion
+        if let denial = self.destinations.isOpen ? nil : self.destinations.denial(host: self.host) {
+            return self.finish(.failure(.destinationDenied(denial)))
+        }
         let bound = NIOLoopBound(self, eventLoop: self.eventLoop)
         let literal = (try? SocketAddress(ipAddress: self.host, port: self.port)) != nil
         TunnelResolver.resolve(host: self.host, port: self.port, on: self.eventLoop).whenComplete { result in
@@ -48,12 +57,27 @@ final class TunnelConnector {
             switch result {
             case .success(let addresses):
                 if !literal { this.dnsMs = this.millisecondsSinceStart() }
-                this.attempt(addresses[...], lastError: nil)
+                let (allowed, denial) = this.allowedAddresses(addresses)
+                if allowed.isEmpty, let denial { return this.finish(.failure(.destinationDenied(denial))) }
+                this.attempt(allowed[...], lastError: nil)
             case .failure(let error):
                 let detail = (error as? TunnelResolver.Failure)?.message ?? "\(error)"
                 this.finish(.failure(.dnsFailure("DNS lookup failed for \(this.host): \(detail)")))
             }
         }
+    }
+
+    /// The addresses the destination rules allow, and the first refusal among the others.
+    private func allowedAddresses(_ addresses: [SocketAddress]) -> ([SocketAddress], DestinationDenial?) {
+        guard self.destinations.checksAddresses else { return (addresses, nil) }
+        var denial: DestinationDenial?
+        let allowed = addresses.filter { address in
+            guard let ip = address.ipAddress.flatMap({ IPAddress($0) }) else { return false }
+            guard let refused = self.destinations.denial(address: ip, host: self.host) else { return true }
+            denial = denial ?? refused
+            return false
+        }
+        return (allowed, denial)
     }
 
     /// Stops at once: the attempt in progress is closed and `completion` gets a `.canceled` failure.

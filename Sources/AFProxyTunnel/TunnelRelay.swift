@@ -33,6 +33,7 @@ final class TunnelRelay {
     private var cancelFailure: TaskFailure?
     private let eventLoop: any EventLoop
     private let connectTimeout: Duration
+    private let destinations: DestinationPolicy
     private let idleLimit: Duration?
     private let started = NIODeadline.now()
     private var idleTimer: TunnelIdleTimer?
@@ -41,8 +42,11 @@ final class TunnelRelay {
 
     init(
         host: String, port: Int, counters: TunnelCounters, established: EventLoopPromise<Void>,
-        delegate: any TunnelTransferDelegate, connectTimeout: Duration, idleTimeout: Duration?, eventLoop: any EventLoop
+        delegate: any TunnelTransferDelegate, connectTimeout: Duration, idleTimeout: Duration?,
+        eventLoop: any EventLoop,
+        destinations: DestinationPolicy = .open
     ) {
+        self.destinations = destinations
         self.host = host
         self.port = port
         self.counters = counters
@@ -57,7 +61,7 @@ final class TunnelRelay {
         guard case .idle = self.phase else { return }
         let connector = TunnelConnector(
             host: self.host, port: self.port, timeout: self.connectTimeout, eventLoop: self.eventLoop,
-            started: self.started)
+            started: self.started, destinations: self.destinations)
         self.phase = .connecting(connector)
         connector.start { [self] result in self.connectDidFinish(result) }
     }

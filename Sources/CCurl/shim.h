@@ -72,6 +72,12 @@ static inline CURLcode afc_easy_setopt_prereq_callback(CURL *handle, curl_prereq
     return curl_easy_setopt(handle, CURLOPT_PREREQFUNCTION, value);
 }
 
+/* curl asks this for each socket it opens to connect, with the address it is for: where the
+ * destination rules refuse an address before a connection is made. */
+static inline CURLcode afc_easy_setopt_opensocket_callback(CURL *handle, curl_opensocket_callback value) {
+    return curl_easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, value);
+}
+
 static inline CURLcode afc_easy_getinfo_socket(CURL *handle, CURLINFO info, curl_socket_t *value) {
     return curl_easy_getinfo(handle, info, value);
 }

@@ -25,6 +25,7 @@ struct TaskFailureTests {
             (.fileError("x"), 500, "file-error", false),
             (.tlsVerifyFailed("x"), 502, "tls-verify-failed", false),
             (.tlsPinMismatch("x"), 502, "tls-pin-mismatch", false),
+            (.destinationDenied(DestinationDenial(rule: "deny-hosts x", host: "x")), 403, "destination-denied", false),
         ]
         for (failure, status, code, cancel) in cases {
             #expect((failure.httpStatus, failure.code, failure.isCancellation) == (status, code, cancel))

@@ -19,6 +19,7 @@ Endpoints (N is a byte count, S seconds as a float):
     GET      /hang             reads the request and never answers
     GET      /slowbody/N       Content-Length: N, then 1 KiB every 50 ms
                                (?chunk=BYTES&interval=SECONDS change the pace)
+    GET      /redirect/HOST    302 to http://HOST:PORT/bytes/10, PORT the one the request's Host names
 
 `start_origin(tls=context)` serves the same endpoints over HTTPS (a server `ssl.SSLContext`; the
 CONNECT tests make a self-signed certificate for it).
@@ -332,6 +333,10 @@ class _Handler(socketserver.BaseRequestHandler):
                 return False
             if name == "slowbody" and m == "GET":
                 return self._slowbody(req, self._number(arg))
+            if name == "redirect" and m == "GET":
+                port = (req.header("host") or "").rpartition(":")[2]
+                self._head(req, 302, [("Location", f"http://{arg}:{port}/bytes/10"), ("Content-Length", "0")])
+                return True
         except ValueError:
             return self._simple(req, 400, b"bad argument\n")
         return self._simple(req, 404, b"no such endpoint\n")

@@ -1,0 +1,71 @@
+import AFProxyModel
+import CCurl
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The destination rules (`DestinationPolicy`) applied to curl's transfers, at three points:
+/// the request's host before the transfer starts; each address curl is about to open a socket
+/// for (its open-socket callback), so that no connection to a refused address is even made;
+/// and, before each request goes out (the prerequest callback), the host of the URL curl is
+/// requesting now, which covers a redirect a download follows, and the address of the
+/// connection, which covers one taken from curl's cache after a reload changed the rules.
+enum DestinationCheck {
+    static func denial(ofURL url: String, by policy: DestinationPolicy) -> DestinationDenial? {
+        guard !policy.isOpen, let host = LoopbackHost.host(ofURL: url) else { return nil }
+        return policy.denial(host: host)
+    }
+
+    /// Refuses an address by answering no socket: curl then tries the host's next address, and
+    /// fails with "could not connect" when none is left, which `deniedAddress` then replaces.
+    static let openSocket: curl_opensocket_callback = { userdata, _, address in
+        guard let userdata, let address else { return CURL_SOCKET_BAD }
+        let transfer = Unmanaged<UpstreamTransfer>.fromOpaque(userdata).takeUnretainedValue()
+        let host = LoopbackHost.host(ofURL: Self.currentURL(of: transfer)) ?? "?"
+        if let ip = Self.address(address), let denial = transfer.destinations.denial(address: ip, host: host) {
+            transfer.deniedAddress = .destinationDenied(denial)
+            return CURL_SOCKET_BAD
+        }
+        return socket(address.pointee.family, address.pointee.socktype, address.pointee.protocol)
+    }
+
+    static func denial(before transfer: UpstreamTransfer, primaryIP: UnsafeMutablePointer<CChar>?) -> DestinationDenial?
+    {
+        let policy = transfer.destinations
+        guard !policy.isOpen else { return nil }
+        let url = Self.currentURL(of: transfer)
+        guard let host = LoopbackHost.host(ofURL: url) else { return nil }
+        if let denial = policy.denial(host: host) { return denial }
+        guard policy.checksAddresses, let primaryIP, let address = IPAddress(String(cString: primaryIP)) else {
+            return nil
+        }
+        return policy.denial(address: address, host: host)
+    }
+
+    /// The URL being requested now: after a redirect, the one it led to.
+    private static func currentURL(of transfer: UpstreamTransfer) -> String {
+        guard let handle = transfer.handle else { return transfer.request.url }
+        var pointer: UnsafeMutablePointer<CChar>? = nil
+        guard afc_easy_getinfo_string(handle.raw, CURLINFO_EFFECTIVE_URL, &pointer) == CURLE_OK, let pointer else {
+            return transfer.request.url
+        }
+        return String(cString: pointer)
+    }
+
+    private static func address(_ address: UnsafeMutablePointer<curl_sockaddr>) -> IPAddress? {
+        let offset = MemoryLayout<curl_sockaddr>.offset(of: \curl_sockaddr.addr)!
+        let raw = UnsafeRawPointer(address) + offset
+        switch address.pointee.family {
+        case AF_INET:
+            var v4 = raw.loadUnaligned(as: sockaddr_in.self).sin_addr
+            return IPAddress(bytes: withUnsafeBytes(of: &v4) { Array($0) })
+        case AF_INET6:
+            guard Int(address.pointee.addrlen) >= MemoryLayout<sockaddr_in6>.size else { return nil }
+            var v6 = raw.loadUnaligned(as: sockaddr_in6.self).sin6_addr
+            return IPAddress(bytes: withUnsafeBytes(of: &v6) { Array($0) })
+        default:
+            return nil
+        }
+    }
+}
