@@ -147,6 +147,9 @@ final class ControlHandler: ChannelInboundHandler {
                 return self.send(status: .notFound, ControlErrorBody(error: "metrics are not enabled"), head, context)
             }
             self.sendText(metrics.exposition(), contentType: metrics.contentType, head, context)
+        case .success(.throttle(let route)):
+            let (status, answer) = ThrottleEndpoint.answer(route, body: self.body, manager: self.manager)
+            self.send(status: HTTPResponseStatus(statusCode: status), answer, head, context)
         case .success(.events):
             var headers = HTTPHeaders()
             headers.add(name: "Content-Type", value: "application/x-ndjson")

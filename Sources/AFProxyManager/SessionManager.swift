@@ -23,6 +23,8 @@ package final class SessionManager: Sendable {
     let logger: Logger?
     /// The network as last reported (`networkChanged`), and what its loss does to the tasks.
     let network: Locked<NetworkState>
+    /// The throttle rules, their buckets and their file.
+    package let throttle: ThrottleControl
 
     struct NetworkState {
         var reachability = Reachability.unknown
@@ -48,9 +50,11 @@ package final class SessionManager: Sendable {
     package init(
         session: UpstreamSession, historyCapacity: Int, bufferBudget: Int = 64 << 20,
         downloads: DownloadSettings = DownloadSettings(), transparentResumeLimit: Int = 0,
-        networkLoss: NetworkLossPolicy = .waitDownloads, logger: Logger? = nil
+        networkLoss: NetworkLossPolicy = .waitDownloads, logger: Logger? = nil,
+        throttle: ThrottleControl = ThrottleControl()
     ) {
         self.session = session
+        self.throttle = throttle
         self.logger = logger
         self.network = Locked(NetworkState(policy: networkLoss))
         self.transparentResumeLimit = transparentResumeLimit
@@ -95,6 +99,7 @@ package final class SessionManager: Sendable {
     /// client's event loop for a tunnel.
     func taskDidComplete(_ task: any ManagedTask) {
         let record = task.record()
+        self.throttler.forget(task: task.id)
         self.registry.withLock { registry in
             registry.live.removeValue(forKey: task.id)
             registry.history.append(record)

@@ -26,11 +26,18 @@ final class TunnelGlue: ChannelDuplexHandler, RemovableChannelHandler {
     private var held = CircularBuffer<ByteBuffer>()
     private var inputEndHeld = false
     private var sawFirstByte = false
+    /// The task's throttle rules; bytes read on this side count against `direction`.
+    private let throttle: ThrottleTicket?
+    private let direction: ThrottleDirection
+    /// A throttle bucket is in debt: no `read()` until the wake scheduled for it.
+    private var throttled = false
 
-    init(side: TunnelLifecycle.Side, relay: TunnelRelay, counters: TunnelCounters) {
+    init(side: TunnelLifecycle.Side, relay: TunnelRelay, counters: TunnelCounters, throttle: ThrottleTicket? = nil) {
         self.side = side
         self.relay = relay
         self.counters = counters
+        self.throttle = throttle
+        self.direction = side == .upstream ? .down : .up
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -47,7 +54,7 @@ final class TunnelGlue: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private var mayRead: Bool {
-        !self.counters.isPaused && self.partner?.context?.channel.isWritable == true
+        !self.counters.isPaused && !self.throttled && self.partner?.context?.channel.isWritable == true
     }
 
     // MARK: inbound
@@ -98,7 +105,7 @@ final class TunnelGlue: ChannelDuplexHandler, RemovableChannelHandler {
     // MARK: outbound
 
     func read(context: ChannelHandlerContext) {
-        if self.mayRead {
+        if self.mayRead && self.throttleAllowsRead(context) {
             context.read()
         } else {
             self.readPending = true
@@ -109,7 +116,9 @@ final class TunnelGlue: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Reads again if a read was held back and nothing holds it any more.
     func resumeReading() {
-        guard self.readPending, self.mayRead, let context = self.context else { return }
+        guard self.readPending, self.mayRead, let context = self.context, self.throttleAllowsRead(context) else {
+            return
+        }
         self.readPending = false
         context.read()
     }
@@ -142,8 +151,28 @@ final class TunnelGlue: ChannelDuplexHandler, RemovableChannelHandler {
         self.context?.close(promise: nil)
     }
 
+    /// Whether the throttle lets this side read now; when not, reading waits for the wake it
+    /// schedules. What one read brings is taken whole (`forward`), in debt if need be: a socket
+    /// read cannot be sized to the tokens there are.
+    private func throttleAllowsRead(_ context: ChannelHandlerContext) -> Bool {
+        guard let throttle = self.throttle, throttle.isActive else { return true }
+        guard case .wait(let wait) = throttle.acquire(self.direction, need: 0) else { return true }
+        self.throttled = true
+        self.readPending = true
+        let glue = NIOLoopBound(self, eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(
+            in: .nanoseconds(
+                Int64(wait.components.seconds * 1_000_000_000 + wait.components.attoseconds / 1_000_000_000))
+        ) {
+            glue.value.throttled = false
+            glue.value.resumeReading()
+        }
+        return false
+    }
+
     private func forward(_ buffer: ByteBuffer) {
         self.counters.add(buffer.readableBytes, from: self.side)
+        if let throttle = self.throttle, throttle.isActive { throttle.take(self.direction, buffer.readableBytes) }
         self.partner?.context?.write(self.wrapOutboundOut(buffer), promise: nil)
     }
 
