@@ -47,20 +47,16 @@ package struct ByteRate: Sendable, Hashable, Comparable, CustomStringConvertible
 
     package static func < (lhs: ByteRate, rhs: ByteRate) -> Bool { lhs.bytesPerSecond < rhs.bytesPerSecond }
 
-    /// The shortest exact spelling `init(parsing:)` reads back: `500K`, `1.5MiB`, `1234`; else
-    /// SI with three decimals at most.
+    /// How a person reads it back: a whole number of the largest SI unit (`500K`, `2M`), else of
+    /// a binary one to a tenth (`1.5MiB`), else the largest SI unit to three decimals (`1.234K`).
     package var description: String {
         let value = self.bytesPerSecond
-        for (suffix, unit) in [("G", Int64(1_000_000_000)), ("M", 1_000_000), ("K", 1000)]
-        where value >= unit && value % unit == 0 {
-            return "\(value / unit)\(suffix)"
-        }
+        let si = [("G", Int64(1_000_000_000)), ("M", 1_000_000), ("K", 1000)].first { value >= $0.1 }
+        if let (suffix, unit) = si, value % unit == 0 { return "\(value / unit)\(suffix)" }
         for (suffix, unit) in [("GiB", Int64(1) << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] where value >= unit {
             if (value * 10) % unit == 0 { return Self.decimal(value, unit) + suffix }
         }
-        for (suffix, unit) in [("G", Int64(1_000_000_000)), ("M", 1_000_000), ("K", 1000)] where value >= unit {
-            return Self.decimal(value, unit) + suffix
-        }
+        if let (suffix, unit) = si { return Self.decimal(value, unit) + suffix }
         return "\(value)"
     }
 

@@ -6,6 +6,11 @@ package struct ThrottleState: Sendable {
     package struct BucketKey: Sendable, Hashable {
         package var scope: ThrottleScope
         package var direction: ThrottleDirection
+
+        package init(scope: ThrottleScope, direction: ThrottleDirection) {
+            self.scope = scope
+            self.direction = direction
+        }
     }
 
     /// The answer to a task that wants to move bytes.
