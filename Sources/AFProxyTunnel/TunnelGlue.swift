@@ -50,7 +50,7 @@ final class TunnelGlue: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Bytes go straight through: a partner to take them, no suspend, nothing held before them.
     private var passesBytes: Bool {
-        self.partner != nil && !self.counters.isPaused && self.held.isEmpty
+        self.partner != nil && !self.counters.isPaused && !self.throttled && self.held.isEmpty
     }
 
     private var mayRead: Bool {
@@ -67,6 +67,7 @@ final class TunnelGlue: ChannelDuplexHandler, RemovableChannelHandler {
         }
         if self.passesBytes {
             self.forward(buffer)
+            self.checkThrottle(context.eventLoop)
         } else {
             self.held.append(buffer)
         }
@@ -125,12 +126,16 @@ final class TunnelGlue: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Once the partner is there, and at resume: passes on what was held, then reads again.
     func release() {
-        guard self.partner != nil, !self.counters.isPaused else { return }
+        guard self.partner != nil, !self.counters.isPaused, !self.throttled else { return }
         if !self.held.isEmpty {
-            while let buffer = self.held.popFirst() { self.forward(buffer) }
+            // A throttled side passes what it holds one read at a time, as its buckets allow.
+            while !self.throttled, let buffer = self.held.popFirst() {
+                self.forward(buffer)
+                if let eventLoop = self.context?.eventLoop { self.checkThrottle(eventLoop) }
+            }
             self.partner?.context?.flush()
         }
-        if self.inputEndHeld {
+        if self.inputEndHeld && self.held.isEmpty {
             self.inputEndHeld = false
             self.relay.inputClosed(self.side)
         }
@@ -155,19 +160,24 @@ final class TunnelGlue: ChannelDuplexHandler, RemovableChannelHandler {
     /// schedules. What one read brings is taken whole (`forward`), in debt if need be: a socket
     /// read cannot be sized to the tokens there are.
     private func throttleAllowsRead(_ context: ChannelHandlerContext) -> Bool {
-        guard let throttle = self.throttle, throttle.isActive else { return true }
-        guard case .wait(let wait) = throttle.acquire(self.direction, need: 0) else { return true }
+        self.checkThrottle(context.eventLoop)
+        if self.throttled { self.readPending = true }
+        return !self.throttled
+    }
+
+    /// Asks the buckets whether this side may go on; when not, holds it (further bytes of a read
+    /// batch under way wait in `held`, no `read()` goes through) until the wake it schedules.
+    private func checkThrottle(_ eventLoop: any EventLoop) {
+        guard !self.throttled, let throttle = self.throttle, throttle.isActive,
+            case .wait(let wait) = throttle.acquire(self.direction, need: 0)
+        else { return }
         self.throttled = true
-        self.readPending = true
-        let glue = NIOLoopBound(self, eventLoop: context.eventLoop)
-        context.eventLoop.scheduleTask(
-            in: .nanoseconds(
-                Int64(wait.components.seconds * 1_000_000_000 + wait.components.attoseconds / 1_000_000_000))
-        ) {
+        let glue = NIOLoopBound(self, eventLoop: eventLoop)
+        let nanoseconds = wait.components.seconds * 1_000_000_000 + wait.components.attoseconds / 1_000_000_000
+        eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) {
             glue.value.throttled = false
-            glue.value.resumeReading()
+            glue.value.release()
         }
-        return false
     }
 
     private func forward(_ buffer: ByteBuffer) {
