@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -259,3 +260,42 @@ def test_bad_input_is_refused_precisely(tproxy, origin):
     assert status == 200 and body["down"] == 250000 and body["up"] is None, body
     status, body = proxy.api("DELETE", "/v1/throttle/global?direction=down")
     assert status == 200 and body == {"rules": []}, body
+
+
+def test_suspend_and_resume_work_under_a_rule(tproxy, origin, tmp_path):
+    proxy = tproxy()
+    ok(ctl(proxy, "throttle", "--global", "1M"), "throttle --global")
+    n = 5_000_000
+    url = origin.url(f"/bytes/{n}")
+    out = tmp_path / "body"
+    client = subprocess.Popen(curl_argv(proxy, ("-o", str(out), url)), stderr=subprocess.PIPE, env=clean_env())
+    try:
+        task = live_task(proxy, url, min_download=500_000)
+        assert task["state"] == "running"  # a throttle pause is not a suspend
+        ok(ctl(proxy, "suspend", str(task["id"])), "suspend")
+        frozen = proxy.task(task["id"])
+        assert frozen["state"] == "suspended"
+        time.sleep(1.5)
+        assert proxy.task(task["id"])["download"]["completed"] == frozen["download"]["completed"]
+        ok(ctl(proxy, "resume", str(task["id"])), "resume")
+        assert proxy.task(task["id"])["state"] == "running"
+        assert_rate(growth(out, 2), RATE, "after the resume, still under the rule")
+        assert client.wait(timeout=60) == 0
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.wait()
+    assert_payload(out, n)
+
+
+def test_a_reload_applies_new_defaults_and_keeps_runtime_rules(start_proxy, tmp_path):
+    conf = tmp_path / "afproxy.conf"
+    conf.write_text("throttle-global = 1M\n")
+    proxy = start_proxy("--config", str(conf), "--state-dir", str(tmp_path / "state"))
+    ok(ctl(proxy, "throttle", "--host", "example.org", "300K"), "throttle --host")
+    conf.write_text("throttle-global = 2M down\nthrottle-host = *.example.net 1M\n")
+    os.kill(proxy.pid, signal.SIGHUP)
+    expected = ["RULE", "DOWN", "UP", "global", "2M/s", "-", "host", "*.example.net", "1M/s", "1M/s",
+                "host", "example.org", "300K/s", "300K/s"]
+    wait_for(lambda: ok(ctl(proxy, "throttle", "--list"), "list").split() == expected, 10,
+             message="the reloaded defaults beside the runtime rule")
