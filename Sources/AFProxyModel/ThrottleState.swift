@@ -85,26 +85,29 @@ package struct ThrottleState: Sendable {
     package mutating func acquire(
         task: Int, host: String, _ direction: ThrottleDirection, need: Int, now: ContinuousClock.Instant
     ) -> Grant {
-        var wait: Duration?
+        // Narrowest first (task, host, global): a task refused by its own rule waits in no
+        // shared queue meanwhile, where it would hold up the tasks queued behind it.
+        let keys = self.keys(task: task, host: host).filter { $0.direction == direction }
         var available = Int.max
-        for key in self.keys(task: task, host: host) where key.direction == direction {
+        for (index, key) in keys.enumerated() {
             var bucket = self.buckets[key]!
             bucket.refill(now: now)
+            var wait: Duration?
             if let refill = bucket.wait(for: need) {
-                bucket.enqueue(task, now: now)
-                wait = max(wait ?? .zero, refill)
+                wait = refill
             } else if !bucket.isTurn(of: task, now: now) {
-                bucket.enqueue(task, now: now)
-                wait = max(wait ?? .zero, Self.queuedWait)
-            } else {
-                available = min(available, Int(bucket.tokens.rounded(.down)))
+                wait = Self.queuedWait
             }
+            if let wait {
+                bucket.enqueue(task, now: now)
+                self.buckets[key] = bucket
+                for wider in keys[(index + 1)...] { self.buckets[wider]!.dequeue(task) }
+                return .wait(min(wait, Self.longestWait))
+            }
+            available = min(available, Int(bucket.tokens.rounded(.down)))
             self.buckets[key] = bucket
         }
-        if let wait { return .wait(min(wait, Self.longestWait)) }
-        for key in self.keys(task: task, host: host) where key.direction == direction {
-            self.buckets[key]!.dequeue(task)
-        }
+        for key in keys { self.buckets[key]!.dequeue(task) }
         return .go(available: max(available, 0))
     }
 

@@ -90,3 +90,17 @@ import Testing
         #expect(!state.isActive)
     }
 }
+
+extension ThrottleStateTests {
+    @Test func aTaskHeldByItsOwnRuleDoesNotHoldUpTheGlobalQueue() {
+        // Task 1 has its own 100K rule under a 2M global rule that task 2 shares: task 2 gets
+        // the rest of the global rate, not what is left after waiting on task 1 in the queue.
+        var state = self.state { rules in
+            rules.set(.global, rate: ByteRate(bytesPerSecond: 2_000_000), directions: [.down])
+            rules.set(.task(1), rate: ByteRate(bytesPerSecond: 100_000), directions: [.down])
+        }
+        let moved = self.run(&state, tasks: [1, 2], piece: 16_384, seconds: 10)
+        #expect(abs(Double(moved[1]!) - 1_000_000) / 1_000_000 < 0.05, "\(moved)")
+        #expect(abs(Double(moved[2]!) - 19_000_000) / 19_000_000 < 0.05, "\(moved)")
+    }
+}
