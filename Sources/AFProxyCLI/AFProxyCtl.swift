@@ -20,6 +20,7 @@ package struct AFProxyCtl: ParsableCommand {
             List.self, Show.self, Suspend.self, Resume.self, Cancel.self, Watch.self, Stats.self, Status.self,
             Download.self, Pin.self, Har.self,
             Web.self,
+            Throttle.self, Unthrottle.self,
         ]
     )
 

@@ -23,6 +23,7 @@ struct TaskDetail {
         lines.append("  upload     \(Self.progress(task.upload))")
         lines.append("  download   \(Self.progress(task.download))")
         lines += Self.downloadLines(task)
+        if task.limit != nil { lines.append("  limit      \(ThrottleText.detail(task.limit))") }
         let metrics = task.metrics
         lines.append(
             "  remote     \(metrics.remoteAddress ?? "-")  HTTP/\(metrics.httpVersion ?? "-")  "

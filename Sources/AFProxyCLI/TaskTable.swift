@@ -16,7 +16,9 @@ struct TaskTable {
     var waitingWidth = 50
 
     func render() -> String {
-        var rows: [[String]] = [Self.columns]
+        // LIMIT only when some task has a throttle rule: most lists have none.
+        let limited = self.tasks.contains { $0.limit != nil }
+        var rows: [[String]] = [limited ? Self.columns + ["LIMIT"] : Self.columns]
         for task in self.tasks {
             let (rate, eta) = Formatting.rateAndETA(task, now: self.now)
             var url = task.url
@@ -27,15 +29,16 @@ struct TaskTable {
             }
             // A download that skips TLS verification says so wherever it is listed.
             let kind = task.file?.insecure == true ? "\(task.kind.rawValue)!" : task.kind.rawValue
-            rows.append([
-                String(task.id), kind, task.state.rawValue, task.method, url,
-                task.status.map(String.init) ?? (task.error == nil ? "-" : "ERR"),
-                Formatting.progress(Formatting.mainProgress(task), terminal: self.terminal),
-                waiting ?? Formatting.rate(rate), waiting == nil ? Formatting.duration(eta) : "-",
-                Formatting.duration(self.now.timeIntervalSince(task.createdAt)),
-            ])
+            rows.append(
+                [
+                    String(task.id), kind, task.state.rawValue, task.method, url,
+                    task.status.map(String.init) ?? (task.error == nil ? "-" : "ERR"),
+                    Formatting.progress(Formatting.mainProgress(task), terminal: self.terminal),
+                    waiting ?? Formatting.rate(rate), waiting == nil ? Formatting.duration(eta) : "-",
+                    Formatting.duration(self.now.timeIntervalSince(task.createdAt)),
+                ] + (limited ? [ThrottleText.column(task.limit)] : []))
         }
-        var widths = [Int](repeating: 0, count: Self.columns.count)
+        var widths = [Int](repeating: 0, count: rows[0].count)
         for row in rows {
             for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) }
         }

@@ -164,6 +164,9 @@ final class ControlHandler: ChannelInboundHandler {
                 return self.send(status: .notFound, ControlErrorBody(error: message), head, context)
             }
             self.send(status: .ok, web, head, context)
+        case .success(.throttle(let route)):
+            let (status, answer) = ThrottleEndpoint.answer(route, body: self.body, manager: self.manager)
+            self.send(status: HTTPResponseStatus(statusCode: status), answer, head, context)
         case .success(.events):
             self.startStreaming(head, context)
             self.stream = EventStream(manager: self.manager, context: context)

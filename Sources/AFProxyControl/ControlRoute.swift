@@ -29,6 +29,8 @@ package enum ControlRoute: Sendable, Equatable {
     case metrics
     /// `GET /v1/web`: the web dashboard's address and token (404 when web-listen is off).
     case web
+    /// `/v1/throttle…`: the throttle rules (`ThrottleRoute`).
+    case throttle(ThrottleRoute)
 
     /// A route the API does not have, or a request it cannot take: status and message.
     package struct Refusal: Error, Sendable, Equatable {
@@ -51,6 +53,9 @@ package enum ControlRoute: Sendable, Equatable {
         let all = query["all"].map { $0 == "1" || $0 == "true" } ?? false
         let rest = Array(parts.dropFirst())
         let resource = rest[0]
+        if resource == "throttle" {
+            return ThrottleRoute.parse(method: method, path: path, rest: rest, query: query).map { .throttle($0) }
+        }
         guard ["tasks", "events", "live", "stats", "status", "downloads", "pin", "har", "web"].contains(resource),
             rest.count <= (resource == "tasks" ? 3 : 1)
         else {

@@ -11,6 +11,8 @@ final class SessionLoop: @unchecked Sendable {
     /// The active transfers by their easy handle, for the socket watcher's owners.
     private var byHandle: [UnsafeMutableRawPointer: UpstreamTransfer] = [:]
     private let flushes = PendingFlushes()
+    private let throttled = ThrottledTransfers()
+    private var waking: [UpstreamTransfer] = []
     private var flushing: [UpstreamTransfer] = []
     private var lastHousekeeping = ContinuousClock.now
     private var lastTrim = ContinuousClock.now
@@ -40,7 +42,7 @@ final class SessionLoop: @unchecked Sendable {
     /// event loop saw it. The event loop wakes once either way (NIO coalesces wakeups).
     func iterate() {
         self.handOver()  // what the commands just handled produced (an unpause delivers at once)
-        let (ready, timerDue) = self.watcher.wait(limit: .seconds(1))
+        let (ready, timerDue) = self.watcher.wait(limit: self.throttleLimit(.seconds(1)))
         var running: Int32 = 0
         let served = ContinuousClock.now
         for (socket, flags) in ready {
@@ -52,12 +54,53 @@ final class SessionLoop: @unchecked Sendable {
             curl_multi_socket_action(self.multi, CURL_SOCKET_TIMEOUT, 0, &running)
         }
         self.handOver()
+        if !self.throttled.transfers.isEmpty {
+            self.wakeThrottled()
+            self.handOver()
+        }
         let now = ContinuousClock.now
         if now - self.lastHousekeeping >= .seconds(1) {
             self.lastHousekeeping = now
             self.expireIdle(now: now)
             self.trimIfIdle()
         }
+    }
+
+    /// How long the loop may sleep: no longer than until the first throttled transfer may ask
+    /// again (rounded up to epoll's milliseconds, so it does not wake just before).
+    private func throttleLimit(_ limit: Duration) -> Duration {
+        guard !self.throttled.transfers.isEmpty else { return limit }
+        let now = ContinuousClock.now
+        var earliest = limit
+        for transfer in self.throttled.transfers {
+            guard let wake = transfer.throttleWake else { continue }
+            earliest = min(earliest, max(.zero, wake - now))
+        }
+        let nanoseconds = earliest.components.seconds * 1_000_000_000 + earliest.components.attoseconds / 1_000_000_000
+        return .milliseconds((nanoseconds + 999_999) / 1_000_000)
+    }
+
+    /// Lifts the throttle pause of each transfer whose wait is over: curl then offers its bytes
+    /// (or asks for some) again, and the callback asks the buckets again, pausing anew if they
+    /// still refuse.
+    private func wakeThrottled() {
+        let now = ContinuousClock.now
+        swap(&self.waking, &self.throttled.transfers)
+        for transfer in self.waking {
+            guard transfer.phase == .active, let wake = transfer.throttleWake else {
+                transfer.throttleWake = nil
+                continue
+            }
+            guard wake <= now else {
+                self.throttled.transfers.append(transfer)
+                continue
+            }
+            transfer.throttleWake = nil
+            transfer.throttlePause = 0
+            transfer.lastActivity = now
+            self.applyPause(transfer)
+        }
+        self.waking.removeAll(keepingCapacity: true)
     }
 
     /// Completions first (a finished transfer's last bytes go with its end, in one delivery),
@@ -121,6 +164,7 @@ final class SessionLoop: @unchecked Sendable {
         self.watcher.adopt(handle, for: transfer)
         transfer.handle = handle
         transfer.flushes = self.flushes
+        transfer.throttled = self.throttled
         transfer.phase = .active
         transfer.lastActivity = .now
         self.active[ObjectIdentifier(transfer)] = transfer

@@ -41,6 +41,15 @@ package final class UpstreamTransfer: @unchecked Sendable {
     var flushes: PendingFlushes?
     /// Monotonic time of the last byte moved, for the idle timeout.
     var lastActivity: ContinuousClock.Instant = .now
+    /// The task's throttle rules, when the task has a throttler (set before `start`).
+    package var throttle: ThrottleTicket?
+    /// The directions paused because a throttle bucket was empty: a pause of its own, beside
+    /// `pauseWanted`, so that neither a resume nor a drained window lifts it, and it never shows
+    /// as a suspend. Lifted by the session loop at `throttleWake`.
+    var throttlePause: Int32 = 0
+    var throttleWake: ContinuousClock.Instant?
+    /// The session loop's list of throttled transfers, set when the transfer starts.
+    var throttled: ThrottledTransfers?
 
     enum Phase {
         case waiting
@@ -64,7 +73,7 @@ package final class UpstreamTransfer: @unchecked Sendable {
     /// direction by forcing a check of both, and that check reads one more buffer off the paused
     /// side into its pause buffer.
     var desiredPause: Int32 {
-        var mask = self.pauseWanted
+        var mask = self.pauseWanted | self.throttlePause
         if mask & CURLPAUSE_RECV != 0 && self.request.body == .none { mask |= CURLPAUSE_SEND }
         return mask
     }
@@ -81,7 +90,18 @@ package final class UpstreamTransfer: @unchecked Sendable {
     package var trailers: HTTPHeaderList { self.headParser.trailers }
 
     /// Idle for the purpose of our timeout: running, and not waiting on a person or the client.
-    var isWaitingOnUpstream: Bool { self.pauseWanted == 0 }
+    var isWaitingOnUpstream: Bool { self.pauseWanted == 0 && self.throttlePause == 0 }
+
+    /// A throttle bucket refused `direction`'s bytes: curl pauses it (the callback answers a
+    /// pause) until the session loop asks the throttle again after `wait`.
+    func throttle(_ direction: Int32, for wait: Duration) {
+        self.throttlePause |= direction
+        self.appliedPause |= direction
+        let wake = ContinuousClock.now + wait
+        if let current = self.throttleWake, current <= wake { return }
+        if self.throttleWake == nil { self.throttled?.transfers.append(self) }
+        self.throttleWake = wake
+    }
 }
 
 // MARK: curl callbacks
@@ -89,6 +109,10 @@ package final class UpstreamTransfer: @unchecked Sendable {
 /// curl's callbacks, as C function pointers without captures: the transfer arrives through the
 /// userdata pointer (`Unmanaged`), which the session keeps alive while curl holds the handle.
 enum TransferCallbacks {
+    /// The least a throttled upload asks its buckets for before it sends: small enough for the
+    /// buckets' capacity at any rate, large enough that curl is not woken for a few bytes.
+    static let throttledPiece = 16 << 10
+
     /// curl hands over one header line per call, except when the transfer was paused as lines
     /// arrived: it then keeps them in its pause buffer and hands them over together on resume
     /// (a suspended chunked response's trailer section came as one "line" and was lost). So the
@@ -135,6 +159,17 @@ enum TransferCallbacks {
         guard let buffer, let userdata else { return length }
         let transfer = Unmanaged<UpstreamTransfer>.fromOpaque(userdata).takeUnretainedValue()
         guard let delegate = transfer.delegate else { return length }
+        // Throttled: the bytes wait in curl's pause buffer until every bucket has them, so a
+        // transfer never runs ahead of its rate by more than a bucket's capacity.
+        var throttled = false
+        if let throttle = transfer.throttle, throttle.isActive {
+            if case .wait(let wait) = throttle.acquire(.down, need: length) {
+                transfer.throttle(CURLPAUSE_RECV, for: wait)
+                return Int(CURL_WRITEFUNC_PAUSE)
+            }
+            throttle.take(.down, length)
+            throttled = true
+        }
         transfer.markForFlush()
         switch delegate.transfer(transfer, didReceiveBodyBytes: UnsafeRawBufferPointer(start: buffer, count: length)) {
         case .taken:
@@ -150,6 +185,7 @@ enum TransferCallbacks {
             if let handle = transfer.handle { curl_easy_pause(handle.raw, transfer.appliedPause) }
             return length
         case .refused:
+            if throttled { transfer.throttle?.refund(.down, length) }
             transfer.pauseWanted |= CURLPAUSE_RECV
             transfer.appliedPause |= CURLPAUSE_RECV
             return Int(CURL_WRITEFUNC_PAUSE)
@@ -171,9 +207,22 @@ enum TransferCallbacks {
         guard let buffer, let userdata else { return Int(CURL_READFUNC_ABORT) }
         let transfer = Unmanaged<UpstreamTransfer>.fromOpaque(userdata).takeUnretainedValue()
         guard let delegate = transfer.delegate else { return Int(CURL_READFUNC_ABORT) }
-        switch delegate.transfer(transfer, fillRequestBody: UnsafeMutableRawBufferPointer(start: buffer, count: length))
+        var offered = length
+        let throttle = transfer.throttle.flatMap { $0.isActive ? $0 : nil }
+        if let throttle {
+            switch throttle.acquire(.up, need: min(length, TransferCallbacks.throttledPiece)) {
+            case .wait(let wait):
+                transfer.throttle(CURLPAUSE_SEND, for: wait)
+                return Int(CURL_READFUNC_PAUSE)
+            case .go(let available):
+                offered = min(length, max(available, TransferCallbacks.throttledPiece))
+            }
+        }
+        switch delegate.transfer(
+            transfer, fillRequestBody: UnsafeMutableRawBufferPointer(start: buffer, count: offered))
         {
         case .bytes(let count):
+            throttle?.take(.up, count)
             transfer.lastActivity = .now
             transfer.markForFlush()
             return count
@@ -191,5 +240,11 @@ enum TransferCallbacks {
 /// did: the session loop flushes after every socket it served rather than scanning every active
 /// transfer once per loop iteration.
 final class PendingFlushes {
+    var transfers: [UpstreamTransfer] = []
+}
+
+/// Transfers paused by a throttle bucket, each until its `throttleWake`: the session loop
+/// sleeps no longer than the earliest and then lets them ask again.
+final class ThrottledTransfers {
     var transfers: [UpstreamTransfer] = []
 }

@@ -152,6 +152,20 @@ package struct AFProxyCommand: AsyncParsableCommand {
     var pin: [String] = []
 
     @Option(
+        name: .customLong("throttle-global"),
+        help: ArgumentHelp(
+            "A default limit on every task: 'RATE [down|up]' (500K, 2M, 1.5MiB; repeatable for each direction).",
+            valueName: "rate"))
+    var throttleGlobal: [String] = []
+
+    @Option(
+        name: .customLong("throttle-host"),
+        help: ArgumentHelp(
+            "A default limit on the tasks to some hosts: 'PATTERN RATE [down|up]' (repeatable).",
+            valueName: "pattern rate"))
+    var throttleHost: [String] = []
+
+    @Option(
         name: .long,
         help: ArgumentHelp(
             "While the network is unreachable: wait-downloads (download tasks wait without spending retries), "
@@ -264,6 +278,7 @@ package struct AFProxyCommand: AsyncParsableCommand {
             + [("proxy-auth-file", self.proxyAuthFile), ("deny-private-destinations", self.denyPrivateDestinations)]
             + self.allowClients.map { ("allow-clients", $0) } + self.denyHosts.map { ("deny-hosts", $0) }
             + self.allowHosts.map { ("allow-hosts", $0) }
+            + self.throttleGlobal.map { ("throttle-global", $0) } + self.throttleHost.map { ("throttle-host", $0) }
         return Overrides(
             config: self.config, listen: self.listen,
             flags: flags.compactMap { name, value in value.map { (name, $0) } })

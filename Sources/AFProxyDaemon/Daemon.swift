@@ -52,7 +52,12 @@ struct Daemon {
             bufferBudget: self.configuration.bufferBudget,
             downloads: Self.downloadSettings(self.configuration, self.environment),
             transparentResumeLimit: self.configuration.transparentResume ? self.configuration.resumeAttempts : 0,
-            networkLoss: self.configuration.networkLoss, logger: logger)
+            networkLoss: self.configuration.networkLoss, logger: logger,
+            throttle: ThrottleControl(
+                defaults: self.configuration.throttleDefaults,
+                stateDirectory: self.configuration.stateDirectory
+                    ?? DownloadLocations.stateDirectory(self.environment),
+                logger: logger))
         manager.updateDestinationPolicy(self.configuration.destinations)
         let reporter = NetworkReporter(manager: manager, logger: logger)
         let network = NetworkWatcher(onChange: reporter.report) { error in

@@ -67,6 +67,8 @@ package struct DaemonConfiguration: Sendable, Equatable {
     package var destinations = DestinationPolicy()
     /// `user:hash` lines; nil: no proxy authentication.
     package var proxyAuthFile: String?
+    /// The default throttle rules (`throttle-global`, `throttle-host`); runtime rules go on top.
+    package var throttleDefaults: [ThrottleRule] = []
 
     package init() {}
 
@@ -184,6 +186,18 @@ package struct DaemonConfiguration: Sendable, Equatable {
                 } catch {
                     throw ConfigurationError(error.message)
                 }
+            }
+        },
+        Key(name: "throttle-global", environment: "AFPROXY_THROTTLE_GLOBAL") {
+            config, value throws(ConfigurationError) in
+            for line in value.split(separator: ",").map({ String($0).trimmed }) {
+                try ThrottleDefaults.add(line, host: false, to: &config.throttleDefaults)
+            }
+        },
+        Key(name: "throttle-host", environment: "AFPROXY_THROTTLE_HOST") { config, value throws(ConfigurationError) in
+            // The environment variable may hold several, separated by commas.
+            for line in value.split(separator: ",").map({ String($0).trimmed }) {
+                try ThrottleDefaults.add(line, host: true, to: &config.throttleDefaults)
             }
         },
         Key(name: "network-loss", environment: "AFPROXY_NETWORK_LOSS") { config, value throws(ConfigurationError) in

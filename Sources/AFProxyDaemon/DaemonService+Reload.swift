@@ -7,9 +7,10 @@ import Logging
 ///
 /// What a reload changes at once: the client limits of new connections (max-header-bytes,
 /// idle-timeout, header-timeout, allow-connect-port, via-name), log-level, log-completed-tasks,
-/// grace-period, and the pins and CA file of new TLS connections (pin, tls-ca-file); the access
-/// rules: allow-clients for new connections, proxy-auth-file (read again) for every request from
-/// then on, deny-hosts, allow-hosts and deny-private-destinations for new transfers. Connections
+/// grace-period, the pins and CA file of new TLS connections (pin, tls-ca-file), the default
+/// throttle rules (throttle-global, throttle-host; running tasks follow), and the access rules:
+/// allow-clients for new connections, proxy-auth-file (read again) for every request from then
+/// on, deny-hosts, allow-hosts and deny-private-destinations for new transfers. Connections
 /// already open keep the limits they started with; no task is dropped. The rest is read when the
 /// daemon starts and a changed value is logged as waiting for the next restart.
 extension DaemonService {
@@ -39,6 +40,7 @@ extension DaemonService {
         self.logging.level.value = Logger.Level(rawValue: configuration.logLevel) ?? .info
         self.taskLog.logsCompletedTasks = configuration.logCompletedTasks
         self.manager.updateSecurityPolicy(configuration.securityPolicy)
+        self.manager.throttle.replaceDefaults(configuration.throttleDefaults)
         let adoptedProxy = self.state.withLock { $0.adoptedProxy }
         let waiting = Self.restartOnlyChanges(from: self.started, to: configuration, adoptedProxy: adoptedProxy)
         if !waiting.isEmpty {

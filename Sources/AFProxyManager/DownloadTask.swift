@@ -101,7 +101,8 @@ package final class DownloadTask: @unchecked Sendable {
             upload: TransferProgress(completed: 0, total: 0),
             download: TransferProgress(completed: machine.offset, total: machine.total),
             metrics: recorded.metrics, requestHeaders: self.spec.headers, responseHeaders: recorded.head?.headers,
-            waiting: waiting, resumes: machine.resumes)
+            waiting: waiting, resumes: machine.resumes,
+            limit: self.manager.throttler.limit(task: self.id, host: LoopbackHost.host(ofURL: self.spec.url) ?? ""))
         record.file = DownloadFile(
             path: self.path, sha256: self.spec.sha256, keepPartial: self.spec.keepPartial, attempt: attempt,
             maxAttempts: machine.policy.maxAttempts, lastError: machine.lastError, restarts: machine.restarts,
@@ -202,6 +203,8 @@ package final class DownloadTask: @unchecked Sendable {
         let transfer = UpstreamTransfer(
             request: request, options: self.downloads.transferOptions(for: self.spec),
             destinations: self.manager.destinationPolicy, delegate: self)
+        transfer.throttle = self.manager.throttleTicket(
+            task: self.id, host: LoopbackHost.host(ofURL: self.spec.url) ?? "")
         self.current.withLock { $0 = transfer }
         self.manager.session.start(transfer)
     }

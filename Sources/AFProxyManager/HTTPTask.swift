@@ -57,10 +57,13 @@ package final class HTTPTask: @unchecked Sendable {
         self.createdAt = Date()
         self.continuation = TransparentResume(
             method: request.method, headers: request.headers, limit: manager.transparentResumeLimit)
-        self.current.withLock {
-            $0 = UpstreamTransfer(request: request, destinations: manager.destinationPolicy, delegate: self)
-        }
+        let transfer = UpstreamTransfer(request: request, destinations: manager.destinationPolicy, delegate: self)
+        transfer.throttle = manager.throttleTicket(task: id, host: self.throttleHost)
+        self.current.withLock { $0 = transfer }
     }
+
+    /// The host throttle rules are matched against.
+    var throttleHost: String { LoopbackHost.host(ofURL: self.request.url) ?? "" }
 
     /// The transfer carrying the response now.
     package var transfer: UpstreamTransfer { self.current.withLock { $0! } }
@@ -95,7 +98,8 @@ package final class HTTPTask: @unchecked Sendable {
                 HTTPHeaderField($0.name, FieldText.display($0.value))
             },
             resumes: recorded.resumes,
-            proxyUser: self.request.proxyUser
+            proxyUser: self.request.proxyUser,
+            limit: self.manager.throttler.limit(task: self.id, host: self.throttleHost)
         )
     }
 
@@ -284,6 +288,7 @@ extension HTTPTask: UpstreamTransferDelegate {
         request.headers.append(HTTPHeaderField("Range", "bytes=\(range.offset)-"))
         request.headers.append(HTTPHeaderField("If-Range", range.ifRange))
         let next = UpstreamTransfer(request: request, destinations: self.manager.destinationPolicy, delegate: self)
+        next.throttle = transfer.throttle
         self.current.withLock { $0 = next }
         self.manager.session.start(next)
         return true

@@ -25,6 +25,8 @@ package final class SessionManager: Sendable {
     let network: Locked<NetworkState>
     /// `deny-hosts`, `allow-hosts`, `deny-private-destinations`; each new transfer takes the one in force.
     let destinations = Locked(DestinationPolicy.open)
+    /// The throttle rules, their buckets and their file.
+    package let throttle: ThrottleControl
 
     struct NetworkState {
         var reachability = Reachability.unknown
@@ -50,9 +52,11 @@ package final class SessionManager: Sendable {
     package init(
         session: UpstreamSession, historyCapacity: Int, bufferBudget: Int = 64 << 20,
         downloads: DownloadSettings = DownloadSettings(), transparentResumeLimit: Int = 0,
-        networkLoss: NetworkLossPolicy = .waitDownloads, logger: Logger? = nil
+        networkLoss: NetworkLossPolicy = .waitDownloads, logger: Logger? = nil,
+        throttle: ThrottleControl = ThrottleControl()
     ) {
         self.session = session
+        self.throttle = throttle
         self.logger = logger
         self.network = Locked(NetworkState(policy: networkLoss))
         self.transparentResumeLimit = transparentResumeLimit
@@ -97,6 +101,7 @@ package final class SessionManager: Sendable {
     /// client's event loop for a tunnel.
     func taskDidComplete(_ task: any ManagedTask) {
         let record = task.record()
+        self.throttler.forget(task: task.id)
         self.registry.withLock { registry in
             registry.live.removeValue(forKey: task.id)
             registry.history.append(record)

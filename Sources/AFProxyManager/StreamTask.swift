@@ -38,7 +38,8 @@ package final class StreamTask: Sendable {
         self.manager = manager
         let transfer = TunnelTransfer(
             host: request.host, port: request.port, eventLoop: eventLoop, connectTimeout: connectTimeout,
-            idleTimeout: idleTimeout, destinations: manager.destinationPolicy, delegate: self)
+            idleTimeout: idleTimeout, destinations: manager.destinationPolicy, delegate: self,
+            throttle: manager.throttleTicket(task: id, host: request.host))
         self.transport.withLock { $0 = transfer }
     }
 
@@ -73,7 +74,8 @@ package final class StreamTask: Sendable {
             status: recorded.status, error: failure?.message, errorCode: failure?.code,
             upload: TransferProgress(completed: self.bytesUp), download: TransferProgress(completed: self.bytesDown),
             metrics: recorded.metrics, requestHeaders: self.request.headers, responseHeaders: nil,
-            endReason: recorded.end?.reason, proxyUser: self.request.proxyUser)
+            endReason: recorded.end?.reason, proxyUser: self.request.proxyUser,
+            limit: self.manager.throttler.limit(task: self.id, host: self.request.host))
     }
 
     // MARK: the client connection (on its event loop)

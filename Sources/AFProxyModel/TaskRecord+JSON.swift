@@ -22,6 +22,7 @@ extension TaskRecord {
         json.key("file"); json.file(self.file)
         json.key("id"); json.integer(Int64(self.id))
         json.key("kind"); json.string(self.kind.rawValue)
+        json.key("limit"); json.limit(self.limit)
         json.key("method"); json.string(self.method)
         json.key("metrics"); json.metrics(self.metrics)
         json.key("proxyUser"); json.string(self.proxyUser)
@@ -212,6 +213,23 @@ struct JSONWriter {
         }
         self.close("]")
         self.key("sha256"); self.string(value.sha256)
+        self.close("}")
+    }
+
+    mutating func limit(_ value: TaskLimit?) {
+        guard let value else { return self.null() }
+        self.open("{")
+        for (name, entry) in [("down", value.down), ("up", value.up)] as [(StaticString, TaskLimit.Entry?)] {
+            self.key(name)
+            if let entry {
+                self.open("{")
+                self.key("bytesPerSecond"); self.integer(entry.bytesPerSecond)
+                self.key("rule"); self.string(entry.rule)
+                self.close("}")
+            } else {
+                self.null()
+            }
+        }
         self.close("}")
     }
 

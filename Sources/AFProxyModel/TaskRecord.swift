@@ -36,6 +36,8 @@ package struct TaskRecord: Sendable, Codable, Equatable {
     /// The `proxy-auth-file` user whose credentials the request or CONNECT carried; nil without
     /// proxy authentication. Never the credentials themselves.
     package var proxyUser: String?
+    /// What throttle rule limits the task in each direction; nil when none applies.
+    package var limit: TaskLimit?
 
     package init(
         id: Int, kind: TaskKind, state: TaskState, method: String, url: String, client: String,
@@ -44,7 +46,8 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         download: TransferProgress = .init(), metrics: TaskMetrics = .init(),
         requestHeaders: HTTPHeaderList = [], responseHeaders: HTTPHeaderList? = nil, endReason: String? = nil,
         waiting: String? = nil, resumes: [TaskResume] = [], file: DownloadFile? = nil,
-        proxyUser: String? = nil
+        proxyUser: String? = nil,
+        limit: TaskLimit? = nil
     ) {
         self.id = id
         self.kind = kind
@@ -66,6 +69,7 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         self.resumes = resumes
         self.file = file
         self.proxyUser = proxyUser
+        self.limit = limit
     }
 
     // Encode nil as null: clients see every documented key, with null for what is not known.
@@ -91,5 +95,6 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         try container.encode(self.resumes, forKey: .resumes)
         try container.encode(self.file, forKey: .file)
         try container.encode(self.proxyUser, forKey: .proxyUser)
+        try container.encode(self.limit, forKey: .limit)
     }
 }

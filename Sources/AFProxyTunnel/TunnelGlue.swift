@@ -26,11 +26,18 @@ final class TunnelGlue: ChannelDuplexHandler, RemovableChannelHandler {
     private var held = CircularBuffer<ByteBuffer>()
     private var inputEndHeld = false
     private var sawFirstByte = false
+    /// The task's throttle rules; bytes read on this side count against `direction`.
+    private let throttle: ThrottleTicket?
+    private let direction: ThrottleDirection
+    /// A throttle bucket is in debt: no `read()` until the wake scheduled for it.
+    private var throttled = false
 
-    init(side: TunnelLifecycle.Side, relay: TunnelRelay, counters: TunnelCounters) {
+    init(side: TunnelLifecycle.Side, relay: TunnelRelay, counters: TunnelCounters, throttle: ThrottleTicket? = nil) {
         self.side = side
         self.relay = relay
         self.counters = counters
+        self.throttle = throttle
+        self.direction = side == .upstream ? .down : .up
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -43,11 +50,11 @@ final class TunnelGlue: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Bytes go straight through: a partner to take them, no suspend, nothing held before them.
     private var passesBytes: Bool {
-        self.partner != nil && !self.counters.isPaused && self.held.isEmpty
+        self.partner != nil && !self.counters.isPaused && !self.throttled && self.held.isEmpty
     }
 
     private var mayRead: Bool {
-        !self.counters.isPaused && self.partner?.context?.channel.isWritable == true
+        !self.counters.isPaused && !self.throttled && self.partner?.context?.channel.isWritable == true
     }
 
     // MARK: inbound
@@ -60,6 +67,7 @@ final class TunnelGlue: ChannelDuplexHandler, RemovableChannelHandler {
         }
         if self.passesBytes {
             self.forward(buffer)
+            self.checkThrottle(context.eventLoop)
         } else {
             self.held.append(buffer)
         }
@@ -98,7 +106,7 @@ final class TunnelGlue: ChannelDuplexHandler, RemovableChannelHandler {
     // MARK: outbound
 
     func read(context: ChannelHandlerContext) {
-        if self.mayRead {
+        if self.mayRead && self.throttleAllowsRead(context) {
             context.read()
         } else {
             self.readPending = true
@@ -109,19 +117,25 @@ final class TunnelGlue: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Reads again if a read was held back and nothing holds it any more.
     func resumeReading() {
-        guard self.readPending, self.mayRead, let context = self.context else { return }
+        guard self.readPending, self.mayRead, let context = self.context, self.throttleAllowsRead(context) else {
+            return
+        }
         self.readPending = false
         context.read()
     }
 
     /// Once the partner is there, and at resume: passes on what was held, then reads again.
     func release() {
-        guard self.partner != nil, !self.counters.isPaused else { return }
+        guard self.partner != nil, !self.counters.isPaused, !self.throttled else { return }
         if !self.held.isEmpty {
-            while let buffer = self.held.popFirst() { self.forward(buffer) }
+            // A throttled side passes what it holds one read at a time, as its buckets allow.
+            while !self.throttled, let buffer = self.held.popFirst() {
+                self.forward(buffer)
+                if let eventLoop = self.context?.eventLoop { self.checkThrottle(eventLoop) }
+            }
             self.partner?.context?.flush()
         }
-        if self.inputEndHeld {
+        if self.inputEndHeld && self.held.isEmpty {
             self.inputEndHeld = false
             self.relay.inputClosed(self.side)
         }
@@ -142,8 +156,33 @@ final class TunnelGlue: ChannelDuplexHandler, RemovableChannelHandler {
         self.context?.close(promise: nil)
     }
 
+    /// Whether the throttle lets this side read now; when not, reading waits for the wake it
+    /// schedules. What one read brings is taken whole (`forward`), in debt if need be: a socket
+    /// read cannot be sized to the tokens there are.
+    private func throttleAllowsRead(_ context: ChannelHandlerContext) -> Bool {
+        self.checkThrottle(context.eventLoop)
+        if self.throttled { self.readPending = true }
+        return !self.throttled
+    }
+
+    /// Asks the buckets whether this side may go on; when not, holds it (further bytes of a read
+    /// batch under way wait in `held`, no `read()` goes through) until the wake it schedules.
+    private func checkThrottle(_ eventLoop: any EventLoop) {
+        guard !self.throttled, let throttle = self.throttle, throttle.isActive,
+            case .wait(let wait) = throttle.acquire(self.direction, need: 0)
+        else { return }
+        self.throttled = true
+        let glue = NIOLoopBound(self, eventLoop: eventLoop)
+        let nanoseconds = wait.components.seconds * 1_000_000_000 + wait.components.attoseconds / 1_000_000_000
+        eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) {
+            glue.value.throttled = false
+            glue.value.release()
+        }
+    }
+
     private func forward(_ buffer: ByteBuffer) {
         self.counters.add(buffer.readableBytes, from: self.side)
+        if let throttle = self.throttle, throttle.isActive { throttle.take(self.direction, buffer.readableBytes) }
         self.partner?.context?.write(self.wrapOutboundOut(buffer), promise: nil)
     }
 

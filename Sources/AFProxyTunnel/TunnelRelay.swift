@@ -39,14 +39,17 @@ final class TunnelRelay {
     private var idleTimer: TunnelIdleTimer?
     /// The next idle check; canceled when the tunnel ends, so the relay is not kept alive by it.
     private var idleCheck: Scheduled<Void>?
+    private let throttle: ThrottleTicket?
 
     init(
         host: String, port: Int, counters: TunnelCounters, established: EventLoopPromise<Void>,
         delegate: any TunnelTransferDelegate, connectTimeout: Duration, idleTimeout: Duration?,
         eventLoop: any EventLoop,
-        destinations: DestinationPolicy = .open
+        destinations: DestinationPolicy = .open,
+        throttle: ThrottleTicket? = nil
     ) {
         self.destinations = destinations
+        self.throttle = throttle
         self.host = host
         self.port = port
         self.counters = counters
@@ -72,7 +75,7 @@ final class TunnelRelay {
         case .failure(let failure):
             self.finish(TunnelEnd(self.cancelFailure ?? failure), failing: true)
         case .success(let connected):
-            let glue = TunnelGlue(side: .upstream, relay: self, counters: self.counters)
+            let glue = TunnelGlue(side: .upstream, relay: self, counters: self.counters, throttle: self.throttle)
             do {
                 try connected.channel.pipeline.syncOperations.addHandler(glue)
             } catch {
@@ -98,7 +101,7 @@ final class TunnelRelay {
             self.cancel(.clientClosed("canceled: client closed the connection"))
             return false
         }
-        let glue = TunnelGlue(side: .client, relay: self, counters: self.counters)
+        let glue = TunnelGlue(side: .client, relay: self, counters: self.counters, throttle: self.throttle)
         do {
             if let options = channel.syncOptions {
                 // The client's half-close must reach us as an event to pass on, not as a close.

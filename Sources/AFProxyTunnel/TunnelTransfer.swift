@@ -26,14 +26,16 @@ package final class TunnelTransfer: Sendable {
     /// `idleTimeout` closes a tunnel through which no byte moved for that long.
     package init(
         host: String, port: Int, eventLoop: any EventLoop, connectTimeout: Duration, idleTimeout: Duration?,
-        destinations: DestinationPolicy = .open, delegate: any TunnelTransferDelegate
+        destinations: DestinationPolicy = .open, delegate: any TunnelTransferDelegate,
+        throttle: ThrottleTicket? = nil
     ) {
         self.eventLoop = eventLoop
         let promise = eventLoop.makePromise(of: Void.self)
         self.established = promise.futureResult
         let relay = TunnelRelay(
             host: host, port: port, counters: self.counters, established: promise, delegate: delegate,
-            connectTimeout: connectTimeout, idleTimeout: idleTimeout, eventLoop: eventLoop, destinations: destinations)
+            connectTimeout: connectTimeout, idleTimeout: idleTimeout, eventLoop: eventLoop, destinations: destinations,
+            throttle: throttle)
         self.relay = NIOLoopBound(relay, eventLoop: eventLoop)
     }
 

@@ -105,3 +105,24 @@ import Testing
         #expect(throws: ConfigurationError.self) { try ListenAddress.parse(":80") }
     }
 }
+
+@Suite struct ThrottleConfigurationTests {
+    @Test func throttleKeysMakeDefaultRules() throws {
+        var configuration = DaemonConfiguration()
+        try ConfigurationFile.apply(
+            "throttle-global = 10M\nthrottle-host = *.example.org 1M\nthrottle-host = *.example.org 500K up\n",
+            path: "c.conf", to: &configuration)
+        let rules = configuration.throttleDefaults
+        #expect(rules.map(\.scope.description) == ["global", "host *.example.org"])
+        #expect(rules[1].down?.bytesPerSecond == 1_000_000 && rules[1].up?.bytesPerSecond == 500_000)
+        #expect(
+            throws: ConfigurationError("throttle-host: expected PATTERN RATE [down|up], not 1M", place: "c.conf:1")
+        ) {
+            try ConfigurationFile.apply("throttle-host = 1M", path: "c.conf", to: &configuration)
+        }
+        let command = try AFProxyCommand.parse(["--throttle-global", "2M down"])
+        let resolved = try command.resolve(environment: ["AFPROXY_THROTTLE_HOST": "a.example 1K, b.example 2K"])
+        #expect(resolved.throttleDefaults.map(\.scope.description) == ["global", "host a.example", "host b.example"])
+        #expect(resolved.throttleDefaults[0].up == nil)
+    }
+}
