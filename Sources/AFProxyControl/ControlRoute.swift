@@ -25,6 +25,8 @@ package enum ControlRoute: Sendable, Equatable {
     case har(includeHistory: Bool, ids: [Int])
     /// `GET /metrics`: the Prometheus text format, outside /v1 where scrapers look for it.
     case metrics
+    /// `GET /v1/holds`, `POST /v1/holds` (JSON body), `DELETE /v1/holds/{id}`: the hold rules.
+    case holds(HoldsRoute)
 
     /// A route the API does not have, or a request it cannot take: status and message.
     package struct Refusal: Error, Sendable, Equatable {
@@ -47,6 +49,7 @@ package enum ControlRoute: Sendable, Equatable {
         let all = query["all"].map { $0 == "1" || $0 == "true" } ?? false
         let rest = Array(parts.dropFirst())
         let resource = rest[0]
+        if resource == "holds" { return Self.holds(method: method, rest: rest, path: path) }
         guard ["tasks", "events", "stats", "status", "downloads", "pin", "har"].contains(resource),
             rest.count <= (resource == "tasks" ? 3 : 1)
         else {

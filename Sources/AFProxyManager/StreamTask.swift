@@ -13,7 +13,8 @@ package final class StreamTask: Sendable {
     package let createdAt: Date
     private let manager: SessionManager
     private let started = NIODeadline.now()
-    private let machine = Locked(StreamTaskStateMachine())
+    private let machine: Locked<StreamTaskStateMachine>
+    private let eventLoop: any EventLoop
     /// Set once in `init` (it needs `self` as its delegate); read from any thread.
     private let transport = Locked<TunnelTransfer?>(nil)
 
@@ -27,12 +28,15 @@ package final class StreamTask: Sendable {
 
     private let recorded = Locked(Recorded())
 
-    /// On `eventLoop`, the client connection's, where the tunnel will run.
+    /// On `eventLoop`, the client connection's, where the tunnel will run. `heldBy`: the hold
+    /// rule that caught the task, which is then created suspended.
     init(
         id: Int, request: StreamRequest, eventLoop: any EventLoop, connectTimeout: Duration, idleTimeout: Duration?,
-        manager: SessionManager
+        manager: SessionManager, heldBy: Int? = nil
     ) {
         self.id = id
+        self.eventLoop = eventLoop
+        self.machine = Locked(heldBy.map { StreamTaskStateMachine(heldBy: $0) } ?? StreamTaskStateMachine())
         self.request = request
         self.createdAt = Date()
         self.manager = manager
@@ -49,9 +53,10 @@ package final class StreamTask: Sendable {
     /// unreachable, 504 timeout, 503 canceled).
     package var established: EventLoopFuture<Void> { self.transfer.established }
 
-    /// On the event loop: starts connecting upstream.
-    func start() {
-        self.transfer.start()
+    /// On the event loop, once registered and `created` published: starts connecting upstream,
+    /// or waits as held.
+    func begin() {
+        self.perform(self.machine.withLock { $0.begin() })
     }
 
     package var kind: TaskKind { .stream }
@@ -64,7 +69,7 @@ package final class StreamTask: Sendable {
     /// The task as the control API shows it, now. Both totals are unknown: a tunnel ends when
     /// one side closes.
     package func record() -> TaskRecord {
-        let state = self.state
+        let (state, heldBy) = self.machine.withLock { ($0.state, $0.heldBy) }
         let recorded = self.recorded.withLock { $0 }
         let failure = recorded.end?.failure
         return TaskRecord(
@@ -73,7 +78,7 @@ package final class StreamTask: Sendable {
             status: recorded.status, error: failure?.message, errorCode: failure?.code,
             upload: TransferProgress(completed: self.bytesUp), download: TransferProgress(completed: self.bytesDown),
             metrics: recorded.metrics, requestHeaders: self.request.headers, responseHeaders: nil,
-            endReason: recorded.end?.reason)
+            endReason: recorded.end?.reason, heldBy: heldBy)
     }
 
     // MARK: the client connection (on its event loop)
@@ -103,6 +108,17 @@ package final class StreamTask: Sendable {
             self.manager.events.publish(.resumed, self.record())
         case .abort(let failure):
             self.transfer.cancel(failure)
+        case .start:
+            self.transfer.start()
+        case .hold:
+            self.manager.events.publish(.held, self.record())
+        case .release(let start):
+            if start {
+                // The release comes from a verb's thread; the transport starts on its loop.
+                let transfer = self.transfer
+                self.eventLoop.execute { transfer.start() }
+            }
+            self.manager.events.publish(.resumed, self.record())
         case .finish(let end):
             let now = self.millisecondsSinceStart()
             self.recorded.withLock { recorded in

@@ -33,6 +33,9 @@ package struct TaskRecord: Sendable, Codable, Equatable {
     package var resumes: [TaskResume]
     /// A download task's file; nil for the other kinds.
     package var file: DownloadFile?
+    /// The hold rule that keeps the task suspended before it started; nil when none holds it
+    /// (never caught, or released).
+    package var heldBy: Int?
 
     package init(
         id: Int, kind: TaskKind, state: TaskState, method: String, url: String, client: String,
@@ -40,7 +43,8 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         upload: TransferProgress = .init(),
         download: TransferProgress = .init(), metrics: TaskMetrics = .init(),
         requestHeaders: HTTPHeaderList = [], responseHeaders: HTTPHeaderList? = nil, endReason: String? = nil,
-        waiting: String? = nil, resumes: [TaskResume] = [], file: DownloadFile? = nil
+        waiting: String? = nil, resumes: [TaskResume] = [], file: DownloadFile? = nil,
+        heldBy: Int? = nil
     ) {
         self.id = id
         self.kind = kind
@@ -61,6 +65,7 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         self.waiting = waiting
         self.resumes = resumes
         self.file = file
+        self.heldBy = heldBy
     }
 
     // Encode nil as null: clients see every documented key, with null for what is not known.
@@ -85,5 +90,6 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         try container.encode(self.waiting, forKey: .waiting)
         try container.encode(self.resumes, forKey: .resumes)
         try container.encode(self.file, forKey: .file)
+        try container.encode(self.heldBy, forKey: .heldBy)
     }
 }
