@@ -34,7 +34,6 @@ final class TunnelRelay {
     private let eventLoop: any EventLoop
     private let connectTimeout: Duration
     private let idleLimit: Duration?
-    private let started = NIODeadline.now()
     private var idleTimer: TunnelIdleTimer?
     /// The next idle check; canceled when the tunnel ends, so the relay is not kept alive by it.
     private var idleCheck: Scheduled<Void>?
@@ -57,7 +56,9 @@ final class TunnelRelay {
         guard case .idle = self.phase else { return }
         let connector = TunnelConnector(
             host: self.host, port: self.port, timeout: self.connectTimeout, eventLoop: self.eventLoop,
-            started: self.started)
+            // From now, not from the task's creation: a tunnel held by a rule connects only once
+            // released, and its connect timeout is the connect's own.
+            started: .now())
         self.phase = .connecting(connector)
         connector.start { [self] result in self.connectDidFinish(result) }
     }
