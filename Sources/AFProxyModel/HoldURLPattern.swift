@@ -41,7 +41,7 @@ package struct HoldURLPattern: @unchecked Sendable, CustomStringConvertible {
     /// The offset of the first `(…+…)+`, `(…*…)*` or `(…{n,m}…){n,m}`-like construct, nil when
     /// there is none. Escapes and character classes are skipped; a lazy or possessive suffix does
     /// not make the nesting safe, so it is refused all the same.
-    static func nestedRepetition(in text: String) -> Int? {
+    package static func nestedRepetition(in text: String) -> Int? {
         let bytes = Array(text.utf8)
         /// Per open group: whether a repetition occurs inside it.
         var groups: [Bool] = []
