@@ -75,6 +75,11 @@ extension HoldFacts {
             kind: request.kind)
     }
 
+    /// A download task: a GET the daemon makes itself.
+    init(download url: String) {
+        self.init(host: LoopbackHost.host(ofURL: url) ?? "", method: "GET", url: url, kind: .download)
+    }
+
     init(_ request: StreamRequest) {
         self.init(host: request.host, method: "CONNECT", url: request.authority, kind: .stream)
     }

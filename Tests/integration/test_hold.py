@@ -18,7 +18,7 @@ import time
 import pytest
 
 from helpers import EventStream, ctl, curl, start_curl, wait_for
-from origin import payload_sha256, start_origin
+from origin import payload, payload_sha256, start_origin
 
 
 @pytest.fixture
@@ -249,3 +249,34 @@ def test_bad_rules_are_refused_with_a_reason(start_proxy, tmp_path):
     assert status == 200 and body["id"] == 1
     status, body = proxy.api("GET", "/v1/holds")
     assert status == 200 and body == {"holds": []}
+
+
+def test_a_download_is_held_and_stays_held_across_a_restart(start_proxy, tmp_path, fresh_origin):
+    state, downloads = tmp_path / "state", tmp_path / "downloads"
+    args = ("--state-dir", str(state), "--download-dir", str(downloads))
+    proxy = start_proxy(*args)
+    rule = add_rule(proxy, "--kind", "download")
+    n = 200_000
+    target = tmp_path / "file.bin"
+    r = ctl(proxy, "download", fresh_origin.url(f"/bytes/{n}"), "-o", str(target))
+    assert r.returncode == 0, r.stderr
+    task_id = int(r.stdout.strip())
+    record = proxy.task(task_id)
+    assert record["state"] == "suspended" and record["heldBy"] == rule
+    time.sleep(1)
+    assert fresh_origin.connections == 0
+    # A proxied request is not a download: it passes.
+    assert curl(proxy, fresh_origin.url("/bytes/10")).stdout == payload(10)
+    proxy.stop(by_test=True)
+
+    again = start_proxy(*args)
+    again.wait_control_ready()
+    record = again.task(task_id)
+    assert record["state"] == "suspended" and record["heldBy"] == rule, record
+    [listed] = json.loads(ctl(again, "hold", "list", "--json").stdout)["holds"]
+    assert listed["caught"] == 1, "a restored download was caught again"
+    assert ctl(again, "resume", str(task_id)).returncode == 0
+    done = wait_for(lambda: (lambda t: t if t["state"] == "completed" else None)(again.task(task_id)), 60,
+                    message="the download to complete")
+    assert done["error"] is None and done["heldBy"] is None
+    assert hashlib.sha256(target.read_bytes()).hexdigest() == payload_sha256(n)
