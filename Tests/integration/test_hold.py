@@ -280,3 +280,16 @@ def test_a_download_is_held_and_stays_held_across_a_restart(start_proxy, tmp_pat
                     message="the download to complete")
     assert done["error"] is None and done["heldBy"] is None
     assert hashlib.sha256(target.read_bytes()).hexdigest() == payload_sha256(n)
+
+
+def test_a_client_that_leaves_while_held_ends_its_task(start_proxy, tmp_path, fresh_origin):
+    proxy = start_proxy("--state-dir", str(tmp_path / "state"))
+    add_rule(proxy, "--url", "/bytes/")
+    client = start_curl(proxy, fresh_origin.url("/bytes/100"), stdout=subprocess.PIPE)
+    [task] = wait_held(proxy)
+    client.kill()
+    client.wait()
+    record = wait_for(lambda: (lambda t: t if t["state"] == "completed" else None)(proxy.task(task["id"])), 20,
+                      message="the held task to end with its client")
+    assert record["errorCode"] == "client-closed", record
+    assert fresh_origin.connections == 0
