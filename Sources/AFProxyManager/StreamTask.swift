@@ -2,6 +2,7 @@ import AFProxyModel
 import AFProxyTunnel
 import FoundationEssentials
 import NIOCore
+import Synchronization
 
 /// One CONNECT tunnel as a task, NSURLSession's stream task: what the registry, the verbs and
 /// the control API see, executed by a `TunnelTransfer` whose reports it records (target, byte
@@ -12,7 +13,9 @@ package final class StreamTask: Sendable {
     package let request: StreamRequest
     package let createdAt: Date
     private let manager: SessionManager
-    private let started = NIODeadline.now()
+    /// When the transport started (uptime nanoseconds), which the timeline counts from, as an
+    /// HTTP task's curl metrics count from its transfer's start: for a held tunnel, its release.
+    private let started = Atomic<UInt64>(NIODeadline.now().uptimeNanoseconds)
     private let machine: Locked<StreamTaskStateMachine>
     private let eventLoop: any EventLoop
     /// Set once in `init` (it needs `self` as its delegate); read from any thread.
@@ -109,11 +112,13 @@ package final class StreamTask: Sendable {
         case .abort(let failure):
             self.transfer.cancel(failure)
         case .start:
+            self.started.store(NIODeadline.now().uptimeNanoseconds, ordering: .relaxed)
             self.transfer.start()
         case .hold:
             self.manager.events.publish(.held, self.record())
         case .release(let start):
             if start {
+                self.started.store(NIODeadline.now().uptimeNanoseconds, ordering: .relaxed)
                 // The release comes from a verb's thread; the transport starts on its loop.
                 let transfer = self.transfer
                 self.eventLoop.execute { transfer.start() }
@@ -130,7 +135,8 @@ package final class StreamTask: Sendable {
     }
 
     private func millisecondsSinceStart() -> Double {
-        Double((NIODeadline.now() - self.started).nanoseconds) / 1_000_000
+        let started = NIODeadline.uptimeNanoseconds(self.started.load(ordering: .relaxed))
+        return Double((NIODeadline.now() - started).nanoseconds) / 1_000_000
     }
 }
 
