@@ -22,6 +22,7 @@ final class ControlHandler: ChannelInboundHandler {
     /// The request's body (`ControlBodyLimitHandler` bounds it).
     private(set) var body = ByteBuffer()
     private var stream: EventStream?
+    private var feed: LiveFeed?
 
     init(
         manager: SessionManager, peer: PeerCredentials?, extraStats: @escaping @Sendable (inout SessionStats) -> Void,
@@ -44,16 +45,23 @@ final class ControlHandler: ChannelInboundHandler {
         case .body(var part):
             self.body.writeBuffer(&part)
         case .end:
-            guard let head = self.request, self.stream == nil else { return }
+            guard let head = self.request, self.stream == nil, self.feed == nil else { return }
             self.request = nil
             context.triggerUserOutboundEvent(ControlPhase.requestReceived, promise: nil)
             self.respond(to: head, context: context)
         }
     }
 
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        self.stream?.writabilityChanged()
+        context.fireChannelWritabilityChanged()
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         self.stream?.stop()
         self.stream = nil
+        self.feed?.stop()
+        self.feed = nil
         context.fireChannelInactive()
     }
 
@@ -150,15 +158,23 @@ final class ControlHandler: ChannelInboundHandler {
             }
             self.sendText(metrics.exposition(), contentType: metrics.contentType, head, context)
         case .success(.events):
-            var headers = HTTPHeaders()
-            headers.add(name: "Content-Type", value: "application/x-ndjson")
-            headers.add(name: "Cache-Control", value: "no-store")
-            headers.add(name: "Date", value: HTTPDate.now())
-            context.writeAndFlush(
-                self.wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))),
-                promise: nil)
+            self.startStreaming(head, context)
             self.stream = EventStream(manager: self.manager, context: context)
+        case .success(.live):
+            self.startStreaming(head, context)
+            self.feed = LiveFeed(manager: self.manager, context: context, extraStats: self.extraStats)
         }
+    }
+
+    /// The head of an answer that lasts as long as its reader: one JSON object a line.
+    private func startStreaming(_ head: HTTPRequestHead, _ context: ChannelHandlerContext) {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "application/x-ndjson")
+        headers.add(name: "Cache-Control", value: "no-store")
+        headers.add(name: "Date", value: HTTPDate.now())
+        context.writeAndFlush(
+            self.wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))),
+            promise: nil)
     }
 
     private func startDownload(_ head: HTTPRequestHead, _ context: ChannelHandlerContext) {

@@ -14,6 +14,8 @@ package enum ControlRoute: Sendable, Equatable {
     /// `POST /v1/tasks/suspend?all=1` and resume: every live task.
     case verbAll(Verb)
     case events
+    /// `GET /v1/live`: what changed, a few times a second (`LiveSnapshot`), for pages and tables.
+    case live
     case stats
     /// `GET /v1/status`: version, uptime, the network, the task counts.
     case status
@@ -50,7 +52,7 @@ package enum ControlRoute: Sendable, Equatable {
         let rest = Array(parts.dropFirst())
         let resource = rest[0]
         if resource == "holds" { return Self.holds(method: method, rest: rest, path: path) }
-        guard ["tasks", "events", "stats", "status", "downloads", "pin", "har"].contains(resource),
+        guard ["tasks", "events", "live", "stats", "status", "downloads", "pin", "har"].contains(resource),
             rest.count <= (resource == "tasks" ? 3 : 1)
         else {
             return .failure(Refusal(status: 404, message: "no such endpoint: \(path)"))
@@ -73,6 +75,7 @@ package enum ControlRoute: Sendable, Equatable {
             guard method == "GET" else { return .failure(notAllowed) }
             switch resource {
             case "events": return .success(.events)
+            case "live": return .success(.live)
             case "stats": return .success(.stats)
             case "status": return .success(.status)
             case "har": return Self.ids(inQuery: target).map { .har(includeHistory: all, ids: $0) }
