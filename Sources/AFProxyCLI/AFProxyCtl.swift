@@ -19,7 +19,7 @@ package struct AFProxyCtl: ParsableCommand {
         subcommands: [
             List.self, Show.self, Suspend.self, Resume.self, Cancel.self, Watch.self, Stats.self, Status.self,
             Download.self, Pin.self, Har.self,
-            Hold.self,
+            Hold.self, Web.self,
         ]
     )
 

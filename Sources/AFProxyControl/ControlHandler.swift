@@ -13,10 +13,12 @@ final class ControlHandler: ChannelInboundHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     let manager: SessionManager
-    private let peer: PeerCredentials?
+    private let caller: ControlCaller
     private let extraStats: @Sendable (inout SessionStats) -> Void
     /// The Prometheus text and its content type for `GET /metrics`; nil: 404.
     private let metrics: ControlServer.Metrics?
+    /// What `GET /v1/web` answers; nil: web-listen is off.
+    private let web: @Sendable () -> WebAddress?
     private let encoder: JSONEncoder
     private var request: HTTPRequestHead?
     /// The request's body (`ControlBodyLimitHandler` bounds it).
@@ -25,11 +27,12 @@ final class ControlHandler: ChannelInboundHandler {
     private var feed: LiveFeed?
 
     init(
-        manager: SessionManager, peer: PeerCredentials?, extraStats: @escaping @Sendable (inout SessionStats) -> Void,
-        metrics: ControlServer.Metrics? = nil
+        manager: SessionManager, caller: ControlCaller, extraStats: @escaping @Sendable (inout SessionStats) -> Void,
+        metrics: ControlServer.Metrics? = nil, web: @escaping @Sendable () -> WebAddress? = { nil }
     ) {
         self.manager = manager
-        self.peer = peer
+        self.caller = caller
+        self.web = web
         self.extraStats = extraStats
         self.metrics = metrics
         self.encoder = JSONEncoder()
@@ -70,8 +73,8 @@ final class ControlHandler: ChannelInboundHandler {
     }
 
     private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {
-        guard let peer = self.peer, peer.isAllowed() else {
-            let who = self.peer.map { "uid \($0.uid)" } ?? "an unidentified peer"
+        if case .socket(let peer) = self.caller, !(peer?.isAllowed() ?? false) {
+            let who = peer.map { "uid \($0.uid)" } ?? "an unidentified peer"
             self.send(
                 status: .forbidden, ControlErrorBody(error: "\(who) may not use this control socket"), head, context)
             return
@@ -157,6 +160,12 @@ final class ControlHandler: ChannelInboundHandler {
                 return self.send(status: .notFound, ControlErrorBody(error: "metrics are not enabled"), head, context)
             }
             self.sendText(metrics.exposition(), contentType: metrics.contentType, head, context)
+        case .success(.web):
+            guard let web = self.web() else {
+                let message = "the web dashboard is off: start afproxy with --web 127.0.0.1:PORT (key web-listen)"
+                return self.send(status: .notFound, ControlErrorBody(error: message), head, context)
+            }
+            self.send(status: .ok, web, head, context)
         case .success(.events):
             self.startStreaming(head, context)
             self.stream = EventStream(manager: self.manager, context: context)
@@ -193,7 +202,7 @@ final class ControlHandler: ChannelInboundHandler {
             }
             headers.append(field)
         }
-        let who = self.peer.map { "uid \($0.uid)" } ?? "control"
+        let who = self.caller.name
         let spec = DownloadSpec(
             url: request.url, headers: headers, path: request.path, sha256: request.sha256,
             force: request.force ?? false, keepPartial: request.keepPartial ?? false, pins: request.pins,

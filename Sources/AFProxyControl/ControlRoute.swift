@@ -29,6 +29,8 @@ package enum ControlRoute: Sendable, Equatable {
     case metrics
     /// `GET /v1/holds`, `POST /v1/holds` (JSON body), `DELETE /v1/holds/{id}`: the hold rules.
     case holds(HoldsRoute)
+    /// `GET /v1/web`: the web dashboard's address and token (404 when web-listen is off).
+    case web
 
     /// A route the API does not have, or a request it cannot take: status and message.
     package struct Refusal: Error, Sendable, Equatable {
@@ -52,7 +54,7 @@ package enum ControlRoute: Sendable, Equatable {
         let rest = Array(parts.dropFirst())
         let resource = rest[0]
         if resource == "holds" { return Self.holds(method: method, rest: rest, path: path) }
-        guard ["tasks", "events", "live", "stats", "status", "downloads", "pin", "har"].contains(resource),
+        guard ["tasks", "events", "live", "stats", "status", "downloads", "pin", "har", "web"].contains(resource),
             rest.count <= (resource == "tasks" ? 3 : 1)
         else {
             return .failure(Refusal(status: 404, message: "no such endpoint: \(path)"))
@@ -79,6 +81,7 @@ package enum ControlRoute: Sendable, Equatable {
             case "stats": return .success(.stats)
             case "status": return .success(.status)
             case "har": return Self.ids(inQuery: target).map { .har(includeHistory: all, ids: $0) }
+            case "web": return .success(.web)
             default: return .success(.listTasks(includeHistory: all))
             }
         case 2:
