@@ -203,6 +203,8 @@ struct Watch: ParsableCommand {
                 " " + (task.status.map(String.init) ?? "-") + (task.error.map { " error: \($0)" } ?? "")
                 + " down \(Formatting.bytes(task.download.completed)) up \(Formatting.bytes(task.upload.completed))"
             if task.error == nil, let file = task.file { line += " file: \(file.path)" }
+        case .held:
+            if let rule = task.heldBy { line += " by rule \(rule)" }
         case .resumedAtOffset:
             // The event's own offset is the last resume the task recorded.
             if let resume = task.resumes.last {

@@ -19,6 +19,9 @@ struct TaskDetail {
         lines.append("  created    \(task.createdAt.formatted(.iso8601))")
         lines.append("  status     \(task.status.map(String.init) ?? "-")")
         lines.append("  error      \(task.error ?? "-")")
+        if let rule = task.heldBy {
+            lines.append("  held       by rule \(rule) (resume lets it go, cancel answers 503)")
+        }
         if let reason = task.endReason { lines.append("  ended      \(reason)") }  // tunnels
         lines.append("  upload     \(Self.progress(task.upload))")
         lines.append("  download   \(Self.progress(task.download))")

@@ -23,7 +23,7 @@ struct TaskTable {
             let (rate, eta) = Formatting.rateAndETA(task, now: self.now)
             var url = task.url
             if url.count > self.urlWidth { url = String(url.prefix(self.urlWidth - 1)) + "…" }
-            var waiting = task.waiting
+            var waiting = task.waiting ?? task.heldBy.map { "held by rule \($0)" }
             if let text = waiting, text.count > self.waitingWidth {
                 waiting = String(text.prefix(self.waitingWidth - 1)) + "…"
             }

@@ -12,7 +12,7 @@ final class ControlHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
-    private let manager: SessionManager
+    let manager: SessionManager
     private let caller: ControlCaller
     private let extraStats: @Sendable (inout SessionStats) -> Void
     /// The Prometheus text and its content type for `GET /metrics`; nil: 404.
@@ -22,7 +22,7 @@ final class ControlHandler: ChannelInboundHandler {
     private let encoder: JSONEncoder
     private var request: HTTPRequestHead?
     /// The request's body (`ControlBodyLimitHandler` bounds it).
-    private var body = ByteBuffer()
+    private(set) var body = ByteBuffer()
     private var stream: EventStream?
     private var feed: LiveFeed?
 
@@ -114,6 +114,8 @@ final class ControlHandler: ChannelInboundHandler {
             self.send(status: .ok, TaskList(tasks: changed), head, context)
         case .success(.startDownload):
             self.startDownload(head, context)
+        case .success(.holds(let route)):
+            self.holds(route, head, context)
         case .success(.pin(let host, let port)):
             // The handshake blocks: it runs off the event loop, and the answer comes back to it.
             let manager = self.manager
@@ -225,7 +227,7 @@ final class ControlHandler: ChannelInboundHandler {
         self.send(status: .ok, body: body, contentType: contentType, request, context)
     }
 
-    private func send(
+    func send(
         status: HTTPResponseStatus, _ value: some Encodable, _ request: HTTPRequestHead,
         _ context: ChannelHandlerContext
     ) {

@@ -27,6 +27,8 @@ package enum ControlRoute: Sendable, Equatable {
     case har(includeHistory: Bool, ids: [Int])
     /// `GET /metrics`: the Prometheus text format, outside /v1 where scrapers look for it.
     case metrics
+    /// `GET /v1/holds`, `POST /v1/holds` (JSON body), `DELETE /v1/holds/{id}`: the hold rules.
+    case holds(HoldsRoute)
     /// `GET /v1/web`: the web dashboard's address and token (404 when web-listen is off).
     case web
     /// `/v1/throttle…`: the throttle rules (`ThrottleRoute`).
@@ -56,6 +58,7 @@ package enum ControlRoute: Sendable, Equatable {
         if resource == "throttle" {
             return ThrottleRoute.parse(method: method, path: path, rest: rest, query: query).map { .throttle($0) }
         }
+        if resource == "holds" { return Self.holds(method: method, rest: rest, path: path) }
         guard ["tasks", "events", "live", "stats", "status", "downloads", "pin", "har", "web"].contains(resource),
             rest.count <= (resource == "tasks" ? 3 : 1)
         else {

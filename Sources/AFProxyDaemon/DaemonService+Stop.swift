@@ -17,6 +17,7 @@ extension DaemonService {
         self.logger.notice(
             "stopping: no new connections; \(live) running task(s) get up to \(Self.seconds(grace)) s to finish")
         await self.listener.stopAccepting()
+        self.cancelHeldTasks()
 
         let clock = ContinuousClock()
         let deadline = clock.now + .milliseconds(Int64(grace * 1000))
@@ -28,6 +29,7 @@ extension DaemonService {
             await self.waitUntilIdle(until: clock.now + .seconds(2))
         }
         self.manager.parkDownloads()
+        self.manager.holds.flush()
         self.network.stop()
         await self.control.stop()
         self.session.shutdown()

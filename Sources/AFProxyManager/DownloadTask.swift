@@ -35,6 +35,8 @@ package final class DownloadTask: @unchecked Sendable {
     private let recorded = Locked(Recorded())
     /// Bumped by each scheduled retry: a timer that is no longer the latest does nothing.
     private let retryGeneration = Locked(0)
+    /// The hold rule that created the task suspended, until it is resumed.
+    private let held: Locked<Int?>
     /// Session thread only: when progress was last written to the journal.
     private var lastPersisted = ContinuousClock.now
 
@@ -47,9 +49,11 @@ package final class DownloadTask: @unchecked Sendable {
 
     init(
         id: Int, spec: DownloadSpec, path: String, partialPath: String? = nil, namedByAnswer: Bool = false,
-        createdAt: Date, machine: DownloadStateMachine, manager: SessionManager, downloads: DownloadCoordinator
+        createdAt: Date, machine: DownloadStateMachine, manager: SessionManager, downloads: DownloadCoordinator,
+        heldBy: Int? = nil
     ) {
         self.id = id
+        self.held = Locked(heldBy)
         self.spec = spec
         self.target = Locked(Target(path: path, namedByAnswer: namedByAnswer))
         self.createdAt = createdAt
@@ -102,7 +106,8 @@ package final class DownloadTask: @unchecked Sendable {
             download: TransferProgress(completed: machine.offset, total: machine.total),
             metrics: recorded.metrics, requestHeaders: self.spec.headers, responseHeaders: recorded.head?.headers,
             waiting: waiting, resumes: machine.resumes,
-            limit: self.manager.throttler.limit(task: self.id, host: LoopbackHost.host(ofURL: self.spec.url) ?? ""))
+            limit: self.manager.throttler.limit(task: self.id, host: LoopbackHost.host(ofURL: self.spec.url) ?? ""),
+            heldBy: self.held.withLock { $0 })
         record.file = DownloadFile(
             path: self.path, sha256: self.spec.sha256, keepPartial: self.spec.keepPartial, attempt: attempt,
             maxAttempts: machine.policy.maxAttempts, lastError: machine.lastError, restarts: machine.restarts,
@@ -123,7 +128,8 @@ package final class DownloadTask: @unchecked Sendable {
             validator: machine.validator, total: machine.total, offset: machine.offset,
             failuresInARow: machine.failuresInARow, lastError: machine.lastError, resumes: machine.resumes,
             restarts: machine.restarts, status: recorded.head?.status, responseHeaders: recorded.head?.headers,
-            error: recorded.failure?.message, errorCode: recorded.failure?.code, completedAt: recorded.completedAt)
+            error: recorded.failure?.message, errorCode: recorded.failure?.code, completedAt: recorded.completedAt,
+            heldBy: self.held.withLock { $0 })
     }
 
     // MARK: actions
@@ -222,7 +228,9 @@ extension DownloadTask: ManagedTask {
     }
 
     func resume() throws(IllegalTransition) {
-        self.perform(try self.machine.withLock { machine throws(IllegalTransition) in try machine.resume() })
+        let actions = try self.machine.withLock { machine throws(IllegalTransition) in try machine.resume() }
+        self.held.withLock { $0 = nil }  // released: the `resumed` record and the journal say so
+        self.perform(actions)
     }
 
     func cancel(_ failure: TaskFailure) throws(IllegalTransition) {

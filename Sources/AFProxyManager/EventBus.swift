@@ -24,7 +24,7 @@ package final class EventBus: Sendable {
 
     private let subscriptions = Locked<[Int: Subscription]>([:])
     /// One bit per kind that at least one subscriber wants; rewritten under the lock.
-    private let wanted = Atomic<UInt8>(0)
+    private let wanted = Atomic<UInt16>(0)
     private let nextToken = Atomic<Int>(0)
 
     package init() {}
@@ -62,7 +62,7 @@ package final class EventBus: Sendable {
         }
     }
 
-    private static func mask(_ subscriptions: [Int: Subscription]) -> UInt8 {
+    private static func mask(_ subscriptions: [Int: Subscription]) -> UInt16 {
         subscriptions.values.reduce(0) { mask, subscription in
             subscription.kinds.reduce(mask | (subscription.network ? Self.networkBit : 0)) { $0 | Self.bit($1) }
         }
@@ -88,9 +88,9 @@ package final class EventBus: Sendable {
         for subscriber in subscribers { subscriber(event) }
     }
 
-    private static let networkBit: UInt8 = 64
+    private static let networkBit: UInt16 = 64
 
-    private static func bit(_ kind: TaskEvent.Kind) -> UInt8 {
+    private static func bit(_ kind: TaskEvent.Kind) -> UInt16 {
         switch kind {
         case .created: 1
         case .suspended: 2
@@ -98,6 +98,7 @@ package final class EventBus: Sendable {
         case .progress: 8
         case .completed: 16
         case .resumedAtOffset: 32
+        case .held: 128
         }
     }
 }

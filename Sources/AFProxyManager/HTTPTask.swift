@@ -22,7 +22,7 @@ package final class HTTPTask: @unchecked Sendable {
     /// replaced on the session thread only by a transparent resume; other threads read it.
     private let current = Locked<UpstreamTransfer?>(nil)
     private unowned let manager: SessionManager
-    private let machine = Locked(HTTPTaskStateMachine())
+    private let machine: Locked<HTTPTaskStateMachine>
 
     /// What the record shows beyond the machine's state, set on the session thread.
     private struct Recorded {
@@ -49,8 +49,10 @@ package final class HTTPTask: @unchecked Sendable {
     private var pendingBody: ByteBuffer?
     private let allocator = ByteBufferAllocator()
 
-    init(id: Int, request: ProxyRequest, client: any TaskClient, manager: SessionManager) {
+    /// `heldBy`: the hold rule that caught the task, which is then created suspended.
+    init(id: Int, request: ProxyRequest, client: any TaskClient, manager: SessionManager, heldBy: Int? = nil) {
         self.id = id
+        self.machine = Locked(heldBy.map { HTTPTaskStateMachine(heldBy: $0) } ?? HTTPTaskStateMachine())
         self.request = request
         self.client = client
         self.manager = manager
@@ -77,7 +79,9 @@ package final class HTTPTask: @unchecked Sendable {
 
     /// The task as the control API shows it, now.
     package func record() -> TaskRecord {
-        let (state, uploadEnded) = self.machine.withLock { ($0.state, $0.upload.ended && $0.upload.bytes == 0) }
+        let (state, uploadEnded, heldBy) = self.machine.withLock {
+            ($0.state, $0.upload.ended && $0.upload.bytes == 0, $0.heldBy)
+        }
         let recorded = self.recorded.withLock { $0 }
         var upload = TransferProgress(completed: self.bytesUp)
         switch self.request.body {
@@ -99,8 +103,14 @@ package final class HTTPTask: @unchecked Sendable {
             },
             resumes: recorded.resumes,
             proxyUser: self.request.proxyUser,
-            limit: self.manager.throttler.limit(task: self.id, host: self.throttleHost)
+            limit: self.manager.throttler.limit(task: self.id, host: self.throttleHost),
+            heldBy: heldBy
         )
+    }
+
+    /// Once registered and `created` published: starts the transfer, or waits as held.
+    func begin() {
+        self.perform(self.machine.withLock { $0.begin() })
     }
 
     /// Carries out what the machine decided; never called with the machine's lock held.
@@ -125,6 +135,17 @@ package final class HTTPTask: @unchecked Sendable {
             self.manager.session.continueReceiving(self.transfer)
         case .readClient:
             self.client.taskWantsRequestBody(self)
+        case .start:
+            self.manager.session.start(self.transfer)
+        case .hold:
+            self.client.task(self, didChangeSuspension: true)
+            self.manager.events.publish(.held, self.record())
+        case .release(let start):
+            if start {
+                self.manager.session.start(self.transfer)
+                self.client.task(self, didChangeSuspension: false)
+            }
+            self.manager.events.publish(.resumed, self.record())
         case .finish(let result, let release):
             self.manager.budget.release(release)
             var delivery = self.takePending(end: result.end)!

@@ -30,6 +30,15 @@ struct HTTPTaskStateMachine {
         /// Record the end, answer the client, publish `completed`, leave the registry, and
         /// give `release` bytes back to the budget.
         case finish(UpstreamResult, release: Int)
+        /// Start the upstream transfer (`begin`, or the release of a held task).
+        case start
+        /// A hold rule caught the task: hold the client's reads, publish `held`; the transfer is
+        /// not started until the task is released.
+        case hold(rule: Int)
+        /// A person resumed a held task: when `start`, start the transfer and release the
+        /// client's reads (false when `begin` has not run yet: it starts the task then); publish
+        /// `resumed`.
+        case release(start: Bool)
     }
 
     private(set) var state: TaskState = .running
@@ -44,6 +53,30 @@ struct HTTPTaskStateMachine {
     /// When curl paused receiving because the window was full, nil while it receives: how long
     /// the client then takes to drain says whether it keeps up.
     private(set) var receiveBlockedSince: ContinuousClock.Instant?
+    /// The hold rule that keeps the transfer from starting; nil when none caught the task, and
+    /// once it is released.
+    private(set) var heldBy: Int?
+    /// Whether `begin` ran: until then the task is registered but its transfer not started.
+    private var begun = false
+
+    init() {}
+
+    /// Created suspended by hold rule `rule`: no byte goes upstream until a resume.
+    init(heldBy rule: Int) {
+        self.state = .suspended
+        self.heldBy = rule
+    }
+
+    /// Once the task is registered and `created` published: start the transfer, or wait as
+    /// held. The transfer is started even when a person suspended or canceled the task in
+    /// between: the session applies the pause (or finishes the canceled transfer) as it always
+    /// did.
+    mutating func begin() -> Action {
+        guard !self.begun else { return .none }
+        self.begun = true
+        if let rule = self.heldBy { return self.state == .suspended ? .hold(rule: rule) : .none }
+        return .start
+    }
 
     // MARK: verbs
 
@@ -57,7 +90,9 @@ struct HTTPTaskStateMachine {
         // The resume continues both directions; a window drained while suspended needs no
         // continue of its own, and one still full pauses again at curl's next bytes.
         self.receiveBlockedSince = nil
-        return .resume
+        guard self.heldBy != nil else { return .resume }
+        self.heldBy = nil
+        return .release(start: self.begun)
     }
 
     mutating func cancel(_ failure: TaskFailure) throws(IllegalTransition) -> Action {

@@ -49,11 +49,15 @@ extension SessionManager {
         }
         var spec = spec
         spec.sha256 = spec.sha256?.lowercased()
+        // A download a hold rule catches is created suspended, as a restored suspended one is.
+        let heldBy = self.holds.catchTask(HoldFacts(download: spec.url))
         let task = self.registry.withLock { registry in
             let task = DownloadTask(
                 id: registry.nextID, spec: spec, path: path, namedByAnswer: namedByAnswer, createdAt: Date(),
-                machine: DownloadStateMachine(policy: settings.policy, keepPartial: spec.keepPartial), manager: self,
-                downloads: self.downloads)
+                machine: DownloadStateMachine(
+                    policy: settings.policy, keepPartial: spec.keepPartial, state: heldBy == nil ? .running : .suspended
+                ),
+                manager: self, downloads: self.downloads, heldBy: heldBy)
             registry.nextID += 1
             registry.live[task.id] = task
             registry.started[.download, default: 0] += 1
@@ -66,6 +70,7 @@ extension SessionManager {
             )
         }
         self.events.publish(.created, task.record())
+        if heldBy != nil { self.events.publish(.held, task.record()) }
         if self.networkIsDown && !task.isLoopback { task.networkLost() }
         task.start()
         return task.record()
@@ -100,7 +105,7 @@ extension SessionManager {
                 let task = DownloadTask(
                     id: entry.id, spec: spec, path: entry.path, partialPath: partialPath,
                     namedByAnswer: entry.namedByAnswer ?? false, createdAt: entry.createdAt, machine: machine,
-                    manager: self, downloads: self.downloads)
+                    manager: self, downloads: self.downloads, heldBy: entry.state == .suspended ? entry.heldBy : nil)
                 _ = self.downloads.claim(entry.path)
                 registry.live[task.id] = task
                 restored.append(task)

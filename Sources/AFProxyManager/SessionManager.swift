@@ -27,6 +27,8 @@ package final class SessionManager: Sendable {
     let destinations = Locked(DestinationPolicy.open)
     /// The throttle rules, their buckets and their file.
     package let throttle: ThrottleControl
+    /// The hold rules: a new task one of them catches is created suspended (`held`).
+    package let holds: HoldBook
 
     struct NetworkState {
         var reachability = Reachability.unknown
@@ -61,39 +63,45 @@ package final class SessionManager: Sendable {
         self.network = Locked(NetworkState(policy: networkLoss))
         self.transparentResumeLimit = transparentResumeLimit
         self.downloads = DownloadCoordinator(settings: downloads)
+        self.holds = HoldBook(stateDirectory: downloads.stateDirectory)
         self.budget = BufferBudget(limit: bufferBudget)
         self.registry = Locked(Registry(history: TaskHistory(capacity: historyCapacity)))
     }
 
-    /// Registers a task for `request`, publishes `created` and starts its transfer.
+    /// Registers a task for `request`, publishes `created` and starts its transfer, or, when a
+    /// hold rule catches it, publishes `held` and leaves it suspended before anything was sent.
     package func startTask(_ request: ProxyRequest, client: any TaskClient) -> HTTPTask {
+        let heldBy = self.holds.catchTask(HoldFacts(request))
         let task = self.registry.withLock { registry in
-            let task = HTTPTask(id: registry.nextID, request: request, client: client, manager: self)
+            let task = HTTPTask(
+                id: registry.nextID, request: request, client: client, manager: self, heldBy: heldBy)
             registry.nextID += 1
             registry.live[task.id] = task
             registry.started[request.kind, default: 0] += 1
             return task
         }
         self.events.publish(.created, task.record())
-        self.session.start(task.transfer)
+        task.begin()
         return task
     }
 
     /// Registers a tunnel to `request.authority`, publishes `created` and starts connecting
-    /// upstream on `eventLoop`, the client connection's loop, where the relay will run too.
+    /// upstream on `eventLoop`, the client connection's loop, where the relay will run too; when
+    /// a hold rule catches it, publishes `held` and connects nothing until it is released.
     package func startStream(_ request: StreamRequest, on eventLoop: any EventLoop) -> StreamTask {
+        let heldBy = self.holds.catchTask(HoldFacts(request))
         let task = self.registry.withLock { registry in
             let task = StreamTask(
                 id: registry.nextID, request: request, eventLoop: eventLoop,
                 connectTimeout: self.session.configuration.connectTimeout,
-                idleTimeout: self.session.configuration.tunnelIdleTimeout, manager: self)
+                idleTimeout: self.session.configuration.tunnelIdleTimeout, manager: self, heldBy: heldBy)
             registry.nextID += 1
             registry.live[task.id] = task
             registry.started[.stream, default: 0] += 1
             return task
         }
         self.events.publish(.created, task.record())
-        task.start()
+        task.begin()
         return task
     }
 
@@ -163,6 +171,11 @@ package final class SessionManager: Sendable {
         try self.apply(.cancel, to: id)
     }
 
+    /// Cancels with `failure` as the task's error rather than a person's `canceled`.
+    package func cancel(id: Int, because failure: TaskFailure) throws(ControlError) -> TaskRecord {
+        try self.apply(.cancel, to: id, failure: failure)
+    }
+
     /// Every live task that is running (suspend) or suspended (resume); answers the changed ones.
     package func suspendAll() -> [TaskRecord] {
         self.applyAll(.suspend)
@@ -171,7 +184,9 @@ package final class SessionManager: Sendable {
         self.applyAll(.resume)
     }
 
-    private func apply(_ verb: TaskVerb, to id: Int) throws(ControlError) -> TaskRecord {
+    private func apply(
+        _ verb: TaskVerb, to id: Int, failure: TaskFailure = .canceled()
+    ) throws(ControlError) -> TaskRecord {
         let (live, recorded) = self.registry.withLock { ($0.live[id], $0.history.record(id: id)) }
         guard let task = live else {
             if let recorded {
@@ -184,7 +199,7 @@ package final class SessionManager: Sendable {
             switch verb {
             case .suspend: try task.suspend()
             case .resume: try task.resume()
-            case .cancel: try task.cancel(.canceled())
+            case .cancel: try task.cancel(failure)
             }
         } catch {
             throw ControlError.illegal(error)

@@ -2,6 +2,7 @@ import AFProxyModel
 import AFProxyTunnel
 import FoundationEssentials
 import NIOCore
+import Synchronization
 
 /// One CONNECT tunnel as a task, NSURLSession's stream task: what the registry, the verbs and
 /// the control API see, executed by a `TunnelTransfer` whose reports it records (target, byte
@@ -12,8 +13,11 @@ package final class StreamTask: Sendable {
     package let request: StreamRequest
     package let createdAt: Date
     private let manager: SessionManager
-    private let started = NIODeadline.now()
-    private let machine = Locked(StreamTaskStateMachine())
+    /// When the transport started (uptime nanoseconds), which the timeline counts from, as an
+    /// HTTP task's curl metrics count from its transfer's start: for a held tunnel, its release.
+    private let started = Atomic<UInt64>(NIODeadline.now().uptimeNanoseconds)
+    private let machine: Locked<StreamTaskStateMachine>
+    private let eventLoop: any EventLoop
     /// Set once in `init` (it needs `self` as its delegate); read from any thread.
     private let transport = Locked<TunnelTransfer?>(nil)
 
@@ -27,12 +31,15 @@ package final class StreamTask: Sendable {
 
     private let recorded = Locked(Recorded())
 
-    /// On `eventLoop`, the client connection's, where the tunnel will run.
+    /// On `eventLoop`, the client connection's, where the tunnel will run. `heldBy`: the hold
+    /// rule that caught the task, which is then created suspended.
     init(
         id: Int, request: StreamRequest, eventLoop: any EventLoop, connectTimeout: Duration, idleTimeout: Duration?,
-        manager: SessionManager
+        manager: SessionManager, heldBy: Int? = nil
     ) {
         self.id = id
+        self.eventLoop = eventLoop
+        self.machine = Locked(heldBy.map { StreamTaskStateMachine(heldBy: $0) } ?? StreamTaskStateMachine())
         self.request = request
         self.createdAt = Date()
         self.manager = manager
@@ -50,9 +57,10 @@ package final class StreamTask: Sendable {
     /// unreachable, 504 timeout, 503 canceled).
     package var established: EventLoopFuture<Void> { self.transfer.established }
 
-    /// On the event loop: starts connecting upstream.
-    func start() {
-        self.transfer.start()
+    /// On the event loop, once registered and `created` published: starts connecting upstream,
+    /// or waits as held.
+    func begin() {
+        self.perform(self.machine.withLock { $0.begin() })
     }
 
     package var kind: TaskKind { .stream }
@@ -65,7 +73,7 @@ package final class StreamTask: Sendable {
     /// The task as the control API shows it, now. Both totals are unknown: a tunnel ends when
     /// one side closes.
     package func record() -> TaskRecord {
-        let state = self.state
+        let (state, heldBy) = self.machine.withLock { ($0.state, $0.heldBy) }
         let recorded = self.recorded.withLock { $0 }
         let failure = recorded.end?.failure
         return TaskRecord(
@@ -75,7 +83,7 @@ package final class StreamTask: Sendable {
             upload: TransferProgress(completed: self.bytesUp), download: TransferProgress(completed: self.bytesDown),
             metrics: recorded.metrics, requestHeaders: self.request.headers, responseHeaders: nil,
             endReason: recorded.end?.reason, proxyUser: self.request.proxyUser,
-            limit: self.manager.throttler.limit(task: self.id, host: self.request.host))
+            limit: self.manager.throttler.limit(task: self.id, host: self.request.host), heldBy: heldBy)
     }
 
     // MARK: the client connection (on its event loop)
@@ -105,6 +113,19 @@ package final class StreamTask: Sendable {
             self.manager.events.publish(.resumed, self.record())
         case .abort(let failure):
             self.transfer.cancel(failure)
+        case .start:
+            self.started.store(NIODeadline.now().uptimeNanoseconds, ordering: .relaxed)
+            self.transfer.start()
+        case .hold:
+            self.manager.events.publish(.held, self.record())
+        case .release(let start):
+            if start {
+                self.started.store(NIODeadline.now().uptimeNanoseconds, ordering: .relaxed)
+                // The release comes from a verb's thread; the transport starts on its loop.
+                let transfer = self.transfer
+                self.eventLoop.execute { transfer.start() }
+            }
+            self.manager.events.publish(.resumed, self.record())
         case .finish(let end):
             let now = self.millisecondsSinceStart()
             self.recorded.withLock { recorded in
@@ -116,7 +137,8 @@ package final class StreamTask: Sendable {
     }
 
     private func millisecondsSinceStart() -> Double {
-        Double((NIODeadline.now() - self.started).nanoseconds) / 1_000_000
+        let started = NIODeadline.uptimeNanoseconds(self.started.load(ordering: .relaxed))
+        return Double((NIODeadline.now() - started).nanoseconds) / 1_000_000
     }
 }
 

@@ -17,12 +17,42 @@ package struct StreamTaskStateMachine: Sendable, Equatable {
         case abort(TaskFailure)
         /// Record `end`, publish `completed` and move the task to history.
         case finish(TunnelEnd)
+        /// Start connecting upstream (`begin`, or the release of a held task).
+        case start
+        /// A hold rule caught the task: publish `held`; nothing connects until it is released.
+        case hold(rule: Int)
+        /// A person resumed a held task: publish `resumed`, and connect upstream when `start`
+        /// (false when `begin` has not run yet: it starts the task itself then).
+        case release(start: Bool)
     }
 
     package private(set) var state: TaskState
+    /// The hold rule that keeps the task from connecting; nil when none caught it, and once
+    /// it is released.
+    package private(set) var heldBy: Int?
+    /// Whether `begin` ran: until then the task is registered but its transport untouched.
+    private var begun = false
 
     package init(state: TaskState = .running) {
         self.state = state
+    }
+
+    /// Created suspended by hold rule `rule`: nothing goes upstream until a resume.
+    package init(heldBy rule: Int) {
+        self.state = .suspended
+        self.heldBy = rule
+    }
+
+    /// Once the task is registered and `created` published: connect, or wait as held. A task a
+    /// person canceled in between does nothing (its abort ended the transport).
+    package mutating func begin() -> Action {
+        guard !self.begun else { return .none }
+        self.begun = true
+        if let rule = self.heldBy { return self.state == .suspended ? .hold(rule: rule) : .none }
+        switch self.state {
+        case .running, .suspended: return .start
+        case .canceling, .completed: return .none
+        }
     }
 
     package mutating func suspend() throws(IllegalTransition) -> Action {
@@ -32,7 +62,9 @@ package struct StreamTaskStateMachine: Sendable, Equatable {
 
     package mutating func resume() throws(IllegalTransition) -> Action {
         try self.state.apply(.resume)
-        return .resume
+        guard self.heldBy != nil else { return .resume }
+        self.heldBy = nil
+        return .release(start: self.begun)
     }
 
     package mutating func cancel(_ failure: TaskFailure) throws(IllegalTransition) -> Action {

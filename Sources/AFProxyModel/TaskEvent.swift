@@ -10,6 +10,9 @@ package struct TaskEvent: Sendable, Codable, Equatable {
         /// A download (or a proxied GET) continued a broken-off response at the offset it had
         /// reached; the task's last `resumes` entry says where.
         case resumedAtOffset = "resumed-at-offset"
+        /// A hold rule caught a new task: it was created suspended (right after `created`, in
+        /// place of `suspended`); the task's `heldBy` names the rule.
+        case held
     }
 
     package var event: Kind

@@ -20,6 +20,7 @@ extension TaskRecord {
         json.key("error"); json.string(self.error)
         json.key("errorCode"); json.string(self.errorCode)
         json.key("file"); json.file(self.file)
+        json.key("heldBy"); json.integer(self.heldBy.map(Int64.init))
         json.key("id"); json.integer(Int64(self.id))
         json.key("kind"); json.string(self.kind.rawValue)
         json.key("limit"); json.limit(self.limit)

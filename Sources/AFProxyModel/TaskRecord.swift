@@ -38,6 +38,9 @@ package struct TaskRecord: Sendable, Codable, Equatable {
     package var proxyUser: String?
     /// What throttle rule limits the task in each direction; nil when none applies.
     package var limit: TaskLimit?
+    /// The hold rule that keeps the task suspended before it started; nil when none holds it
+    /// (never caught, or released).
+    package var heldBy: Int?
 
     package init(
         id: Int, kind: TaskKind, state: TaskState, method: String, url: String, client: String,
@@ -47,7 +50,8 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         requestHeaders: HTTPHeaderList = [], responseHeaders: HTTPHeaderList? = nil, endReason: String? = nil,
         waiting: String? = nil, resumes: [TaskResume] = [], file: DownloadFile? = nil,
         proxyUser: String? = nil,
-        limit: TaskLimit? = nil
+        limit: TaskLimit? = nil,
+        heldBy: Int? = nil
     ) {
         self.id = id
         self.kind = kind
@@ -70,6 +74,7 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         self.file = file
         self.proxyUser = proxyUser
         self.limit = limit
+        self.heldBy = heldBy
     }
 
     // Encode nil as null: clients see every documented key, with null for what is not known.
@@ -96,5 +101,6 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         try container.encode(self.file, forKey: .file)
         try container.encode(self.proxyUser, forKey: .proxyUser)
         try container.encode(self.limit, forKey: .limit)
+        try container.encode(self.heldBy, forKey: .heldBy)
     }
 }

@@ -34,6 +34,9 @@ package struct DownloadEntry: Sendable, Codable, Equatable {
     package var error: String?
     package var errorCode: String?
     package var completedAt: Date?
+    /// The hold rule that created it suspended, until it is resumed: a restart keeps it held
+    /// as it was, without asking the rules again.
+    package var heldBy: Int?
 
     package init(
         id: Int, url: String, headers: HTTPHeaderList, path: String, partialPath: String? = nil,
@@ -41,7 +44,8 @@ package struct DownloadEntry: Sendable, Codable, Equatable {
         createdAt: Date, state: TaskState = .running, validator: ResourceValidator? = nil, total: Int64? = nil,
         offset: Int64 = 0, failuresInARow: Int = 0, lastError: String? = nil, resumes: [TaskResume] = [],
         restarts: [DownloadFile.Restart] = [], status: Int? = nil, responseHeaders: HTTPHeaderList? = nil,
-        error: String? = nil, errorCode: String? = nil, completedAt: Date? = nil
+        error: String? = nil, errorCode: String? = nil, completedAt: Date? = nil,
+        heldBy: Int? = nil
     ) {
         self.id = id
         self.url = url
@@ -67,5 +71,6 @@ package struct DownloadEntry: Sendable, Codable, Equatable {
         self.error = error
         self.errorCode = errorCode
         self.completedAt = completedAt
+        self.heldBy = heldBy
     }
 }

@@ -35,7 +35,6 @@ final class TunnelRelay {
     private let connectTimeout: Duration
     private let destinations: DestinationPolicy
     private let idleLimit: Duration?
-    private let started = NIODeadline.now()
     private var idleTimer: TunnelIdleTimer?
     /// The next idle check; canceled when the tunnel ends, so the relay is not kept alive by it.
     private var idleCheck: Scheduled<Void>?
@@ -64,7 +63,9 @@ final class TunnelRelay {
         guard case .idle = self.phase else { return }
         let connector = TunnelConnector(
             host: self.host, port: self.port, timeout: self.connectTimeout, eventLoop: self.eventLoop,
-            started: self.started, destinations: self.destinations)
+            // From now, not from the task's creation: a tunnel held by a rule connects only once
+            // released, and its connect timeout is the connect's own.
+            started: .now(), destinations: self.destinations)
         self.phase = .connecting(connector)
         connector.start { [self] result in self.connectDidFinish(result) }
     }

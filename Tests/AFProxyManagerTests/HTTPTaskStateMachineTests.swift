@@ -173,3 +173,49 @@ import Testing
         #expect(machine.window.reserved == 8192)
     }
 }
+
+/// A task a hold rule caught: created suspended, its transfer started only by the release.
+@Suite struct HTTPTaskHoldTests {
+    @Test func aTaskNotHeldStartsAtBegin() {
+        var machine = HTTPTaskStateMachine()
+        #expect(machine.begin() == .start)
+        #expect(machine.begin() == .none)
+    }
+
+    @Test func aSuspendBeforeBeginStillStartsTheTransferPaused() throws {
+        var machine = HTTPTaskStateMachine()
+        #expect(try machine.suspend() == .suspend)
+        #expect(machine.begin() == .start)
+        #expect(try machine.resume() == .resume)
+    }
+
+    @Test func aHeldTaskStartsOnlyWhenReleased() throws {
+        var machine = HTTPTaskStateMachine(heldBy: 7)
+        #expect(machine.state == .suspended && machine.heldBy == 7)
+        #expect(machine.begin() == .hold(rule: 7))
+        #expect(try machine.resume() == .release(start: true))
+        #expect(machine.state == .running && machine.heldBy == nil)
+        #expect(try machine.suspend() == .suspend)
+        #expect(try machine.resume() == .resume)
+    }
+
+    @Test func aReleaseBeforeBeginLeavesTheStartToBegin() throws {
+        var machine = HTTPTaskStateMachine(heldBy: 1)
+        #expect(try machine.resume() == .release(start: false))
+        #expect(machine.begin() == .start)
+    }
+
+    @Test func theBodyWaitsWhileHeld() throws {
+        var machine = HTTPTaskStateMachine(heldBy: 1)
+        _ = machine.begin()
+        let (keepReading, action) = machine.requestBodyArrived(ByteBuffer(repeating: 0x61, count: 1000))
+        #expect(keepReading && action == .none)
+        #expect(machine.upload.bytes == 1000)
+    }
+
+    @Test func aHeldTaskCanceledAbortsAndIsNeverHeldAgain() throws {
+        var machine = HTTPTaskStateMachine(heldBy: 3)
+        #expect(try machine.cancel(.canceled()) == .abort(.canceled()))
+        #expect(machine.begin() == .none)
+    }
+}

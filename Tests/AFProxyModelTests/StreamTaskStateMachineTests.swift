@@ -56,3 +56,40 @@ import Testing
         #expect("\(IllegalTransition(verb: "resume", state: .running))" == "cannot resume a task that is running")
     }
 }
+
+@Suite struct StreamTaskHoldTests {
+    @Test func aTaskNotHeldStartsAtBegin() {
+        var machine = StreamTaskStateMachine()
+        #expect(machine.begin() == .start)
+        #expect(machine.begin() == .none)
+        #expect(machine.heldBy == nil)
+    }
+
+    @Test func aHeldTaskStartsOnlyWhenReleased() throws {
+        var machine = StreamTaskStateMachine(heldBy: 4)
+        #expect(machine.state == .suspended && machine.heldBy == 4)
+        #expect(machine.begin() == .hold(rule: 4))
+        #expect(throws: IllegalTransition(verb: "suspend", state: .suspended)) { try machine.suspend() }
+        #expect(try machine.resume() == .release(start: true))
+        #expect(machine.state == .running && machine.heldBy == nil)
+        // From here it is an ordinary task.
+        #expect(try machine.suspend() == .suspend)
+        #expect(try machine.resume() == .resume)
+    }
+
+    @Test func aReleaseBeforeBeginLeavesTheStartToBegin() throws {
+        var machine = StreamTaskStateMachine(heldBy: 1)
+        #expect(try machine.resume() == .release(start: false))
+        #expect(machine.begin() == .start)
+    }
+
+    @Test func aHeldTaskCanceledAbortsAndNeverStarts() throws {
+        var machine = StreamTaskStateMachine(heldBy: 2)
+        #expect(machine.begin() == .hold(rule: 2))
+        #expect(try machine.cancel(.canceled()) == .abort(.canceled()))
+        #expect(machine.heldBy == 2)  // it ended held
+        var early = StreamTaskStateMachine(heldBy: 2)
+        #expect(early.clientClosed() == .abort(.clientClosed("canceled: client closed the connection")))
+        #expect(early.begin() == .none)
+    }
+}

@@ -1,0 +1,86 @@
+/// The hold rules in force, in the order they were added, as a plain value: the session manager
+/// keeps one behind a lock and asks it about each new task; `holds.json` keeps it across
+/// restarts, `nextID` with it so that a rule id names one rule for good.
+package struct HoldRuleSet: Sendable, Equatable, Codable {
+    package private(set) var rules: [HoldRule]
+    package private(set) var nextID: Int
+
+    package init(rules: [HoldRule] = [], nextID: Int = 1) {
+        self.rules = rules
+        self.nextID = max(nextID, (rules.map(\.id).max() ?? 0) + 1)
+    }
+
+    package var isEmpty: Bool { self.rules.isEmpty }
+
+    package mutating func add(_ conditions: HoldConditions, once: Bool = false) -> HoldRule {
+        let rule = HoldRule(id: self.nextID, conditions: conditions, once: once)
+        self.nextID += 1
+        self.rules.append(rule)
+        return rule
+    }
+
+    /// The rule removed, nil when there is none with `id`.
+    package mutating func remove(id: Int) -> HoldRule? {
+        guard let index = self.rules.firstIndex(where: { $0.id == id }) else { return nil }
+        return self.rules.remove(at: index)
+    }
+
+    /// The id of the first rule that matches `facts`, which counts the catch (a `once` rule
+    /// leaves the set with it); nil when none does.
+    package mutating func catchTask(_ facts: HoldFacts) -> Int? {
+        guard let index = self.rules.firstIndex(where: { $0.conditions.matches(facts) }) else { return nil }
+        let id = self.rules[index].id
+        if self.rules[index].once {
+            self.rules.remove(at: index)
+        } else {
+            self.rules[index].caught += 1
+        }
+        return id
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case rules, nextID
+    }
+
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            rules: try container.decode([HoldRule].self, forKey: .rules),
+            nextID: try container.decodeIfPresent(Int.self, forKey: .nextID) ?? 1)
+    }
+}
+
+/// `POST /v1/holds`: a rule to add, its conditions as texts (checked by `HoldConditions`).
+package struct HoldRequestBody: Sendable, Codable, Equatable {
+    package var host: String?
+    package var method: String?
+    package var url: String?
+    package var kind: String?
+    package var all: Bool?
+    package var once: Bool?
+
+    package init(
+        host: String? = nil, method: String? = nil, url: String? = nil, kind: String? = nil, all: Bool? = nil,
+        once: Bool? = nil
+    ) {
+        self.host = host
+        self.method = method
+        self.url = url
+        self.kind = kind
+        self.all = all
+        self.once = once
+    }
+
+    package func conditions() throws(HoldRuleError) -> HoldConditions {
+        try HoldConditions(host: self.host, method: self.method, url: self.url, kind: self.kind, all: self.all ?? false)
+    }
+}
+
+/// `GET /v1/holds`: the rules in force, in order.
+package struct HoldList: Sendable, Codable, Equatable {
+    package var holds: [HoldRule]
+
+    package init(holds: [HoldRule]) {
+        self.holds = holds
+    }
+}
