@@ -6,7 +6,8 @@ import Synchronization
 
 /// One log entry per completed task, with the task's figures as metadata (journal fields
 /// AFPROXY_TASK_ID, AFPROXY_METHOD, AFPROXY_URL, AFPROXY_STATUS, AFPROXY_BYTES_UP,
-/// AFPROXY_BYTES_DOWN, AFPROXY_DURATION_MS, and AFPROXY_ERROR for a failure): at info level,
+/// AFPROXY_BYTES_DOWN, AFPROXY_DURATION_MS, AFPROXY_ERROR for a failure, and AFPROXY_CLIENT_PID,
+/// _EXE, _UNIT, _USER, _UID for a client process known when the task completed): at info level,
 /// which `log-completed-tasks = no` turns off, or at error level for a task that failed, always.
 ///
 /// The event bus calls the subscriber on the session thread, so it only takes the time and
@@ -143,6 +144,7 @@ final class TaskLog: Sendable {
         ]
         if let status = record.status { metadata["status"] = "\(status)" }
         if let error = record.error { metadata["error"] = "\(error)" }
+        if let process = record.clientProcess { Self.addClientProcess(process, to: &metadata) }
         return (level, message, metadata)
     }
 }

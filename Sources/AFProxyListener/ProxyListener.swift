@@ -13,8 +13,15 @@ package final class ProxyListener: Service, Sendable {
     private let group: any EventLoopGroup
     private let limiter: ConnectionLimiter
     private let channels = Locked<[any Channel]>([])
+    /// Starts the lookup of a local client's process (the daemon's `ClientProcessLookup`); it
+    /// answers at once with the slot the finding will go to, and never blocks the event loop.
+    private let processLookup: ClientProcessLookupStart?
 
-    package init(manager: SessionManager, configuration: ListenerConfiguration, group: any EventLoopGroup) {
+    package init(
+        manager: SessionManager, configuration: ListenerConfiguration, group: any EventLoopGroup,
+        processLookup: ClientProcessLookupStart? = nil
+    ) {
+        self.processLookup = processLookup
         self.manager = manager
         self.configuration = Locked(configuration)
         self.group = group
@@ -89,6 +96,11 @@ package final class ProxyListener: Service, Sendable {
                 }
                 channel.closeFuture.whenComplete { _ in limiter.release() }
                 let client = channel.remoteAddress.map(Self.describe) ?? "unknown"
+                let process = self.processLookup.flatMap { lookup in
+                    ConnectionAddresses(local: channel.localAddress, peer: channel.remoteAddress).flatMap { addresses in
+                        addresses.peerIsLocal ? lookup(addresses) : nil
+                    }
+                }
                 return channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(
@@ -96,7 +108,8 @@ package final class ProxyListener: Service, Sendable {
                             idleTimeout: configuration.idleTimeout, headerTimeout: configuration.headerTimeout,
                             via: configuration.viaName))
                     try Self.addHTTPHandlers(
-                        to: sync, manager: manager, validator: validator, clientAddress: client, limits: limits)
+                        to: sync, manager: manager, validator: validator, clientAddress: client, limits: limits,
+                        clientProcess: process)
                 }
             }
     }
@@ -106,11 +119,13 @@ package final class ProxyListener: Service, Sendable {
     @discardableResult
     static func addHTTPHandlers(
         to pipeline: ChannelPipeline.SynchronousOperations, manager: SessionManager, validator: RequestValidator,
-        clientAddress: String, limits: NIOHTTPDecoderLimitConfiguration = .init()
+        clientAddress: String, limits: NIOHTTPDecoderLimitConfiguration = .init(),
+        clientProcess: ClientProcessSlot? = nil
     ) throws -> ProxyConnectionHandler {
         let codec = ClientCodec(decoder: RequestDecoder(limits: limits))
         let handler = ProxyConnectionHandler(
-            manager: manager, validator: validator, clientAddress: clientAddress, codec: codec)
+            manager: manager, validator: validator, clientAddress: clientAddress, codec: codec,
+            clientProcess: clientProcess)
         try codec.install(in: pipeline)
         try pipeline.addHandler(handler)
         return handler

@@ -92,7 +92,8 @@ package final class HTTPTask: @unchecked Sendable {
             responseHeaders: recorded.responseHead?.headers.map {
                 HTTPHeaderField($0.name, FieldText.display($0.value))
             },
-            resumes: recorded.resumes
+            resumes: recorded.resumes,
+            clientProcess: self.request.process?.process
         )
     }
 

@@ -73,7 +73,7 @@ package final class StreamTask: Sendable {
             status: recorded.status, error: failure?.message, errorCode: failure?.code,
             upload: TransferProgress(completed: self.bytesUp), download: TransferProgress(completed: self.bytesDown),
             metrics: recorded.metrics, requestHeaders: self.request.headers, responseHeaders: nil,
-            endReason: recorded.end?.reason)
+            endReason: recorded.end?.reason, clientProcess: self.request.process?.process)
     }
 
     // MARK: the client connection (on its event loop)

@@ -18,13 +18,19 @@ package struct ProxyRequest: Sendable {
     package var body: Body
     /// `host:port` of the client, for the task's record.
     package var client: String
+    /// Where the lookup of the client's process puts what it finds (nil: not looked up).
+    package var process: ClientProcessSlot?
 
-    package init(method: String, url: String, headers: HTTPHeaderList, body: Body, client: String) {
+    package init(
+        method: String, url: String, headers: HTTPHeaderList, body: Body, client: String,
+        process: ClientProcessSlot? = nil
+    ) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.client = client
+        self.process = process
     }
 
     package var kind: TaskKind {

@@ -10,12 +10,17 @@ package struct StreamRequest: Sendable, Equatable {
     package var headers: HTTPHeaderList
     /// `host:port` of the client, for the task's record.
     package var client: String
+    /// Where the lookup of the client's process puts what it finds (nil: not looked up).
+    package var process: ClientProcessSlot?
 
-    package init(host: String, port: Int, headers: HTTPHeaderList = [], client: String) {
+    package init(
+        host: String, port: Int, headers: HTTPHeaderList = [], client: String, process: ClientProcessSlot? = nil
+    ) {
         self.host = host
         self.port = port
         self.headers = headers
         self.client = client
+        self.process = process
     }
 
     /// `host:port` as the CONNECT line names it, an IPv6 address in brackets: the task's URL.

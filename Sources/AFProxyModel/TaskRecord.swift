@@ -33,6 +33,8 @@ package struct TaskRecord: Sendable, Codable, Equatable {
     package var resumes: [TaskResume]
     /// A download task's file; nil for the other kinds.
     package var file: DownloadFile?
+    /// The program on this machine that made the request (its connection's), when it was found.
+    package var clientProcess: ClientProcess?
 
     package init(
         id: Int, kind: TaskKind, state: TaskState, method: String, url: String, client: String,
@@ -40,7 +42,8 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         upload: TransferProgress = .init(),
         download: TransferProgress = .init(), metrics: TaskMetrics = .init(),
         requestHeaders: HTTPHeaderList = [], responseHeaders: HTTPHeaderList? = nil, endReason: String? = nil,
-        waiting: String? = nil, resumes: [TaskResume] = [], file: DownloadFile? = nil
+        waiting: String? = nil, resumes: [TaskResume] = [], file: DownloadFile? = nil,
+        clientProcess: ClientProcess? = nil
     ) {
         self.id = id
         self.kind = kind
@@ -61,6 +64,7 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         self.waiting = waiting
         self.resumes = resumes
         self.file = file
+        self.clientProcess = clientProcess
     }
 
     // Encode nil as null: clients see every documented key, with null for what is not known.
@@ -85,5 +89,6 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         try container.encode(self.waiting, forKey: .waiting)
         try container.encode(self.resumes, forKey: .resumes)
         try container.encode(self.file, forKey: .file)
+        try container.encode(self.clientProcess, forKey: .clientProcess)
     }
 }
