@@ -82,7 +82,7 @@ package final class ProxyListener: Service, Sendable {
         return ServerBootstrap(group: self.group)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelOption(.maxMessagesPerRead, value: Self.readsPerEvent)
             .childChannelOption(.recvAllocator, value: Self.recvAllocator)
             .childChannelInitializer { [self] channel in
