@@ -33,7 +33,7 @@ final class TaskLog: Sendable {
     /// not kept in memory.
     static let capacity = 10_000
 
-    private let manager: SessionManager
+    let manager: SessionManager
     private let logger: Logger
     private let enabled: Atomic<Bool>
     /// Whether a handler reads metadata (the journal's fields); stderr lines do not, and the
@@ -96,7 +96,8 @@ final class TaskLog: Sendable {
             return (queue.entries, queue.dropped)
         }
         StderrLogHandler.batched {
-            for entry in entries {
+            for var entry in entries {
+                self.addLateClientProcess(to: &entry.record)
                 let (level, message, metadata) = Self.entry(
                     entry.record, durationMs: entry.durationMs, structured: self.structured)
                 self.logger.log(level: level, "\(message)", metadata: metadata)

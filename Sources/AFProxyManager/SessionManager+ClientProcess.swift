@@ -26,4 +26,10 @@ extension SessionManager {
             }
         }
     }
+
+    /// The client process of a task that completed, as its history record has it now (it may
+    /// have arrived after the completion).
+    package func clientProcess(ofCompleted id: Int) -> ClientProcess? {
+        self.registry.withLock { $0.history.newest(id: id)?.clientProcess }
+    }
 }

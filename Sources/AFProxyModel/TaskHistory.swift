@@ -31,6 +31,18 @@ package struct TaskHistory: Sendable {
         self.ring.first { $0.id == id }
     }
 
+    /// The record of task `id`, looked for from the newest: a task that just completed is found
+    /// at once.
+    package func newest(id: Int) -> TaskRecord? {
+        guard !self.ring.isEmpty else { return nil }
+        var index = (self.next + self.ring.count - 1) % self.ring.count
+        for _ in 0..<self.ring.count {
+            if self.ring[index].id == id { return self.ring[index] }
+            index = (index + self.ring.count - 1) % self.ring.count
+        }
+        return nil
+    }
+
     /// Applies `body` to the records, newest first, until it answers true.
     mutating func updateFirst(_ body: (inout TaskRecord) -> Bool) {
         guard !self.ring.isEmpty else { return }

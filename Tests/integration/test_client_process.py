@@ -15,7 +15,8 @@ import time
 
 import pytest
 
-from helpers import ctl, live_task, start_curl, wait_for
+from helpers import ctl, start_curl, wait_for
+from test_systemd import journal  # noqa: F401  (the fixture)
 
 SLOW = "/slowbody/204800?interval=0.05"  # 200 KiB at 1 KiB per 50 ms: about 10 s
 
@@ -170,3 +171,19 @@ def test_a_task_with_no_client_connection_has_null(proxy, origin, tmp_path):
     assert r.returncode == 0, r.stderr
     task = json.loads(r.stdout)
     assert "clientProcess" in task and task["clientProcess"] is None, task
+
+
+def test_the_journal_entry_names_the_client_process(start_proxy, origin, journal):
+    from helpers import curl
+    from test_systemd import namespace_wrapper
+    from pathlib import Path
+
+    p = start_proxy(wrapper=namespace_wrapper(Path(journal.path).parent))
+    url = origin.url("/slowbody/10240?interval=0.05")
+    client = start_curl(p, "-o", "/dev/null", url)
+    assert client.wait(60) == 0
+    entry = journal.wait_entry(lambda e: e.get("AFPROXY_URL") == url)
+    assert entry["AFPROXY_CLIENT_PID"] == str(client.pid), entry
+    assert entry["AFPROXY_CLIENT_EXE"] == curl_path(), entry
+    assert entry["AFPROXY_CLIENT_UID"] == str(os.geteuid()), entry
+    assert entry["AFPROXY_CLIENT_USER"] == user_name(os.geteuid()), entry
