@@ -35,9 +35,4 @@ package final class ClientProcessLookup: @unchecked Sendable {
         }
         return slot
     }
-
-    /// The process now, on the caller's thread, bypassing the queue (tests).
-    package func findNow(_ addresses: ConnectionAddresses) -> ClientProcess? {
-        self.queue.sync { self.finder.find(addresses) }
-    }
 }
