@@ -183,6 +183,7 @@ struct Watch: ParsableCommand {
                 switch try? Console.decoder().decode(StreamEvent.self, from: Data(line.utf8)) {
                 case .task(let event): Console.output(Self.describe(event))
                 case .network(let event): Console.output(Self.describe(event))
+                case .missed(let missed): Console.output(Self.describe(missed))
                 case nil: break
                 }
                 return true
@@ -195,6 +196,11 @@ struct Watch: ParsableCommand {
     /// `2025-05-01T10:00:00Z network-lost network unreachable since …`.
     static func describe(_ event: NetworkEvent, now: Date = Date()) -> String {
         "\(now.formatted(.iso8601)) \(event.event.rawValue) network \(ReachabilityText.describe(event.network))"
+    }
+
+    /// `2025-05-01T10:00:00Z missed    12 events while not reading`: what the daemon dropped for us.
+    static func describe(_ missed: MissedEvents, now: Date = Date()) -> String {
+        "\(now.formatted(.iso8601)) missed    \(missed.missed) event\(missed.missed == 1 ? "" : "s") while not reading"
     }
 
     static func describe(_ event: TaskEvent, now: Date = Date()) -> String {

@@ -51,6 +51,11 @@ final class ControlHandler: ChannelInboundHandler {
         }
     }
 
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        self.stream?.writabilityChanged()
+        context.fireChannelWritabilityChanged()
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         self.stream?.stop()
         self.stream = nil

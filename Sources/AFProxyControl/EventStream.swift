@@ -6,13 +6,20 @@ import NIOHTTP1
 
 /// The body of `GET /v1/events`: every event the session publishes, the network watcher's
 /// `network-lost` / `network-restored`, and `progress` for each live task whose byte counts
-/// moved, at most four times a second. Events arrive on the publishing
-/// thread and are written on the connection's event loop; a reader too slow to keep the socket
-/// writable is disconnected rather than buffered without bound.
+/// moved, at most four times a second. Events arrive on the publishing thread and are written on
+/// the connection's event loop. A reader that stops reading costs a fixed amount of memory
+/// (`EventDelivery`): what it cannot take is dropped, counted, and reported as one `missed` line
+/// when it reads again, so a dashboard in a background tab or a paused `watch` neither grows the
+/// daemon nor loses track silently.
 final class EventStream {
+    /// Events waiting for the event loop, per reader. Publishing can outpace a busy loop for a
+    /// moment (a burst of completions); beyond this they count as missed rather than queue.
+    static let capacity = 256
+
     private let manager: SessionManager
     private let context: ChannelHandlerContext
     private let encoder: JSONEncoder
+    private let delivery = Locked(EventDelivery(capacity: EventStream.capacity))
     private var token: Int?
     private var ticker: RepeatedTask?
     private var lastProgress: [Int: (Int64, Int64)] = [:]
@@ -25,8 +32,10 @@ final class EventStream {
         self.encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
+        let delivery = self.delivery
         self.token = manager.events.subscribeStream { event in
-            eventLoop.execute { loopBound.value.write(event) }
+            guard delivery.withLock({ $0.offer() }) else { return }
+            eventLoop.execute { loopBound.value.deliver(event) }
         }
         self.ticker = eventLoop.scheduleRepeatedTask(initialDelay: .milliseconds(250), delay: .milliseconds(250)) { _ in
             loopBound.value.tick()
@@ -40,7 +49,31 @@ final class EventStream {
         self.ticker = nil
     }
 
+    /// The socket drained below NIO's low watermark (or filled above its high one).
+    func writabilityChanged() {
+        guard self.context.channel.isWritable, let missed = self.delivery.withLock({ $0.becameWritable() }) else {
+            return
+        }
+        self.write(.missed(MissedEvents(missed)))
+    }
+
+    private func deliver(_ event: StreamEvent) {
+        let writable = self.context.channel.isWritable
+        switch self.delivery.withLock({ $0.dequeue(writable: writable) }) {
+        case .drop:
+            break
+        case .write:
+            self.write(event)
+        case .writeAfterMissed(let missed):
+            self.write(.missed(MissedEvents(missed)))
+            self.write(event)
+        }
+    }
+
+    /// Progress is a snapshot: a reader that cannot take it now gets the state of the moment at
+    /// its next tick instead, so skipped ticks are not counted as missed.
     private func tick() {
+        guard self.context.channel.isWritable else { return }
         var seen: [Int: (Int64, Int64)] = [:]
         for record in self.manager.tasks(includeHistory: false) where record.state != .completed {
             let counts = (record.upload.completed, record.download.completed)
@@ -53,13 +86,7 @@ final class EventStream {
     }
 
     private func write(_ event: StreamEvent) {
-        guard self.token != nil else { return }
-        guard self.context.channel.isWritable else {
-            self.stop()
-            self.context.close(promise: nil)
-            return
-        }
-        guard let json = try? self.encoder.encode(event) else { return }
+        guard self.token != nil, let json = try? self.encoder.encode(event) else { return }
         var buffer = self.context.channel.allocator.buffer(capacity: json.count + 1)
         buffer.writeBytes(json)
         buffer.writeString("\n")

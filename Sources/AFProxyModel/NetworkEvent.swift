@@ -29,12 +29,14 @@ package struct NetworkEvent: Sendable, Codable, Equatable {
     }
 }
 
-/// One line of `GET /v1/events`: a task event (its JSON unchanged: `{"event", "task"}`) or a
-/// network event (`{"event", "network"}`). Kept as two types so that a task event always has its
-/// task; decoding tells them apart by the `event` name.
+/// One line of `GET /v1/events`: a task event (its JSON unchanged: `{"event", "task"}`), a
+/// network event (`{"event", "network"}`), or what a slow reader missed (`{"event": "missed",
+/// "missed": N}`). Kept apart so that a task event always has its task; decoding tells them apart
+/// by the `event` name.
 package enum StreamEvent: Sendable, Equatable, Codable {
     case task(TaskEvent)
     case network(NetworkEvent)
+    case missed(MissedEvents)
 
     private enum CodingKeys: String, CodingKey {
         case event
@@ -44,6 +46,8 @@ package enum StreamEvent: Sendable, Equatable, Codable {
         let name = try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .event)
         if NetworkEvent.Kind(rawValue: name) != nil {
             self = .network(try NetworkEvent(from: decoder))
+        } else if name == MissedEvents.name {
+            self = .missed(try MissedEvents(from: decoder))
         } else {
             self = .task(try TaskEvent(from: decoder))
         }
@@ -53,6 +57,7 @@ package enum StreamEvent: Sendable, Equatable, Codable {
         switch self {
         case .task(let event): try event.encode(to: encoder)
         case .network(let event): try event.encode(to: encoder)
+        case .missed(let missed): try missed.encode(to: encoder)
         }
     }
 }

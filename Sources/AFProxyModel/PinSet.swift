@@ -1,11 +1,11 @@
 /// Public-key pins per host, AFSecurityPolicy's pinning mode for afproxy's own TLS connections:
 /// a host with pins accepts only a certificate chain whose leaf key hashes to one of them
 /// (curl's `CURLOPT_PINNEDPUBLICKEY`). Config lines `pin = HOST sha256//BASE64[;sha256//BASE64…]`,
-/// `*.example.org` for every name below example.org; the most specific entry wins.
+/// HOST a `HostPattern` (`*.example.org` for every name below example.org); the most specific
+/// entry wins.
 package struct PinSet: Sendable, Equatable {
     package struct Entry: Sendable, Equatable {
-        /// A host name, lower-case, or `*.` and a domain.
-        package var pattern: String
+        package var pattern: HostPattern
         package var pins: [String]
     }
 
@@ -18,10 +18,11 @@ package struct PinSet: Sendable, Equatable {
     package mutating func add(_ line: String) throws(PinError) {
         let parts = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
         guard parts.count == 2 else { throw PinError("expected HOST sha256//BASE64[;sha256//BASE64…], got \(line)") }
-        let pattern = parts[0].lowercased()
-        let host = pattern.hasPrefix("*.") ? String(pattern.dropFirst(2)) : pattern
-        guard !host.isEmpty, !host.contains("*"), host.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x2F }) else {
-            throw PinError("expected a host name or *.domain, got \(parts[0])")
+        let pattern: HostPattern
+        do throws(HostPatternError) {
+            pattern = try HostPattern(parts[0])
+        } catch {
+            throw PinError(error.message)
         }
         let pins = try Self.parse(String(parts[1]))
         if let index = self.entries.firstIndex(where: { $0.pattern == pattern }) {
@@ -48,12 +49,9 @@ package struct PinSet: Sendable, Equatable {
     /// The pins of `host` in curl's form (`sha256//a;sha256//b`), nil when it has none: an exact
     /// entry first, else the longest matching wildcard.
     package func pins(for host: String) -> String? {
-        let host = host.lowercased()
-        if let exact = self.entries.first(where: { $0.pattern == host }) { return exact.pins.joined(separator: ";") }
-        let wildcard = self.entries.filter { entry in
-            entry.pattern.hasPrefix("*.") && host.hasSuffix(String(entry.pattern.dropFirst()))
-        }.max { $0.pattern.count < $1.pattern.count }
-        return wildcard?.pins.joined(separator: ";")
+        let best = self.entries.filter { $0.pattern.matches(host: host) }
+            .max { $0.pattern.specificity < $1.pattern.specificity }
+        return best?.pins.joined(separator: ";")
     }
 }
 

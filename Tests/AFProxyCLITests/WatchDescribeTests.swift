@@ -17,6 +17,13 @@ import Testing
             ], file: DownloadFile(path: "/tmp/f"))
     }
 
+    @Test func aMissedLineSaysHowMany() {
+        #expect(
+            Watch.describe(MissedEvents(3), now: self.now)
+                == "1970-01-01T00:00:00Z missed    3 events while not reading")
+        #expect(Watch.describe(MissedEvents(1), now: self.now).hasSuffix(" 1 event while not reading"))
+    }
+
     @Test func aResumeAtOffsetSaysTheOffset() {
         #expect(
             Watch.describe(TaskEvent(.resumedAtOffset, task: self.task), now: self.now)

@@ -27,6 +27,7 @@ import Testing
             case .task(let taskEvent): stream.append("\(taskEvent.event.rawValue) #\(taskEvent.task.id)")
             case .network(let networkEvent):
                 stream.append("\(networkEvent.event.rawValue) \(networkEvent.network.status)")
+            case .missed(let missed): stream.append("missed \(missed.missed)")
             }
         }
         _ = bus.subscribe { tasks.append("\($0.event.rawValue) #\($0.task.id)") }

@@ -652,7 +652,8 @@ class EventStream:
     """`GET /v1/events` on the control socket, read by a background thread.
 
     `events` holds (monotonic receive time, parsed JSON line) in order; `status` the response status.
-    Use as a context manager; `close()` ends the stream.
+    Use as a context manager; `close()` ends the stream. `pause()` stops reading from the socket
+    (a reader that stopped: the daemon's buffers fill), `go()` reads on.
     """
 
     def __init__(self, control_socket: str, timeout: float = 10.0):
@@ -677,6 +678,8 @@ class EventStream:
         self.ended = threading.Event()
         self._lock = threading.Lock()
         self._closing = False
+        self._reading = threading.Event()
+        self._reading.set()
         self.conn.sock.settimeout(None)  # a quiet stream is not an error; close() unblocks the reader
         self._thread = threading.Thread(target=self._read, daemon=True, name="event-stream")
         self._thread.start()
@@ -684,6 +687,7 @@ class EventStream:
     def _read(self) -> None:
         try:
             while True:
+                self._reading.wait()
                 line = self.resp.readline()
                 if not line:
                     break
@@ -704,6 +708,12 @@ class EventStream:
         finally:
             self.ended.set()
 
+    def pause(self) -> None:
+        self._reading.clear()
+
+    def go(self) -> None:
+        self._reading.set()
+
     def snapshot(self) -> list[dict]:
         with self._lock:
             return [e for _, e in self.events]
@@ -717,6 +727,7 @@ class EventStream:
 
     def close(self) -> None:
         self._closing = True
+        self._reading.set()
         try:
             if self.conn.sock is not None:
                 self.conn.sock.shutdown(socket.SHUT_RDWR)

@@ -3,6 +3,7 @@ stream, the API's errors, who may connect, and the socket file's life cycle."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import random
@@ -20,7 +21,7 @@ from helpers import (
     EventStream, clean_env, curl, curl_sha256, file_sha256, live_task, short_socket_dir, start_curl,
     wait_for,
 )
-from origin import payload_sha256
+from origin import payload, payload_sha256
 
 MiB = 1024 * 1024
 
@@ -287,6 +288,37 @@ def test_suspend_all_resume_all(proxy, origin):
 
 # ----------------------------------------------------------------------------------------------
 # events
+
+
+def test_a_stopped_event_reader_is_told_what_it_missed(proxy, origin):
+    """A reader that stops reading does not make the daemon buffer for it: events it cannot take
+    are dropped and counted, and when it reads again a `missed` line says how many. Every task
+    event is either received or counted, none vanishes."""
+    n = 3000
+    with EventStream(proxy.control_socket) as ev:
+        ev.pause()
+        conn = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=30)
+        for i in range(n):
+            conn.request("GET", origin.url(f"/bytes/16?i={i}"))
+            resp = conn.getresponse()
+            assert (resp.status, len(resp.read())) == (200, 16)
+        ev.go()
+        marker = origin.url("/bytes/16?marker")
+        conn.request("GET", marker)
+        assert conn.getresponse().read() == payload(16)
+        conn.close()
+        wait_for(lambda: any(e["event"] == "completed" and e["task"]["url"] == marker for e in ev.snapshot()),
+                 timeout=30, message=lambda: f"the marker's completed event; last: {ev.snapshot()[-3:]}")
+        assert not ev.bad_lines and ev.error is None, (ev.bad_lines[:3], ev.error)
+        events = ev.snapshot()
+
+    missed = [e for e in events if e["event"] == "missed"]
+    assert missed, f"{len(events)} events arrived for {n} requests and none was missed: the reader never stopped?"
+    assert all(set(e) == {"event", "missed"} and e["missed"] > 0 for e in missed), missed
+    received = [e for e in events if e["event"] in ("created", "completed")]
+    assert len(received) + sum(e["missed"] for e in missed) == 2 * (n + 1), (
+        f"received {len(received)} task events and {sum(e['missed'] for e in missed)} missed, "
+        f"for {2 * (n + 1)} published")
 
 
 def test_event_stream_lifecycle(proxy, origin):

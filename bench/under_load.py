@@ -1,0 +1,455 @@
+#!/usr/bin/env python3
+"""afproxy watched while it works: issue 13's "under load" targets, measured in one run.
+
+  bench/under_load.py            (release binaries from .build/release; AFPROXY_BIN and
+                                  AFPROXYCTL_BIN choose others)
+
+1. Answers with many live tasks. UL_TASKS (1000) clients each start a slow download through the
+   proxy (an origin that sends 1 KiB every half second), so the daemon holds that many live,
+   moving tasks. Then each of these is timed UL_SAMPLES (7) times, and the median and the worst
+   are printed beside the 100 ms target:
+     - `afproxyctl list` (the whole command: exec, connect, fetch, format, exit),
+     - `GET /v1/tasks` on the control socket (request to last byte),
+     - `GET /metrics` on the control socket,
+     - the dashboard's first render in headless chromium: from navigation start to the frame in
+       which its task table shows every live task (the page's own `performance` clock), when the
+       daemon has `--web` and selenium and chromium are installed.
+2. What watching costs. wrk at 64 connections (1 KiB GETs from an nginx origin through the proxy,
+   UL_SECONDS (10) each), in UL_ROUNDS (3) alternating pairs: nobody watching, then a dashboard
+   (headless chromium) and `afproxyctl watch --json` open. Prints req/s of each, their medians and
+   the drop, beside the 5 % target. The live tasks of part 1 are gone by then: this part measures
+   the event stream's cost per request, not the 1,000-task page.
+3. A reader that stops. A subscriber to `GET /v1/events` stops reading while wrk runs; the
+   daemon's RSS is read before and after, and the `missed` count the reader gets when it reads
+   again is printed.
+
+Needs nginx and wrk (Debian) and, for the dashboard, chromium, chromium-driver and selenium.
+Prints `UNDER_LOAD key=value …` lines; problems go to stderr. Timings on a shared 2-core machine
+are noisy: compare figures of one run only.
+"""
+from __future__ import annotations
+
+import asyncio
+import http.client
+import json
+import os
+import re
+import resource
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(BENCH)
+sys.path.insert(0, BENCH)
+import procmon  # noqa: E402
+
+TASKS = int(os.environ.get("UL_TASKS", "1000"))
+SAMPLES = int(os.environ.get("UL_SAMPLES", "7"))
+SECONDS = int(os.environ.get("UL_SECONDS", "10"))
+ROUNDS = int(os.environ.get("UL_ROUNDS", "3"))
+AFPROXY = os.environ.get("AFPROXY_BIN", os.path.join(REPO, ".build/release/afproxy"))
+AFPROXYCTL = os.environ.get("AFPROXYCTL_BIN", os.path.join(REPO, ".build/release/afproxyctl"))
+TARGET_MS = 100.0
+TARGET_DROP = 5.0
+
+
+def warn(message: str) -> None:
+    print(f"under_load: {message}", file=sys.stderr, flush=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class UnixConnection(http.client.HTTPConnection):
+    def __init__(self, path: str, timeout: float = 30):
+        super().__init__("localhost", timeout=timeout)
+        self.unix_path = path
+
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(self.timeout)
+        self.sock.connect(self.unix_path)
+
+
+def control_get(sock: str, path: str) -> tuple[float, bytes]:
+    """Milliseconds from the request to the answer's last byte, and the body."""
+    conn = UnixConnection(sock)
+    conn.connect()
+    start = time.perf_counter()
+    conn.request("GET", path)
+    body = conn.getresponse().read()
+    elapsed = (time.perf_counter() - start) * 1000
+    conn.close()
+    return elapsed, body
+
+
+# ------------------------------------------------------------------------------------------
+# origins
+
+
+def start_nginx(tmp: str) -> tuple[subprocess.Popen, int]:
+    port = free_port()
+    root = os.path.join(tmp, "nginx")
+    os.makedirs(os.path.join(root, "www"))
+    with open(os.path.join(root, "www", "1k"), "wb") as f:
+        f.write(os.urandom(1024))
+    conf = os.path.join(root, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write(f"""daemon off; master_process on; worker_processes 1;
+pid {root}/nginx.pid; error_log {root}/error.log warn;
+events {{ worker_connections 4096; }}
+http {{ access_log off; keepalive_requests 10000000; keepalive_timeout 300s;
+  client_body_temp_path {root}/b; proxy_temp_path {root}/p; fastcgi_temp_path {root}/f;
+  uwsgi_temp_path {root}/u; scgi_temp_path {root}/s;
+  server {{ listen 127.0.0.1:{port} backlog=4096; root {root}/www; }} }}
+""")
+    proc = subprocess.Popen(["nginx", "-c", conf, "-p", root], stderr=subprocess.DEVNULL)
+    wait_port(port)
+    return proc, port
+
+
+def wait_port(port: int, timeout: float = 15) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+class SlowWorld:
+    """An origin that sends a long body 1 KiB each half second, and TASKS clients reading it
+    through the proxy, all on one asyncio loop in a thread."""
+
+    def __init__(self, proxy_port: int):
+        self.proxy_port = proxy_port
+        self.loop = asyncio.new_event_loop()
+        self.port = 0
+        self.ready = threading.Event()
+        self.stopping = False
+        self.clients_ok = 0
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+        self.ready.wait(10)
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_until_complete(self._serve())
+
+    async def _serve(self) -> None:
+        server = await asyncio.start_server(self._origin, "127.0.0.1", 0, backlog=4096)
+        self.port = server.sockets[0].getsockname()[1]
+        self.ready.set()
+        while not self.stopping:
+            await asyncio.sleep(0.2)
+        server.close()
+        others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in others:
+            task.cancel()
+        await asyncio.gather(*others, return_exceptions=True)
+
+    async def _origin(self, reader, writer) -> None:
+        try:
+            while not (await reader.readline()) in (b"\r\n", b""):
+                pass
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 1000000000\r\n\r\n")
+            chunk = b"x" * 1024
+            while not self.stopping:
+                writer.write(chunk)
+                await writer.drain()
+                await asyncio.sleep(0.5)
+        except (OSError, asyncio.CancelledError):
+            pass
+        writer.close()
+
+    async def _client(self, index: int) -> None:
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", self.proxy_port)
+            writer.write(f"GET http://127.0.0.1:{self.port}/slow/{index} HTTP/1.1\r\n"
+                         f"Host: 127.0.0.1:{self.port}\r\n\r\n".encode())
+            await writer.drain()
+            self.clients_ok += 1
+            while not self.stopping and await reader.read(65536):
+                pass
+            writer.close()
+        except asyncio.CancelledError:
+            writer.close()
+        except OSError as error:
+            warn(f"slow client {index}: {error}")
+
+    def start_clients(self, count: int) -> None:
+        for index in range(count):
+            asyncio.run_coroutine_threadsafe(self._client(index), self.loop)
+
+    def stop(self) -> None:
+        self.stopping = True
+        self.thread.join(10)
+
+
+# ------------------------------------------------------------------------------------------
+# the daemon, the dashboard, watch
+
+
+class Daemon:
+    def __init__(self, tmp: str, web: bool):
+        self.port = free_port()
+        self.sock = os.path.join(tmp, "control.sock")
+        self.web_port = free_port() if web else None
+        args = [AFPROXY, "--listen", f"127.0.0.1:{self.port}", "--control-socket", self.sock,
+                "--state-dir", os.path.join(tmp, "state"), "--log-level", "warning"]
+        if web:
+            args += ["--web", f"127.0.0.1:{self.web_port}"]
+        self.log = open(os.path.join(tmp, "afproxy.log"), "wb")
+        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
+        wait_port(self.port)
+        deadline = time.monotonic() + 15
+        while not os.path.exists(self.sock):
+            if time.monotonic() > deadline:
+                raise RuntimeError("the control socket did not appear")
+            time.sleep(0.05)
+
+    def live(self) -> list[dict]:
+        return json.loads(control_get(self.sock, "/v1/tasks")[1])["tasks"]
+
+    def web_url(self) -> str | None:
+        out = subprocess.run([AFPROXYCTL, "--socket", self.sock, "web"], capture_output=True, text=True)
+        found = re.search(r"http://\S+", out.stdout)
+        return found.group(0) if out.returncode == 0 and found else None
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def daemon_has_web() -> bool:
+    out = subprocess.run([AFPROXY, "--help"], capture_output=True, text=True)
+    return "--web" in out.stdout
+
+
+def browser():
+    """Headless chromium through selenium, or None (and why) when it is not installed."""
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        return None, "selenium is not installed"
+    binary = shutil.which("chromium")
+    driver_path = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+    if not binary or not os.path.exists(driver_path):
+        return None, "chromium or chromium-driver is not installed"
+    options = webdriver.ChromeOptions()
+    options.binary_location = binary
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,900",
+                 "--disable-dev-shm-usage"):
+        options.add_argument(flag)
+    return webdriver.Chrome(service=Service(driver_path), options=options), None
+
+
+# The frame in which the table first shows `want` tasks, on the page's own clock (milliseconds
+# since navigation start); rows are whatever carries `data-task-id`.
+FIRST_RENDER_JS = """
+const want = arguments[0], done = arguments[arguments.length - 1];
+function look() {
+  if (document.querySelectorAll('[data-task-id]').length >= want) { done(performance.now()); return; }
+  if (performance.now() > 30000) { done(-1); return; }
+  requestAnimationFrame(look);
+}
+look();
+"""
+
+
+def first_render_ms(driver, url: str, want: int) -> float:
+    driver.get("about:blank")
+    driver.set_script_timeout(40)
+    driver.get(url)
+    return driver.execute_async_script(FIRST_RENDER_JS, want)
+
+
+# ------------------------------------------------------------------------------------------
+# measurements
+
+
+def timed_samples(label: str, fn) -> None:
+    fn()  # warm: the first call pays for page faults and lazy setup
+    values = [fn() for _ in range(SAMPLES)]
+    median, worst = statistics.median(values), max(values)
+    verdict = "PASS" if median < TARGET_MS else "FAIL"
+    print(f"UNDER_LOAD what={label} tasks={TASKS} median_ms={median:.1f} worst_ms={worst:.1f} "
+          f"target_ms={TARGET_MS:.0f} {verdict} runs={','.join(f'{v:.1f}' for v in values)}", flush=True)
+
+
+def ctl_list_ms(daemon: Daemon) -> float:
+    start = time.perf_counter()
+    subprocess.run([AFPROXYCTL, "--socket", daemon.sock, "list"], stdout=subprocess.DEVNULL, check=True)
+    return (time.perf_counter() - start) * 1000
+
+
+def wrk_rps(proxy_port: int, origin_port: int) -> float:
+    env = dict(os.environ, BENCH_PATH=f"http://127.0.0.1:{origin_port}/1k", BENCH_HOST=f"127.0.0.1:{origin_port}")
+    out = subprocess.run(["wrk", "-t2", "-c64", f"-d{SECONDS}s", "--timeout", "5s", "-s",
+                          os.path.join(BENCH, "get.lua"), f"http://127.0.0.1:{proxy_port}/"],
+                         capture_output=True, text=True, env=env)
+    line = next((l for l in out.stdout.splitlines() if l.startswith("BENCH ")), None)
+    if line is None:
+        raise RuntimeError(f"wrk gave no result: {out.stdout[-500:]} {out.stderr[-500:]}")
+    fields = dict(kv.split("=") for kv in line.split()[1:])
+    ok = int(fields["requests"]) - int(fields["non2xx"])
+    if ok == 0:
+        raise RuntimeError(f"no request through the proxy succeeded: {line}")
+    return ok / (int(fields["duration_us"]) / 1e6)
+
+
+class StoppedReader:
+    """`GET /v1/events`, read until told to stop, then not at all until told to read on."""
+
+    def __init__(self, sock: str):
+        self.conn = UnixConnection(sock, timeout=None)
+        self.conn.connect()
+        self.conn.request("GET", "/v1/events")
+        self.resp = self.conn.getresponse()
+        self.reading = threading.Event()
+        self.reading.set()
+        self.missed = 0
+        self.lines = 0
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        try:
+            while True:
+                self.reading.wait()
+                line = self.resp.readline()
+                if not line:
+                    return
+                self.lines += 1
+                if line.startswith(b'{"event":"missed"'):
+                    self.missed += json.loads(line)["missed"]
+        except (OSError, ValueError, AttributeError, http.client.HTTPException):
+            # AttributeError: http.client's reader after close() took its file away.
+            return
+
+    def close(self) -> None:
+        self.reading.set()
+        try:
+            self.conn.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.conn.close()
+
+
+def main() -> int:
+    for tool in ("nginx", "wrk"):
+        if not shutil.which(tool):
+            warn(f"{tool} is not installed (scripts/install-deps --bench installs it)")
+            return 2
+    for binary in (AFPROXY, AFPROXYCTL):
+        if not os.access(binary, os.X_OK):
+            warn(f"{binary} is missing: swift build -c release, or set AFPROXY_BIN / AFPROXYCTL_BIN")
+            return 2
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    web = daemon_has_web()
+    tmp = tempfile.mkdtemp(prefix="afproxy-under-load-")
+    os.chmod(tmp, 0o755)  # nginx's workers run as nobody and read www/ below it
+    nginx, origin_port = start_nginx(tmp)
+    daemon = Daemon(tmp, web)
+    driver, why_not = browser() if web else (None, "this afproxy has no --web")
+    web_url = daemon.web_url() if web else None
+    if web and not web_url:
+        why_not = "afproxyctl web gave no address"
+    print(f"UNDER_LOAD setup afproxy={AFPROXY} tasks={TASKS} samples={SAMPLES} wrk_seconds={SECONDS} "
+          f"rounds={ROUNDS} dashboard={'yes' if driver and web_url else 'no (' + str(why_not) + ')'}", flush=True)
+    status = 0
+    try:
+        # 1. many live tasks
+        world = SlowWorld(daemon.port)
+        world.start_clients(TASKS)
+        deadline = time.monotonic() + 120
+        while True:
+            moving = [t for t in daemon.live() if t["download"]["completed"] > 0]
+            if len(moving) >= TASKS:
+                break
+            if time.monotonic() > deadline:
+                warn(f"only {len(moving)} of {TASKS} tasks are moving after 120 s")
+                status = 1
+                break
+            time.sleep(0.5)
+        print(f"UNDER_LOAD live_tasks={len(daemon.live())} rss_kib={procmon.status_kib(daemon.proc.pid, 'VmRSS')}", flush=True)
+        timed_samples("afproxyctl-list", lambda: ctl_list_ms(daemon))
+        timed_samples("GET-/v1/tasks", lambda: control_get(daemon.sock, "/v1/tasks")[0])
+        timed_samples("GET-/metrics", lambda: control_get(daemon.sock, "/metrics")[0])
+        if driver and web_url:
+            timed_samples("dashboard-first-render", lambda: first_render_ms(driver, web_url, TASKS))
+        else:
+            print(f"UNDER_LOAD what=dashboard-first-render not measured: {why_not}", flush=True)
+        world.stop()
+        deadline = time.monotonic() + 60
+        while daemon.live() and time.monotonic() < deadline:
+            time.sleep(0.5)
+
+        # 2. what watching costs
+        wrk_rps(daemon.port, origin_port)  # warm-up
+        alone, watched = [], []
+        for _ in range(ROUNDS):
+            alone.append(wrk_rps(daemon.port, origin_port))
+            watch = subprocess.Popen([AFPROXYCTL, "--socket", daemon.sock, "watch", "--json"],
+                                     stdout=subprocess.DEVNULL)
+            if driver and web_url:
+                driver.get(web_url)
+            time.sleep(1)
+            watched.append(wrk_rps(daemon.port, origin_port))
+            watch.terminate()
+            watch.wait()
+            if driver:
+                driver.get("about:blank")
+        drop = (1 - statistics.median(watched) / statistics.median(alone)) * 100
+        print(f"UNDER_LOAD what=req/s@64 alone={statistics.median(alone):.0f} "
+              f"watched={statistics.median(watched):.0f} drop_pct={drop:.1f} target_pct={TARGET_DROP:.0f} "
+              f"{'PASS' if drop < TARGET_DROP else 'FAIL'} watchers=watch{'+dashboard' if driver and web_url else ''} "
+              f"alone_runs={','.join(f'{v:.0f}' for v in alone)} watched_runs={','.join(f'{v:.0f}' for v in watched)}",
+              flush=True)
+
+        # 3. a reader that stops
+        reader = StoppedReader(daemon.sock)
+        time.sleep(0.5)
+        reader.reading.clear()
+        rss_before = procmon.status_kib(daemon.proc.pid, 'VmRSS')
+        wrk_rps(daemon.port, origin_port)
+        rss_after = procmon.status_kib(daemon.proc.pid, 'VmRSS')
+        reader.reading.set()
+        last_curl = subprocess.run(["curl", "-s", "-o", "/dev/null", "-x", f"127.0.0.1:{daemon.port}",
+                                        f"http://127.0.0.1:{origin_port}/1k"])
+        time.sleep(2)
+        print(f"UNDER_LOAD what=stopped-reader rss_before_kib={rss_before} rss_after_kib={rss_after} "
+              f"growth_kib={rss_after - rss_before} missed={reader.missed} lines={reader.lines} "
+              f"{'PASS' if reader.missed > 0 else 'FAIL (no missed line)'} last_curl={last_curl.returncode}",
+              flush=True)
+        reader.close()
+    finally:
+        if driver:
+            driver.quit()
+        daemon.stop()
+        nginx.terminate()
+        nginx.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
