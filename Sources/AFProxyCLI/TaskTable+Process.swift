@@ -6,20 +6,18 @@ import Glibc
 
 extension TaskTable {
     /// PROCESS, last: `curl[12345]`, or the user alone when only the socket's owner is known.
-    /// Only when some task has a client process, and on a terminal only when the table still fits
-    /// its width with it (the URL column matters more).
+    /// Only on a terminal, when some task has a client process and the table still fits the
+    /// terminal's width with it (the URL column matters more). Piped, the table keeps the columns
+    /// scripts read; `--json` has the process.
     func addProcessColumn(to rows: inout [[String]]) {
-        guard self.tasks.contains(where: { $0.clientProcess != nil }) else { return }
+        guard let width = self.width, self.tasks.contains(where: { $0.clientProcess != nil }) else { return }
         let cells = self.tasks.map { $0.clientProcess?.label ?? "-" }
-        if let width = self.width {
-            var widths = rows[0].map(\.count)
-            for row in rows.dropFirst() {
-                for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) }
-            }
-            let process = max("PROCESS".count, cells.map(\.count).max() ?? 0)
-            let total = widths.reduce(0, +) + process + 2 * widths.count
-            guard total <= width else { return }
+        var widths = rows[0].map(\.count)
+        for row in rows.dropFirst() {
+            for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) }
         }
+        let process = max("PROCESS".count, cells.map(\.count).max() ?? 0)
+        guard widths.reduce(0, +) + process + 2 * widths.count <= width else { return }
         rows[0].append("PROCESS")
         for (index, cell) in cells.enumerated() { rows[index + 1].append(cell) }
     }

@@ -15,7 +15,7 @@ struct TaskTable {
     /// A retry's reason holds the last error, which can be long; `show` has all of it.
     var waitingWidth = 50
     /// The terminal's columns: the PROCESS column is shown only if the table then fits (nil: not a
-    /// terminal, no limit).
+    /// terminal, no PROCESS column).
     var width: Int? = nil
 
     func render() -> String {

@@ -119,19 +119,22 @@ import Testing
         return [curl, remote, hidden]
     }
 
-    @Test func pipedItIsTheLastColumn() {
+    @Test func onAWideTerminalItIsTheLastColumn() {
         let expected = [
             "ID  KIND  STATE    METHOD  URL                    STATUS  PROGRESS  RATE     ETA  AGE  PROCESS",
             "7   data  running  GET     http://example.test/a  200     20%       100 B/s  40s  10s  curl[12345]",
             "8   data  running  GET     http://example.test/a  200     20%       100 B/s  40s  10s  -",
             "9   data  running  GET     http://example.test/a  200     20%       100 B/s  40s  10s  alice",
         ]
-        #expect(
-            TaskTable(tasks: self.tasks, terminal: false, now: self.now).render() == expected.joined(separator: "\n"))
+        let wide = TaskTable(tasks: self.tasks, terminal: false, now: self.now, width: 200).render()
+        #expect(wide == expected.joined(separator: "\n"))
+        // Piped, the columns stay those scripts read.
+        let piped = TaskTable(tasks: self.tasks, terminal: false, now: self.now).render()
+        #expect(piped.split(separator: "\n")[0].hasSuffix("AGE"))
     }
 
     @Test func onANarrowTerminalItIsLeftOut() {
-        let needed = TaskTable(tasks: self.tasks, terminal: false, now: self.now).render()
+        let needed = TaskTable(tasks: self.tasks, terminal: false, now: self.now, width: 200).render()
             .split(separator: "\n").map(\.count).max()!
         let wide = TaskTable(tasks: self.tasks, terminal: false, now: self.now, width: needed).render()
         #expect(wide.split(separator: "\n")[0].hasSuffix("PROCESS"))
@@ -140,7 +143,7 @@ import Testing
     }
 
     @Test func withNoProcessKnownThereIsNoColumn() {
-        let table = TaskTable(tasks: [self.tasks[1]], terminal: false, now: self.now).render()
+        let table = TaskTable(tasks: [self.tasks[1]], terminal: false, now: self.now, width: 200).render()
         #expect(table.split(separator: "\n")[0].hasSuffix("AGE"))
     }
 

@@ -4,18 +4,23 @@ and Python's own http.client; `afproxyctl list --process/--unit`, `show`, and th
 
 from __future__ import annotations
 
+import fcntl
 import http.client
 import json
 import os
+import pty
 import pwd
+import re
 import shutil
+import struct
+import subprocess
 import sys
 import tempfile
-import time
+import termios
 
 import pytest
 
-from helpers import ctl, start_curl, wait_for
+from helpers import afproxyctl_path, ctl, start_curl, wait_for
 from test_systemd import journal  # noqa: F401  (the fixture)
 
 SLOW = "/slowbody/204800?interval=0.05"  # 200 KiB at 1 KiB per 50 ms: about 10 s
@@ -27,6 +32,33 @@ def curl_path() -> str:
 
 def user_name(uid: int) -> str:
     return pwd.getpwuid(uid).pw_name
+
+
+def on_terminal(proxy, columns: int, *args: str) -> list[str]:
+    """afproxyctl's output on a terminal `columns` wide (a pseudo-terminal), escapes removed."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    try:
+        r = subprocess.run([afproxyctl_path(), "--socket", proxy.control_socket, *args], stdin=subprocess.DEVNULL,
+                           stdout=follower, stderr=subprocess.PIPE, timeout=30)
+        os.close(follower)
+        follower = -1
+        out = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the other end closed
+                break
+            if not chunk:
+                break
+            out += chunk
+    finally:
+        os.close(leader)
+        if follower >= 0:
+            os.close(follower)
+    assert r.returncode == 0, r.stderr
+    text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", out.decode()).replace("\r", "")
+    return [line for line in text.splitlines() if line.strip()]
 
 
 def wait_process(proxy, url: str) -> dict:
@@ -52,16 +84,19 @@ def test_curl_through_the_proxy_is_its_client_process(proxy, origin):
         assert url in process["commandLine"], process
         assert set(process) == {"pid", "executable", "commandLine", "user", "uid", "unit"}, process
 
-        listed = ctl(proxy, "list", "--process", "curl")
-        assert listed.returncode == 0, listed.stderr
-        lines = listed.stdout.splitlines()
-        assert lines[0].split()[-1] == "PROCESS", listed.stdout
+        lines = on_terminal(proxy, 200, "list", "--process", "curl")
+        assert lines[0].split()[-1] == "PROCESS", lines
         row = [line for line in lines[1:] if line.split()[0] == str(task["id"])]
-        assert row and row[0].split()[-1] == f"curl[{client.pid}]", listed.stdout
+        assert row and row[0].split()[-1] == f"curl[{client.pid}]", lines
+        # A terminal too narrow for it, and piped output (what scripts read), go without it.
+        assert on_terminal(proxy, 80, "list")[0].split()[-1] == "AGE"
+        piped = ctl(proxy, "list", "--process", "curl")
+        assert piped.returncode == 0 and piped.stdout.splitlines()[0].split()[-1] == "AGE", piped
+        assert [line.split()[0] for line in piped.stdout.splitlines()[1:]] == [str(task["id"])], piped.stdout
 
         none = ctl(proxy, "list", "--process", "nosuch")
         assert none.returncode == 0, none.stderr
-        assert all(line.split()[0] != str(task["id"]) for line in none.stdout.splitlines()[1:]), none.stdout
+        assert none.stdout.splitlines()[1:] == [], none.stdout
         as_json = json.loads(ctl(proxy, "list", "--json", "--process", "curl").stdout)
         assert [t["id"] for t in as_json["tasks"]] == [task["id"]], as_json
         assert json.loads(ctl(proxy, "list", "--json", "--unit", "nosuch.service").stdout) == {"tasks": []}
@@ -155,9 +190,9 @@ def test_another_users_client_shows_its_user_only(start_proxy, origin, tmp_path)
             "pid": None, "executable": None, "commandLine": None, "unit": None,
             "uid": os.geteuid(), "user": user_name(os.geteuid()),
         }, task
-        listed = ctl(proxy, "list")
-        row = [line for line in listed.stdout.splitlines()[1:] if line.split()[0] == str(task["id"])]
-        assert row and row[0].split()[-1] == user_name(os.geteuid()), listed.stdout
+        lines = on_terminal(proxy, 200, "list")
+        row = [line for line in lines[1:] if line.split()[0] == str(task["id"])]
+        assert row and row[0].split()[-1] == user_name(os.geteuid()), lines
         assert str(task["id"]) not in [line.split()[0] for line in
                                        ctl(proxy, "list", "--process", "curl").stdout.splitlines()[1:]]
     finally:
@@ -165,8 +200,9 @@ def test_another_users_client_shows_its_user_only(start_proxy, origin, tmp_path)
         client.wait(10)
 
 
-def test_a_task_with_no_client_connection_has_null(proxy, origin, tmp_path):
+def test_a_task_with_no_client_connection_has_null(start_proxy, origin, tmp_path):
     """A download task is started by afproxyctl through the control socket, not by a proxy client."""
+    proxy = start_proxy("--state-dir", str(tmp_path / "state"), "--download-dir", str(tmp_path))
     r = ctl(proxy, "download", origin.url("/bytes/10"), "-o", str(tmp_path / "f.bin"), "--json")
     assert r.returncode == 0, r.stderr
     task = json.loads(r.stdout)
