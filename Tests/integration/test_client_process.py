@@ -114,6 +114,9 @@ def test_curl_through_the_proxy_is_its_client_process(proxy, origin):
         return next((t for t in r["tasks"] if t["id"] == task["id"] and t["state"] == "completed"), None)
     done = wait_for(completed, 20, message="the completed record")
     assert done["clientProcess"]["pid"] == client.pid, done
+    status, har = proxy.api("GET", f"/v1/har?id={task['id']}")
+    assert status == 200, har
+    assert har["log"]["entries"][0]["_clientProcess"] == done["clientProcess"], har
     assert json.loads(ctl(proxy, "list", "--all", "--json", "--process", "curl").stdout)["tasks"][-1]["id"] \
         == task["id"]
 
