@@ -3,8 +3,8 @@ import PackageDescription
 
 /// Modules follow DESIGN.md, one direction of dependency:
 /// AFProxyModel ← AFProxyCurl / AFProxyTunnel (the transports), AFProxyStore ← AFProxyManager ← AFProxyListener /
-/// AFProxyControl / AFProxyMetrics ← AFProxyDaemon ← executables; AFProxyModel ← AFProxyNetwork (the network
-/// watcher) ← AFProxyDaemon.
+/// AFProxyControl / AFProxyMetrics ← AFProxyDaemon ← executables; AFProxyControl ← AFProxyWeb (the dashboard) ←
+/// AFProxyDaemon; AFProxyModel ← AFProxyNetwork (the network watcher) ← AFProxyDaemon.
 let package = Package(
     name: "afproxy",
     platforms: [.macOS(.v15)],
@@ -119,11 +119,26 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
+        /// The web dashboard (`web-listen`): its page, compiled into the binary as resources, and
+        /// the control API behind a token, Host and Origin check (`WebAccess`).
+        .target(
+            name: "AFProxyWeb",
+            dependencies: [
+                "AFProxyModel", "AFProxyControl",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            resources: [
+                .embedInCode("Resources/index.html"), .embedInCode("Resources/app.js"),
+                .embedInCode("Resources/app.css"), .embedInCode("Resources/favicon.svg"),
+            ]
+        ),
         .target(
             name: "AFProxyDaemon",
             dependencies: [
                 "AFProxyModel", "AFProxyCurl", "AFProxyManager", "AFProxyListener", "AFProxyControl", "AFProxyStore",
-                "AFProxySystemd", "AFProxyNetwork", "AFProxyMetrics",
+                "AFProxySystemd", "AFProxyNetwork", "AFProxyMetrics", "AFProxyWeb",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -205,6 +220,15 @@ let package = Package(
             ]
         ),
         .testTarget(name: "AFProxyDaemonTests", dependencies: ["AFProxyDaemon"]),
+        .testTarget(
+            name: "AFProxyWebTests",
+            dependencies: [
+                "AFProxyWeb", "AFProxyModel",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         .testTarget(
             name: "AFProxyMetricsTests",
             dependencies: [

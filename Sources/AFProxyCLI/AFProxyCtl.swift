@@ -19,6 +19,7 @@ package struct AFProxyCtl: ParsableCommand {
         subcommands: [
             List.self, Show.self, Suspend.self, Resume.self, Cancel.self, Watch.self, Stats.self, Status.self,
             Download.self, Pin.self, Har.self,
+            Web.self,
         ]
     )
 

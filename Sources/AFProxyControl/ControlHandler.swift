@@ -13,22 +13,26 @@ final class ControlHandler: ChannelInboundHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     private let manager: SessionManager
-    private let peer: PeerCredentials?
+    private let caller: ControlCaller
     private let extraStats: @Sendable (inout SessionStats) -> Void
     /// The Prometheus text and its content type for `GET /metrics`; nil: 404.
     private let metrics: ControlServer.Metrics?
+    /// What `GET /v1/web` answers; nil: web-listen is off.
+    private let web: @Sendable () -> WebAddress?
     private let encoder: JSONEncoder
     private var request: HTTPRequestHead?
     /// The request's body (`ControlBodyLimitHandler` bounds it).
     private var body = ByteBuffer()
     private var stream: EventStream?
+    private var feed: LiveFeed?
 
     init(
-        manager: SessionManager, peer: PeerCredentials?, extraStats: @escaping @Sendable (inout SessionStats) -> Void,
-        metrics: ControlServer.Metrics? = nil
+        manager: SessionManager, caller: ControlCaller, extraStats: @escaping @Sendable (inout SessionStats) -> Void,
+        metrics: ControlServer.Metrics? = nil, web: @escaping @Sendable () -> WebAddress? = { nil }
     ) {
         self.manager = manager
-        self.peer = peer
+        self.caller = caller
+        self.web = web
         self.extraStats = extraStats
         self.metrics = metrics
         self.encoder = JSONEncoder()
@@ -44,7 +48,7 @@ final class ControlHandler: ChannelInboundHandler {
         case .body(var part):
             self.body.writeBuffer(&part)
         case .end:
-            guard let head = self.request, self.stream == nil else { return }
+            guard let head = self.request, self.stream == nil, self.feed == nil else { return }
             self.request = nil
             context.triggerUserOutboundEvent(ControlPhase.requestReceived, promise: nil)
             self.respond(to: head, context: context)
@@ -59,6 +63,8 @@ final class ControlHandler: ChannelInboundHandler {
     func channelInactive(context: ChannelHandlerContext) {
         self.stream?.stop()
         self.stream = nil
+        self.feed?.stop()
+        self.feed = nil
         context.fireChannelInactive()
     }
 
@@ -67,8 +73,8 @@ final class ControlHandler: ChannelInboundHandler {
     }
 
     private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {
-        guard let peer = self.peer, peer.isAllowed() else {
-            let who = self.peer.map { "uid \($0.uid)" } ?? "an unidentified peer"
+        if case .socket(let peer) = self.caller, !(peer?.isAllowed() ?? false) {
+            let who = peer.map { "uid \($0.uid)" } ?? "an unidentified peer"
             self.send(
                 status: .forbidden, ControlErrorBody(error: "\(who) may not use this control socket"), head, context)
             return
@@ -152,16 +158,30 @@ final class ControlHandler: ChannelInboundHandler {
                 return self.send(status: .notFound, ControlErrorBody(error: "metrics are not enabled"), head, context)
             }
             self.sendText(metrics.exposition(), contentType: metrics.contentType, head, context)
+        case .success(.web):
+            guard let web = self.web() else {
+                let message = "the web dashboard is off: start afproxy with --web 127.0.0.1:PORT (key web-listen)"
+                return self.send(status: .notFound, ControlErrorBody(error: message), head, context)
+            }
+            self.send(status: .ok, web, head, context)
         case .success(.events):
-            var headers = HTTPHeaders()
-            headers.add(name: "Content-Type", value: "application/x-ndjson")
-            headers.add(name: "Cache-Control", value: "no-store")
-            headers.add(name: "Date", value: HTTPDate.now())
-            context.writeAndFlush(
-                self.wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))),
-                promise: nil)
+            self.startStreaming(head, context)
             self.stream = EventStream(manager: self.manager, context: context)
+        case .success(.live):
+            self.startStreaming(head, context)
+            self.feed = LiveFeed(manager: self.manager, context: context, extraStats: self.extraStats)
         }
+    }
+
+    /// The head of an answer that lasts as long as its reader: one JSON object a line.
+    private func startStreaming(_ head: HTTPRequestHead, _ context: ChannelHandlerContext) {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "application/x-ndjson")
+        headers.add(name: "Cache-Control", value: "no-store")
+        headers.add(name: "Date", value: HTTPDate.now())
+        context.writeAndFlush(
+            self.wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))),
+            promise: nil)
     }
 
     private func startDownload(_ head: HTTPRequestHead, _ context: ChannelHandlerContext) {
@@ -180,7 +200,7 @@ final class ControlHandler: ChannelInboundHandler {
             }
             headers.append(field)
         }
-        let who = self.peer.map { "uid \($0.uid)" } ?? "control"
+        let who = self.caller.name
         let spec = DownloadSpec(
             url: request.url, headers: headers, path: request.path, sha256: request.sha256,
             force: request.force ?? false, keepPartial: request.keepPartial ?? false, pins: request.pins,

@@ -14,6 +14,8 @@ package enum ControlRoute: Sendable, Equatable {
     /// `POST /v1/tasks/suspend?all=1` and resume: every live task.
     case verbAll(Verb)
     case events
+    /// `GET /v1/live`: what changed, a few times a second (`LiveSnapshot`), for pages and tables.
+    case live
     case stats
     /// `GET /v1/status`: version, uptime, the network, the task counts.
     case status
@@ -25,6 +27,8 @@ package enum ControlRoute: Sendable, Equatable {
     case har(includeHistory: Bool, ids: [Int])
     /// `GET /metrics`: the Prometheus text format, outside /v1 where scrapers look for it.
     case metrics
+    /// `GET /v1/web`: the web dashboard's address and token (404 when web-listen is off).
+    case web
 
     /// A route the API does not have, or a request it cannot take: status and message.
     package struct Refusal: Error, Sendable, Equatable {
@@ -47,7 +51,7 @@ package enum ControlRoute: Sendable, Equatable {
         let all = query["all"].map { $0 == "1" || $0 == "true" } ?? false
         let rest = Array(parts.dropFirst())
         let resource = rest[0]
-        guard ["tasks", "events", "stats", "status", "downloads", "pin", "har"].contains(resource),
+        guard ["tasks", "events", "live", "stats", "status", "downloads", "pin", "har", "web"].contains(resource),
             rest.count <= (resource == "tasks" ? 3 : 1)
         else {
             return .failure(Refusal(status: 404, message: "no such endpoint: \(path)"))
@@ -70,9 +74,11 @@ package enum ControlRoute: Sendable, Equatable {
             guard method == "GET" else { return .failure(notAllowed) }
             switch resource {
             case "events": return .success(.events)
+            case "live": return .success(.live)
             case "stats": return .success(.stats)
             case "status": return .success(.status)
             case "har": return Self.ids(inQuery: target).map { .har(includeHistory: all, ids: $0) }
+            case "web": return .success(.web)
             default: return .success(.listTasks(includeHistory: all))
             }
         case 2:

@@ -25,6 +25,9 @@ package final class ControlServer: Service, Sendable {
     private let metrics: Metrics?
     private let state = Locked<(channel: (any Channel)?, path: String?)>((nil, nil))
     private let cap = ControlConnectionCap()
+    /// The web port's connections count apart, so a full dashboard never locks out afproxyctl.
+    private let webCap = ControlConnectionCap()
+    private let web = Locked<WebAddress?>(nil)
 
     /// What `GET /metrics` answers: the daemon's metrics module renders them, this one only serves.
     package struct Metrics: Sendable {
@@ -89,14 +92,31 @@ package final class ControlServer: Service, Sendable {
         if let path { unlink(path) }
     }
 
+    /// What `GET /v1/web` answers from now on (nil: the dashboard is off).
+    package func publishWeb(_ address: WebAddress?) {
+        self.web.withLock { $0 = address }
+    }
+
+    /// Sets up a connection of the web dashboard's port: the same limits and API as the socket,
+    /// with `gate` (its access check and page) in front of the API in place of peer credentials.
+    package func configureWebConnection(_ channel: any Channel, gate: [any ChannelHandler]) -> EventLoopFuture<Void> {
+        let cap = self.webCap
+        guard cap.acquire() else {
+            return channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(OverCapacityHandler(limit: cap.limit))
+            }
+        }
+        channel.closeFuture.whenComplete { _ in cap.release() }
+        return channel.eventLoop.makeCompletedFuture {
+            try self.configure(channel.pipeline.syncOperations, caller: .web, gate: gate)
+        }
+    }
+
     private func bootstrap() -> ServerBootstrap {
-        let manager = self.manager
-        let extraStats = self.extraStats
-        let metrics = self.metrics
         let cap = self.cap
         return ServerBootstrap(group: self.group)
             .serverChannelOption(.backlog, value: 64)
-            .childChannelInitializer { channel in
+            .childChannelInitializer { [self] channel in
                 guard cap.acquire() else {
                     return channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(OverCapacityHandler(limit: cap.limit))
@@ -107,17 +127,26 @@ package final class ControlServer: Service, Sendable {
                     .map { Optional($0) }
                     .recover { _ in nil }
                     .flatMapThrowing { peer in
-                        let sync = channel.pipeline.syncOperations
-                        try sync.addHandler(ControlTimeoutHandler())
-                        try sync.configureHTTPServerPipeline(
-                            withErrorHandling: false, withEncoderConfiguration: .init(),
-                            withDecoderLimitConfiguration: ControlLimits.decoder)
-                        try sync.addHandler(ControlParserErrorHandler())
-                        try sync.addHandler(ControlBodyLimitHandler())
-                        try sync.addHandler(
-                            ControlHandler(manager: manager, peer: peer, extraStats: extraStats, metrics: metrics))
+                        try self.configure(channel.pipeline.syncOperations, caller: .socket(peer), gate: [])
                     }
             }
+    }
+
+    private func configure(
+        _ sync: ChannelPipeline.SynchronousOperations, caller: ControlCaller, gate: [any ChannelHandler]
+    ) throws {
+        let web = self.web
+        try sync.addHandler(ControlTimeoutHandler())
+        try sync.configureHTTPServerPipeline(
+            withErrorHandling: false, withEncoderConfiguration: .init(),
+            withDecoderLimitConfiguration: ControlLimits.decoder)
+        try sync.addHandler(ControlParserErrorHandler())
+        try sync.addHandler(ControlBodyLimitHandler())
+        try sync.addHandlers(gate)
+        try sync.addHandler(
+            ControlHandler(
+                manager: self.manager, caller: caller, extraStats: self.extraStats, metrics: self.metrics,
+                web: { web.withLock { $0 } }))
     }
 
     /// Makes room for the socket: refuses a live one, removes a stale one.

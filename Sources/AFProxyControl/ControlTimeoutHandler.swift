@@ -3,7 +3,7 @@ import NIOCore
 /// Where a control connection is in its request/response cycle, as the handler that answers
 /// requests tells the pipeline (an outbound user event) so that `ControlTimeoutHandler`, which sits
 /// in front of the HTTP codec, knows which timer applies.
-enum ControlPhase: Sendable {
+package enum ControlPhase: Sendable {
     /// A request arrived in full; the connection is being answered (maybe for a long time: the
     /// event stream), so no timer runs.
     case requestReceived

@@ -166,6 +166,13 @@ package struct AFProxyCommand: AsyncParsableCommand {
             valueName: "host:port"))
     var metricsListen: String?
 
+    @Option(
+        name: .customLong("web"),
+        help: ArgumentHelp(
+            "Serve the web dashboard on HOST:PORT, behind a token (`afproxyctl web` prints the address; default off).",
+            valueName: "host:port"))
+    var web: String?
+
     package init() {}
 
     package func run() async throws {
@@ -217,6 +224,7 @@ package struct AFProxyCommand: AsyncParsableCommand {
                 ("transparent-resume", self.transparentResume), ("resume-attempts", self.resumeAttempts),
                 ("tls-ca-file", self.tlsCAFile), ("network-loss", self.networkLoss),
                 ("metrics-listen", self.metricsListen),
+                ("web-listen", self.web),
             ] + self.allowConnectPort.map { ("allow-connect-port", $0) }  // each one adds a port
             + self.pin.map { ("pin", $0) }
         return Overrides(

@@ -6,6 +6,7 @@ import AFProxyMetrics
 import AFProxyModel
 import AFProxyNetwork
 import AFProxySystemd
+import AFProxyWeb
 import Logging
 import NIOCore
 import NIOPosix
@@ -68,6 +69,10 @@ struct Daemon {
             let bound = try await metricsServer.bind(host: address.host, port: address.port)
             logger.notice("metrics at http://\(bound.map(Self.describe) ?? text)/metrics")
         }
+        let web = WebServer(control: control, group: group)
+        if let text = self.configuration.webListen {
+            try await Self.startWeb(web, text, self.configuration, self.environment, control: control, logger: logger)
+        }
 
         let service = DaemonService(
             configuration: self.configuration, environment: self.environment, reload: self.reload,
@@ -82,10 +87,12 @@ struct Daemon {
             try await services.run()
         } catch {
             await metricsServer.stop()
+            await web.stop()
             try? await group.shutdownGracefully()
             throw error
         }
         await metricsServer.stop()
+        await web.stop()
         try await group.shutdownGracefully()
         logger.notice("stopped")
     }

@@ -54,6 +54,8 @@ package struct DaemonConfiguration: Sendable, Equatable {
     /// `HOST:PORT` serving `GET /metrics` to Prometheus; nil: off (the control socket's
     /// `GET /metrics` is always there).
     package var metricsListen: String?
+    /// `HOST:PORT` of the web dashboard; nil: off. Loopback unless a person names another address.
+    package var webListen: String?
 
     /// The trust of afproxy's own TLS connections.
     package var securityPolicy: SecurityPolicy { SecurityPolicy(caFile: self.tlsCAFile, pins: self.pins) }
@@ -188,6 +190,9 @@ package struct DaemonConfiguration: Sendable, Equatable {
         Key(name: "metrics-listen", environment: "AFPROXY_METRICS_LISTEN") { config, value throws(ConfigurationError) in
             _ = try ListenAddress.parse(value)
             config.metricsListen = value
+        },
+        Key(name: "web-listen", environment: "AFPROXY_WEB_LISTEN") { config, value throws(ConfigurationError) in
+            config.webListen = try WebListenAddress.check(value)
         },
         Key(name: "allow-connect-port", environment: "AFPROXY_ALLOW_CONNECT_PORT") {
             config, value throws(ConfigurationError) in

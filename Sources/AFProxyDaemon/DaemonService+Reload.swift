@@ -64,6 +64,7 @@ extension DaemonService {
         if old.resumeAttempts != new.resumeAttempts { keys.append("resume-attempts") }
         if old.networkLoss != new.networkLoss { keys.append("network-loss") }
         if old.metricsListen != new.metricsListen { keys.append("metrics-listen") }
+        if old.webListen != new.webListen { keys.append("web-listen") }
         return keys
     }
 }

@@ -21,6 +21,7 @@ import Testing
         #expect(self.route("POST", "/v1/tasks/suspend?all=1") == .verbAll(.suspend))
         #expect(self.route("POST", "/v1/tasks/resume?all=1") == .verbAll(.resume))
         #expect(self.route("GET", "/v1/events") == .events)
+        #expect(self.route("GET", "/v1/live") == .live)
         #expect(self.route("GET", "/v1/stats") == .stats)
         #expect(self.route("GET", "/v1/status") == .status)
     }

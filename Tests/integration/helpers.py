@@ -57,9 +57,10 @@ def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 def socket_activate(*args: str) -> tuple[str, ...]:
     """`systemd-socket-activate ARGS` as a wrapper. It gives the program it starts only PATH, TERM,
-    USER, HOME and what `-E` names, so the sanitizer's variables are named here when set."""
+    USER, HOME and what `-E` names, so the sanitizer's variables are named here when set, and the
+    state directory `launch_afproxy` gives each daemon."""
     passed = [arg for name in SANITIZER_ENV_VARS if name in os.environ for arg in ("-E", name)]
-    return ("systemd-socket-activate", *args, *passed)
+    return ("systemd-socket-activate", *args, *passed, "-E", "XDG_STATE_HOME")
 
 
 def skip_under_sanitizer(reason: str, *kinds: str):
@@ -248,9 +249,12 @@ def launch_afproxy(binary: str, control_socket: str, args: tuple[str, ...] = (),
     extra = os.environ.get("AFPROXY_TEST_ARGS")
     if extra:
         argv += extra.split()
+    # A daemon keeps its download journal in the state directory; one of its own (unless the test
+    # names one) keeps the downloads of one test from being restored by another test's daemon.
+    own_state = {"XDG_STATE_HOME": tempfile.mkdtemp(prefix="afp-state-")}
     proc = subprocess.Popen(
         argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env=clean_env(env), start_new_session=True,
+        env=clean_env({**own_state, **(env or {})}), start_new_session=True,
     )
     lines: list[str] = []
     found = threading.Event()
@@ -656,7 +660,7 @@ class EventStream:
     (a reader that stopped: the daemon's buffers fill), `go()` reads on.
     """
 
-    def __init__(self, control_socket: str, timeout: float = 10.0):
+    def __init__(self, control_socket: str, timeout: float = 10.0, path: str = "/v1/events"):
         deadline = time.monotonic() + timeout
         while True:  # the control socket may appear a moment after the proxy port
             self.conn = UnixHTTPConnection(control_socket, timeout=timeout)
@@ -668,7 +672,7 @@ class EventStream:
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.05)
-        self.conn.request("GET", "/v1/events")
+        self.conn.request("GET", path)
         self.resp = self.conn.getresponse()
         self.status = self.resp.status
         self.headers = dict((k.lower(), v) for k, v in self.resp.getheaders())

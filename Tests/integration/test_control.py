@@ -321,6 +321,52 @@ def test_a_stopped_event_reader_is_told_what_it_missed(proxy, origin):
         f"for {2 * (n + 1)} published")
 
 
+def test_the_live_feed_shows_tasks_as_they_are(proxy, origin):
+    """GET /v1/live: a snapshot line a few times a second with the live tasks that changed, the
+    ids of all live ones, and what completed since the last line; a burst of short requests is
+    counted exactly (shown or not) and the slow transfer's row follows its state."""
+    n = 30 * MiB
+    url = origin.url(f"/bytes/{n}")
+    burst = 400
+    with EventStream(proxy.control_socket, path="/v1/live") as feed:
+        assert feed.status == 200
+        dl = Background(curl_sha256, proxy, "--limit-rate", "10M", "--max-time", "60", url, timeout=90)
+        row = wait_for(lambda: next((t for e in feed.snapshot() for t in e["tasks"]
+                                     if t["url"] == url and t["download"]["completed"] > 0), None),
+                       timeout=15, message=lambda: f"a moving row for {url}; got {feed.snapshot()[-2:]}")
+        tid = row["id"]
+        steer(proxy, "suspend", tid)
+        wait_for(lambda: any(t["id"] == tid and t["state"] == "suspended" for e in feed.snapshot() for t in e["tasks"]),
+                 timeout=10, message=lambda: "the suspended state in a snapshot")
+        served_before = proxy.stats()["served"]
+        conn = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=30)
+        for i in range(burst):
+            conn.request("GET", origin.url(f"/bytes/16?burst={i}"))
+            assert conn.getresponse().read() == payload(16)
+        conn.close()
+        steer(proxy, "resume", tid)
+        out = dl.result(timeout=90)
+        assert out.returncode == 0, out.stderr
+        assert (out.size, out.sha256) == (n, payload_sha256(n))
+        wait_for(lambda: any(t["id"] == tid for e in feed.snapshot() for t in e["completed"]), timeout=10,
+                 message=lambda: f"task {tid} among a snapshot's completed")
+        lines = feed.snapshot()
+        assert not feed.bad_lines and feed.error is None, (feed.bad_lines[:3], feed.error)
+
+    assert all(e["event"] == "snapshot" and set(e) == {"event", "tasks", "live", "completed", "completedNotShown", "stats"}
+               for e in lines), lines[0]
+    last_live = next(e for e in reversed(lines) if any(t["id"] == tid for t in e["completed"]))
+    assert tid not in last_live["live"], "a completed task is still listed live"
+    assert any(tid in e["live"] for e in lines)
+    completed_count = sum(len(e["completed"]) + e["completedNotShown"] for e in lines)
+    shown_burst = {t["url"] for e in lines for t in e["completed"] if "burst=" in t["url"]}
+    # The burst and the slow transfer completed while the feed was open; nothing else did.
+    assert completed_count == burst + 1, f"{completed_count} completions counted for {burst + 1}"
+    assert len(shown_burst) + sum(e["completedNotShown"] for e in lines) == burst
+    assert lines[-1]["stats"]["served"] >= served_before + burst + 1
+    assert len(lines) < 200, f"{len(lines)} lines: the feed is not coalescing"
+
+
 def test_event_stream_lifecycle(proxy, origin):
     """GET /v1/events shows created → suspended → resumed → completed for one task, with progress
     events while it moves (at most 4/s) and none carrying new bytes while it is suspended."""

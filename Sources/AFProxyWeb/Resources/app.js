@@ -1,0 +1,609 @@
+// afproxy's dashboard: the task list from GET /v1/tasks, kept live by GET /v1/events (one JSON
+// event a line, read with fetch and a stream reader), totals from GET /v1/status once a second.
+// Every change is collected and drawn once per animation frame, touching only what changed, so a
+// thousand live tasks stay cheap. The access token is in an HttpOnly cookie this script never
+// sees; every request here is same-origin, so the cookie and the Origin header go with it.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const tasks = new Map();      // id -> task record
+const rows = new Map();       // id -> <tr>
+const speeds = new Map();     // id -> {t, bytes, rate}
+const removals = new Map();   // id -> timer: a completed task leaves the live list after a moment
+const pending = new Set();
+let frame = 0;
+let selected = null;
+let history = false;
+let generation = 0;           // bumps when the list is reloaded, so stale loads are dropped
+const samples = [];           // {t, up, down} from /v1/status, the last minute
+const filters = { state: "", kind: "", text: "" };
+const started = performance.now();
+
+// ---------- formatting ----------
+
+function bytes(n) {
+  if (n == null) return "?";
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let i = 0;
+  let v = n;
+  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+  return i === 0 ? `${v} B` : `${v.toFixed(v < 10 ? 2 : 1)} ${units[i]}`;
+}
+
+function duration(seconds) {
+  if (seconds == null || !isFinite(seconds)) return "";
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
+  return `${Math.floor(s / 86400)}d ${Math.floor((s % 86400) / 3600)}h`;
+}
+
+function ms(value) {
+  return value < 10 ? `${value.toFixed(2)} ms` : value < 1000 ? `${value.toFixed(1)} ms` : `${(value / 1000).toFixed(2)} s`;
+}
+
+function failed(r) { return r.state === "completed" && (r.error != null || r.errorCode != null); }
+
+/// The transfer a person watches: an upload's request body until it is sent, else the response.
+function progressOf(r) {
+  if (r.kind === "upload" && r.upload && (r.upload.total == null || r.upload.completed < r.upload.total)) return r.upload;
+  return r.download || { completed: 0, total: null };
+}
+
+// ---------- the API ----------
+
+async function api(method, path, body) {
+  const init = { method, cache: "no-store", credentials: "same-origin", headers: {} };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  const text = await response.text();
+  if (response.status === 401) locked();
+  let json = null;
+  try { json = text ? JSON.parse(text) : null; } catch (_) { json = null; }
+  if (!response.ok) throw new Error((json && json.error) || text.trim() || `${response.status}`);
+  return json;
+}
+
+function locked() {
+  document.body.classList.add("locked");
+  setPill("connection", "locked", "no access");
+  say("The token is missing or no longer valid (the daemon restarted?): open the address `afproxyctl web` prints.", true);
+}
+
+function say(text, isError) {
+  const box = $("message");
+  box.textContent = text;
+  box.className = isError ? "error" : "muted";
+}
+
+function setPill(id, state, text) {
+  const pill = $(id);
+  pill.dataset.state = state;
+  pill.textContent = text;
+}
+
+// ---------- the task list ----------
+
+function store(record) {
+  const old = tasks.get(record.id);
+  const progress = progressOf(record);
+  const now = performance.now();
+  const speed = speeds.get(record.id);
+  if (!speed || !old) {
+    speeds.set(record.id, { t: now, bytes: progress.completed, rate: 0 });
+  } else if (now - speed.t >= 200 || record.state !== "running") {
+    const instant = Math.max(0, (progress.completed - speed.bytes) / ((now - speed.t) / 1000));
+    const rate = record.state === "running" ? (speed.rate ? speed.rate * 0.6 + instant * 0.4 : instant) : 0;
+    speeds.set(record.id, { t: now, bytes: progress.completed, rate });
+  }
+  tasks.set(record.id, record);
+  touch(record.id);
+  if (record.state === "completed" && !history && !removals.has(record.id)) {
+    removals.set(record.id, setTimeout(() => {
+      removals.delete(record.id);
+      if (!history) { tasks.delete(record.id); speeds.delete(record.id); touch(record.id); }
+    }, 5000));
+  }
+}
+
+async function loadList() {
+  const mine = ++generation;
+  const list = await api("GET", history ? "/v1/tasks?all=1" : "/v1/tasks");
+  if (mine !== generation) return;
+  const received = performance.now();
+  const seen = new Set();
+  for (const record of list.tasks) { seen.add(record.id); store(record); }
+  for (const id of [...tasks.keys()]) {
+    if (!seen.has(id) && !removals.has(id)) { tasks.delete(id); touch(id); }
+  }
+  if (!document.body.dataset.firstRender) {
+    // Set after the frame that draws the list: from the script's start, and from the list's arrival.
+    requestAnimationFrame(() => {
+      void document.body.offsetHeight; // lay the rows out, so the time includes it
+      const now = performance.now();
+      document.body.dataset.renderMs = String(Math.round(now - received));
+      document.body.dataset.firstRender = String(Math.round(now - started));
+    });
+  }
+}
+
+function touch(id) {
+  pending.add(id);
+  if (!frame) frame = requestAnimationFrame(flush);
+}
+
+function makeRow(record) {
+  const tr = $("row-template").content.firstElementChild.cloneNode(true);
+  tr.dataset.id = String(record.id);
+  tr.cache = {};
+  const cells = tr.children;
+  const progress = cells[6].children;
+  tr.cells_ = {
+    id: cells[0], kind: cells[1], badge: cells[2].firstElementChild, method: cells[3], url: cells[4], status: cells[5],
+    bar: progress[0], fill: progress[0].firstElementChild, bytes: progress[1], rate: progress[2], eta: progress[3],
+    age: cells[7],
+  };
+  tr.cells_.id.textContent = String(record.id);
+  return tr;
+}
+
+function set(tr, key, value, apply) {
+  if (tr.cache[key] === value) return;
+  tr.cache[key] = value;
+  apply(value);
+}
+
+function paint(tr, r, nowMs) {
+  const c = tr.cells_;
+  set(tr, "state", r.state, (v) => { tr.dataset.state = v; });
+  set(tr, "failed", failed(r) ? "1" : "0", (v) => { tr.dataset.failed = v; });
+  set(tr, "kind", r.kind, (v) => { c.kind.textContent = v; tr.dataset.kind = v; });
+  const label = failed(r) ? (r.errorCode || "failed") : r.waiting ? `${r.state}, waiting` : r.state;
+  set(tr, "badge", label, (v) => { c.badge.textContent = v; c.badge.title = r.waiting || r.error || ""; });
+  set(tr, "method", r.method || "", (v) => { c.method.textContent = v; });
+  set(tr, "url", r.url || "", (v) => { c.url.textContent = v; c.url.title = v; });
+  set(tr, "status", r.status == null ? "" : String(r.status), (v) => { c.status.textContent = v; });
+  const p = progressOf(r);
+  const total = p.total;
+  const fraction = total ? Math.min(1, p.completed / total) : r.state === "completed" && !failed(r) ? 1 : null;
+  set(tr, "fraction", fraction, (v) => {
+    c.bar.classList.toggle("indeterminate", v == null);
+    c.fill.style.width = v == null ? "" : `${(v * 100).toFixed(1)}%`;
+  });
+  set(tr, "bytes", `${p.completed}/${total}`, () => {
+    tr.dataset.bytes = String(p.completed);
+    c.bytes.textContent = total != null ? `${bytes(p.completed)} / ${bytes(total)}` : bytes(p.completed);
+  });
+  const speed = speeds.get(r.id);
+  const rate = r.state === "running" && speed ? speed.rate : 0;
+  set(tr, "rate", rate > 0 ? `${bytes(Math.round(rate))}/s` : "", (v) => { c.rate.textContent = v; });
+  const eta = rate > 0 && total != null ? (total - p.completed) / rate : null;
+  set(tr, "eta", eta == null ? "" : `ETA ${duration(eta)}`, (v) => { c.eta.textContent = v; });
+  const age = duration((nowMs - Date.parse(r.createdAt)) / 1000);
+  set(tr, "age", age, (v) => { c.age.textContent = v; });
+  set(tr, "hidden", !matches(r), (v) => { tr.hidden = v; });
+}
+
+function matches(r) {
+  if (filters.state === "failed") { if (!failed(r)) return false; }
+  else if (filters.state && r.state !== filters.state) return false;
+  if (filters.kind && r.kind !== filters.kind) return false;
+  if (filters.text) {
+    const hay = `${r.id} ${r.method} ${r.url} ${r.status ?? ""} ${r.kind} ${r.state} ${r.errorCode ?? ""}`.toLowerCase();
+    if (!hay.includes(filters.text)) return false;
+  }
+  return true;
+}
+
+function flush() {
+  frame = 0;
+  const body = $("task-rows");
+  const now = Date.now();
+  const created = [];
+  let detailChanged = false;
+  for (const id of pending) {
+    const record = tasks.get(id);
+    let tr = rows.get(id);
+    if (id === selected) detailChanged = true;
+    if (!record) {
+      if (tr) { tr.remove(); rows.delete(id); }
+      continue;
+    }
+    if (!tr) {
+      tr = makeRow(record);
+      rows.set(id, tr);
+      created.push(tr);
+    }
+    paint(tr, record, now);
+  }
+  pending.clear();
+  if (created.length) insertRows(body, created);
+  if (detailChanged && selected != null) renderDetail();
+  counts();
+}
+
+/// Ids grow, so new rows almost always go at the end, in one fragment.
+function insertRows(body, created) {
+  created.sort((a, b) => Number(a.dataset.id) - Number(b.dataset.id));
+  const last = body.lastElementChild;
+  if (!last || Number(last.dataset.id) < Number(created[0].dataset.id)) {
+    const fragment = document.createDocumentFragment();
+    for (const tr of created) fragment.appendChild(tr);
+    body.appendChild(fragment);
+    return;
+  }
+  for (const tr of created) {
+    const id = Number(tr.dataset.id);
+    let before = null;
+    for (let node = body.lastElementChild; node && Number(node.dataset.id) > id; node = node.previousElementSibling) before = node;
+    body.insertBefore(tr, before);
+  }
+}
+
+function counts() {
+  let shown = 0;
+  for (const tr of rows.values()) if (!tr.hidden) shown++;
+  $("shown").textContent = rows.size ? `${shown} of ${rows.size} shown` : "";
+  const filtered = filters.state || filters.kind || filters.text;
+  $("cancel-all").textContent = filtered ? "Cancel shown" : "Cancel all";
+  $("empty").hidden = rows.size > 0;
+}
+
+function refilter() {
+  for (const [id, tr] of rows) {
+    const v = !matches(tasks.get(id));
+    tr.cache.hidden = v;
+    tr.hidden = v;
+  }
+  counts();
+}
+
+function tickAges() {
+  const now = Date.now();
+  for (const [id, tr] of rows) {
+    if (tr.hidden) continue;
+    const r = tasks.get(id);
+    set(tr, "age", duration((now - Date.parse(r.createdAt)) / 1000), (v) => { tr.cells_.age.textContent = v; });
+    if (r.state !== "running") continue;
+    // A task that stopped moving sends no progress: let its rate fall to zero.
+    const speed = speeds.get(id);
+    if (speed && performance.now() - speed.t > 1500 && speed.rate) { speed.rate = 0; touch(id); }
+  }
+}
+
+// ---------- the event stream ----------
+
+async function follow() {
+  let first = true;
+  for (;;) {
+    try {
+      const response = await fetch("/v1/events", { cache: "no-store", credentials: "same-origin" });
+      if (response.status === 401) { locked(); return; }
+      if (!response.ok || !response.body) throw new Error(`${response.status}`);
+      setPill("connection", "live", "live");
+      // After a break the list is read again: events were missed meanwhile.
+      if (!first) loadList().catch((e) => say(`cannot list the tasks: ${e.message}`, true));
+      first = false;
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      let buffer = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
+        let newline;
+        while ((newline = buffer.indexOf("\n")) >= 0) {
+          const line = buffer.slice(0, newline);
+          buffer = buffer.slice(newline + 1);
+          if (line.trim()) handle(JSON.parse(line));
+        }
+      }
+    } catch (_) {
+      // The daemon went away or the stream broke: say so, and try again.
+    }
+    if (document.body.classList.contains("locked")) return;
+    setPill("connection", "connecting", "reconnecting");
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}
+
+function handle(event) {
+  if (event.task && typeof event.task.id === "number") {
+    store(event.task);
+  } else if (event.event === "network-lost" || event.event === "network-restored") {
+    showNetwork(event.network);
+  } else if (event.event === "missed") {
+    // The daemon dropped events for this slow reader: the list is read again instead.
+    loadList().catch(() => {});
+  }
+}
+
+function showNetwork(network) {
+  if (!network) return;
+  const where = network.interface ? ` (${network.interface})` : "";
+  setPill("network", network.status, `network ${network.status}${where}`);
+}
+
+// ---------- totals ----------
+
+async function poll() {
+  try {
+    const status = await api("GET", "/v1/status");
+    const t = status.tasks;
+    $("version").textContent = `afproxy ${status.version}, up ${duration(status.uptimeSeconds)}`;
+    showNetwork(status.network);
+    $("total-live").textContent = String(t.live);
+    const states = Object.entries(t.byState || {}).sort().map(([k, v]) => `${v} ${k}`);
+    $("total-states").textContent = states.length ? states.join(", ") : "none";
+    $("total-served").textContent = String(t.served);
+    $("total-history").textContent = `${t.history} kept in history`;
+    $("total-failed").textContent = String(t.failed);
+    $("total-bytes").textContent = bytes(t.bytesUp + t.bytesDown);
+    $("total-bytes-split").textContent = `↓ ${bytes(t.bytesDown)} ↑ ${bytes(t.bytesUp)}`;
+    const now = performance.now();
+    samples.push({ t: now, up: t.bytesUp, down: t.bytesDown });
+    while (samples.length > 2 && now - samples[0].t > 60000) samples.shift();
+    const first = samples[0];
+    const span = (now - first.t) / 1000;
+    const down = span > 0 ? (t.bytesDown - first.down) / span : 0;
+    const up = span > 0 ? (t.bytesUp - first.up) / span : 0;
+    $("total-rate").textContent = `↓ ${bytes(Math.round(down))}/s ↑ ${bytes(Math.round(up))}/s`;
+    $("total-rate").dataset.down = String(Math.round(down));
+    chart();
+  } catch (e) {
+    if (!document.body.classList.contains("locked")) setPill("connection", "connecting", "daemon not answering");
+  }
+}
+
+/// Bytes per second between consecutive samples, as bars, the last minute.
+function chart() {
+  const canvas = $("rate-chart");
+  const context = canvas.getContext("2d");
+  const width = canvas.width;
+  const height = canvas.height;
+  context.clearRect(0, 0, width, height);
+  const rates = [];
+  for (let i = 1; i < samples.length; i++) {
+    const dt = (samples[i].t - samples[i - 1].t) / 1000;
+    rates.push(dt > 0 ? (samples[i].down + samples[i].up - samples[i - 1].down - samples[i - 1].up) / dt : 0);
+  }
+  const top = Math.max(1, ...rates);
+  const step = width / 60;
+  context.fillStyle = "#1f6feb";
+  rates.slice(-60).forEach((rate, i, all) => {
+    const h = Math.max(rate > 0 ? 1 : 0, (rate / top) * (height - 2));
+    context.fillRect(width - (all.length - i) * step, height - h, Math.max(1, step - 1), h);
+  });
+}
+
+// ---------- the detail panel ----------
+
+async function select(id) {
+  selected = id;
+  for (const tr of rows.values()) tr.classList.toggle("selected", Number(tr.dataset.id) === id);
+  $("detail").hidden = false;
+  if (!tasks.has(id)) {
+    try { store(await api("GET", `/v1/tasks/${id}`)); } catch (e) { say(e.message, true); }
+  }
+  renderDetail();
+}
+
+function fillTable(table, pairs) {
+  const body = table.tBodies[0];
+  body.replaceChildren(...pairs.map(([a, b]) => {
+    const tr = document.createElement("tr");
+    const left = document.createElement("td");
+    const right = document.createElement("td");
+    left.textContent = a;
+    right.textContent = b;
+    tr.append(left, right);
+    return tr;
+  }));
+}
+
+function renderDetail() {
+  const r = tasks.get(selected);
+  if (!r) return;
+  const panel = $("detail");
+  panel.dataset.id = String(r.id);
+  panel.dataset.state = r.state;
+  $("detail-title").textContent = `Task ${r.id} · ${r.kind} · ${failed(r) ? "failed" : r.state}`;
+  $("detail-url").textContent = `${r.method} ${r.url}`;
+  const m = r.metrics || {};
+  const facts = [
+    ["status", r.status == null ? "—" : String(r.status)],
+    ["client", r.client || "—"],
+    ["created", new Date(r.createdAt).toLocaleString()],
+    ["received", `${bytes(r.download.completed)}${r.download.total != null ? ` of ${bytes(r.download.total)}` : ""}`],
+    ["sent", `${bytes(r.upload.completed)}${r.upload.total != null ? ` of ${bytes(r.upload.total)}` : ""}`],
+  ];
+  if (m.remoteAddress) facts.push(["remote", m.remoteAddress]);
+  if (m.httpVersion) facts.push(["HTTP", m.httpVersion]);
+  if (m.reusedConnection != null) facts.push(["connection", m.reusedConnection ? "reused" : "new"]);
+  if (r.waiting) facts.push(["waiting", r.waiting]);
+  if (r.endReason) facts.push(["ended", r.endReason]);
+  if (r.file && r.file.path) facts.push(["file", r.file.path]);
+  const list = $("detail-facts");
+  list.replaceChildren(...facts.flatMap(([k, v]) => {
+    const dt = document.createElement("dt");
+    const dd = document.createElement("dd");
+    dt.textContent = k;
+    dd.textContent = v;
+    return [dt, dd];
+  }));
+  const failure = $("detail-failure");
+  failure.hidden = !(r.error || r.errorCode);
+  failure.textContent = r.errorCode ? `${r.errorCode}: ${r.error || ""}` : r.error || "";
+  drawWaterfall(r);
+  const resumes = $("detail-resumes");
+  resumes.replaceChildren(...(r.resumes || []).map((resume) => {
+    const li = document.createElement("li");
+    li.textContent = `at byte ${resume.offset.toLocaleString()} (${new Date(resume.at).toLocaleTimeString()})`;
+    return li;
+  }));
+  if (!(r.resumes || []).length) {
+    const li = document.createElement("li");
+    li.className = "muted none";
+    li.textContent = "none";
+    resumes.append(li);
+  }
+  const pairs = (headers) => (headers || []).map((h) => [h.name, h.value]);
+  fillTable($("request-headers"), pairs(r.requestHeaders));
+  fillTable($("response-headers"), r.status == null ? [] : [["", `HTTP ${r.status}`], ...pairs(r.responseHeaders)]);
+}
+
+/// curl's marks are cumulative milliseconds from the start of the transfer: each phase runs from
+/// the mark before it to its own, as browser developer tools draw them (and as the HAR export maps
+/// them). A reused connection had no lookup, connect or handshake of its own.
+function phases(r) {
+  const m = r.metrics || {};
+  const reused = m.reusedConnection === true;
+  const live = r.state !== "completed";
+  const endMs = m.totalMs != null && !live ? m.totalMs : (Date.now() - Date.parse(r.createdAt));
+  const out = [];
+  let cursor = 0;
+  if (!reused) {
+    if (m.dnsMs != null) { out.push(["dns", 0, m.dnsMs]); cursor = m.dnsMs; }
+    if (m.connectMs != null) { out.push(["connect", cursor, Math.max(cursor, m.connectMs)]); cursor = Math.max(cursor, m.connectMs); }
+    if (m.tlsMs != null && m.tlsMs > cursor) { out.push(["tls", cursor, m.tlsMs]); cursor = m.tlsMs; }
+  }
+  const end = Math.max(endMs || 0, m.ttfbMs || 0, cursor);
+  if (m.ttfbMs != null) {
+    out.push(["wait", cursor, Math.max(cursor, m.ttfbMs)]);
+    out.push(["receive", Math.max(cursor, m.ttfbMs), end]);
+  } else if (end > cursor) {
+    out.push([r.waiting ? "blocked" : "wait", cursor, end]);
+  }
+  return { phases: out, end };
+}
+
+function drawWaterfall(r) {
+  const { phases: list, end } = phases(r);
+  const box = $("waterfall");
+  const track = box.firstElementChild;
+  track.replaceChildren(...list.map(([name, from, to]) => {
+    const div = document.createElement("div");
+    div.className = "phase";
+    div.dataset.phase = name;
+    div.dataset.ms = (to - from).toFixed(3);
+    div.style.left = `${end > 0 ? (from / end) * 100 : 0}%`;
+    div.style.width = `${end > 0 ? ((to - from) / end) * 100 : 0}%`;
+    div.title = `${name} ${ms(to - from)}`;
+    return div;
+  }));
+  box.dataset.drawn = list.length ? "1" : "0";
+  box.dataset.total = end.toFixed(3);
+  const legend = $("waterfall-legend").tBodies[0];
+  legend.replaceChildren(...list.map(([name, from, to]) => {
+    const tr = document.createElement("tr");
+    const label = document.createElement("td");
+    const swatch = document.createElement("span");
+    swatch.className = "swatch";
+    swatch.dataset.phase = name;
+    label.append(swatch, name === "tls" ? "TLS" : name === "dns" ? "DNS" : name);
+    const start = document.createElement("td");
+    start.className = "muted";
+    start.textContent = `from ${ms(from)}`;
+    const length = document.createElement("td");
+    length.textContent = ms(to - from);
+    tr.append(label, start, length);
+    return tr;
+  }), totalRow(end, r.state !== "completed"));
+}
+
+function totalRow(end, live) {
+  const tr = document.createElement("tr");
+  const a = document.createElement("td");
+  a.textContent = live ? "so far" : "total";
+  const b = document.createElement("td");
+  const c = document.createElement("td");
+  c.textContent = ms(end);
+  tr.append(a, b, c);
+  return tr;
+}
+
+// ---------- actions ----------
+
+async function verb(id, name) {
+  try {
+    store(await api("POST", `/v1/tasks/${id}/${name}`));
+    say(`task ${id}: ${name}`);
+  } catch (e) {
+    say(`task ${id}: ${e.message}`, true);
+  }
+}
+
+async function all(name) {
+  try {
+    if (name === "cancel") {
+      const ids = [...rows.entries()].filter(([id, tr]) => !tr.hidden && tasks.get(id).state !== "completed").map(([id]) => id);
+      await Promise.all(ids.map((id) => api("POST", `/v1/tasks/${id}/cancel`).then(store, () => {})));
+      say(`canceled ${ids.length} task${ids.length === 1 ? "" : "s"}`);
+    } else {
+      const list = await api("POST", `/v1/tasks/${name}?all=1`);
+      list.tasks.forEach(store);
+      say(`${name}d ${list.tasks.length} task${list.tasks.length === 1 ? "" : "s"}`);
+    }
+  } catch (e) {
+    say(e.message, true);
+  }
+}
+
+async function download(event) {
+  event.preventDefault();
+  const url = $("download-url").value.trim();
+  const path = $("download-path").value.trim();
+  try {
+    const record = await api("POST", "/v1/downloads", path ? { url, path } : { url });
+    store(record);
+    say(`download started: task ${record.id}${record.file && record.file.path ? ` → ${record.file.path}` : ""}`);
+    $("download-url").value = "";
+    $("download-path").value = "";
+  } catch (e) {
+    say(`download refused: ${e.message}`, true);
+  }
+}
+
+// ---------- wiring ----------
+
+function start() {
+  $("task-rows").addEventListener("click", (event) => {
+    const tr = event.target.closest(".row");
+    if (!tr) return;
+    const id = Number(tr.dataset.id);
+    const button = event.target.closest("button[data-verb]");
+    if (button) { verb(id, button.dataset.verb); return; }
+    select(id);
+  });
+  $("detail-close").addEventListener("click", () => {
+    selected = null;
+    $("detail").hidden = true;
+    for (const tr of rows.values()) tr.classList.remove("selected");
+  });
+  $("filter-state").addEventListener("change", (e) => { filters.state = e.target.value; refilter(); });
+  $("filter-kind").addEventListener("change", (e) => { filters.kind = e.target.value; refilter(); });
+  $("filter-text").addEventListener("input", (e) => { filters.text = e.target.value.trim().toLowerCase(); refilter(); });
+  $("history").addEventListener("change", (e) => {
+    history = e.target.checked;
+    if (history) {
+      for (const timer of removals.values()) clearTimeout(timer);
+      removals.clear();
+    }
+    loadList().catch((error) => say(error.message, true));
+  });
+  $("suspend-all").addEventListener("click", () => all("suspend"));
+  $("resume-all").addEventListener("click", () => all("resume"));
+  $("cancel-all").addEventListener("click", () => all("cancel"));
+  $("download-form").addEventListener("submit", download);
+  loadList().catch((e) => say(`cannot list the tasks: ${e.message}`, true));
+  follow();
+  poll();
+  setInterval(poll, 1000);
+  setInterval(tickAges, 1000);
+}
+
+start();
