@@ -14,12 +14,23 @@ struct List: ParsableCommand {
     var global: GlobalOptions { self.root.global }
     @Flag(name: .long, help: "Include completed tasks from the history.") var all = false
     @Flag(name: .long, help: "Print the API's JSON.") var json = false
+    @Option(name: .long, help: "Only tasks whose client process's executable has this file name (curl).")
+    var process: String?
+    @Option(name: .long, help: "Only tasks whose client process runs in this systemd unit.") var unit: String?
 
     func run() throws {
         let body = try self.global.call("GET", self.all ? "/v1/tasks?all=1" : "/v1/tasks")
-        if self.json { return Console.output(String(decoding: body, as: UTF8.self)) }
-        let list = try Console.decoder().decode(TaskList.self, from: Data(body))
-        Console.output(TaskTable(tasks: list.tasks, terminal: Console.isTerminal, now: Date()).render())
+        let filter = ProcessFilter(process: self.process, unit: self.unit)
+        if self.json && filter.isEmpty { return Console.output(String(decoding: body, as: UTF8.self)) }
+        var list = try Console.decoder().decode(TaskList.self, from: Data(body))
+        list.tasks = list.tasks.filter(filter.matches)
+        if self.json {
+            var out: [UInt8] = []
+            list.writeJSON(to: &out)
+            return Console.output(String(decoding: out, as: UTF8.self))
+        }
+        let width = Console.isTerminal ? TaskTable.terminalWidth() : nil
+        Console.output(TaskTable(tasks: list.tasks, terminal: Console.isTerminal, now: Date(), width: width).render())
     }
 }
 
@@ -156,7 +167,9 @@ struct Watch: ParsableCommand {
             while true {
                 let body = try self.global.call("GET", "/v1/tasks")
                 let list = try Console.decoder().decode(TaskList.self, from: Data(body))
-                let table = TaskTable(tasks: list.tasks, terminal: true, now: Date()).render()
+                let table = TaskTable(
+                    tasks: list.tasks, terminal: true, now: Date(), width: TaskTable.terminalWidth()
+                ).render()
                 Console.output(
                     "\u{1B}[H\u{1B}[2J" + "afproxy — \(list.tasks.count) live task(s), Ctrl-C to stop\n\n" + table)
                 usleep(UInt32(max(0.1, self.interval) * 1_000_000))

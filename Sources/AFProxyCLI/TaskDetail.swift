@@ -16,6 +16,7 @@ struct TaskDetail {
         lines.append("  \(task.method) \(task.url)")
         lines.append("  client     \(task.client)")
         if let user = task.proxyUser { lines.append("  user       \(user)") }  // proxy authentication
+        lines += Self.processLines(task.clientProcess)
         lines.append("  created    \(task.createdAt.formatted(.iso8601))")
         lines.append("  status     \(task.status.map(String.init) ?? "-")")
         lines.append("  error      \(task.error ?? "-")")

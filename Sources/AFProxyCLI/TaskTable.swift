@@ -14,6 +14,9 @@ struct TaskTable {
     var urlWidth = 60
     /// A retry's reason holds the last error, which can be long; `show` has all of it.
     var waitingWidth = 50
+    /// The terminal's columns: the PROCESS column is shown only if the table then fits (nil: not a
+    /// terminal, no PROCESS column).
+    var width: Int? = nil
 
     func render() -> String {
         // LIMIT only when some task has a throttle rule: most lists have none.
@@ -38,6 +41,7 @@ struct TaskTable {
                     Formatting.duration(self.now.timeIntervalSince(task.createdAt)),
                 ] + (limited ? [ThrottleText.column(task.limit)] : []))
         }
+        self.addProcessColumn(to: &rows)
         var widths = [Int](repeating: 0, count: rows[0].count)
         for row in rows {
             for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) }

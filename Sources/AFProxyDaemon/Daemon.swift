@@ -63,7 +63,9 @@ struct Daemon {
         let network = NetworkWatcher(onChange: reporter.report) { error in
             logger.warning("network status unknown from now on: the netlink socket failed: \(error)")
         }
-        let listener = ProxyListener(manager: manager, configuration: listenerConfiguration, group: group)
+        let processes = ClientProcessLookup(unit: SystemdUnit.of(pid:))
+        let listener = ProxyListener(
+            manager: manager, configuration: listenerConfiguration, group: group, processLookup: processes.start)
         let metrics = DaemonMetrics(manager: manager) { listener.openConnections }
         let control = ControlServer(
             manager: manager, group: group, extraStats: { $0.openConnections = listener.openConnections },

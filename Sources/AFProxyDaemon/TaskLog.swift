@@ -6,7 +6,8 @@ import Synchronization
 
 /// One log entry per completed task, with the task's figures as metadata (journal fields
 /// AFPROXY_TASK_ID, AFPROXY_METHOD, AFPROXY_URL, AFPROXY_STATUS, AFPROXY_BYTES_UP,
-/// AFPROXY_BYTES_DOWN, AFPROXY_DURATION_MS, and AFPROXY_ERROR for a failure): at info level,
+/// AFPROXY_BYTES_DOWN, AFPROXY_DURATION_MS, AFPROXY_ERROR for a failure, and AFPROXY_CLIENT_PID,
+/// _EXE, _UNIT, _USER, _UID for a client process known when the task completed): at info level,
 /// which `log-completed-tasks = no` turns off, or at error level for a task that failed, always.
 ///
 /// The event bus calls the subscriber on the session thread, so it only takes the time and
@@ -32,7 +33,7 @@ final class TaskLog: Sendable {
     /// not kept in memory.
     static let capacity = 10_000
 
-    private let manager: SessionManager
+    let manager: SessionManager
     private let logger: Logger
     private let enabled: Atomic<Bool>
     /// Whether a handler reads metadata (the journal's fields); stderr lines do not, and the
@@ -95,7 +96,8 @@ final class TaskLog: Sendable {
             return (queue.entries, queue.dropped)
         }
         StderrLogHandler.batched {
-            for entry in entries {
+            for var entry in entries {
+                self.addLateClientProcess(to: &entry.record)
                 let (level, message, metadata) = Self.entry(
                     entry.record, durationMs: entry.durationMs, structured: self.structured)
                 self.logger.log(level: level, "\(message)", metadata: metadata)
@@ -143,6 +145,7 @@ final class TaskLog: Sendable {
         ]
         if let status = record.status { metadata["status"] = "\(status)" }
         if let error = record.error { metadata["error"] = "\(error)" }
+        if let process = record.clientProcess { Self.addClientProcess(process, to: &metadata) }
         return (level, message, metadata)
     }
 }

@@ -25,6 +25,8 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     private let manager: SessionManager
     private let validator: RequestValidator
     private let clientAddress: String
+    /// The lookup of the client's process, when the client is on this machine.
+    private let clientProcess: ClientProcessSlot?
     /// The HTTP handlers in front of this one, shed while the connection is idle for a while.
     let codec: ClientCodec
     /// The decoder among them, whose parser goes as soon as the connection is idle.
@@ -39,10 +41,14 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     private var context: ChannelHandlerContext?
     private var bridge: ConnectionBridge?
 
-    init(manager: SessionManager, validator: RequestValidator, clientAddress: String, codec: ClientCodec) {
+    init(
+        manager: SessionManager, validator: RequestValidator, clientAddress: String, codec: ClientCodec,
+        clientProcess: ClientProcessSlot? = nil
+    ) {
         self.manager = manager
         self.validator = validator
         self.clientAddress = clientAddress
+        self.clientProcess = clientProcess
         self.codec = codec
     }
 
@@ -146,7 +152,9 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         context.triggerUserOutboundEvent(ConnectionPhase.requestStarted, promise: nil)
         if head.method == .CONNECT {
             switch self.validator.validateConnect(head, client: self.clientAddress) {
-            case .success(let request): self.state.openTunnelAtEnd(.open(request), version: head.version)
+            case .success(var request):
+                request.process = self.clientProcess
+                self.state.openTunnelAtEnd(.open(request), version: head.version)
             case .failure(let refusal): self.state.openTunnelAtEnd(.refuse(refusal), version: head.version)
             }
             return
@@ -159,7 +167,8 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             } else {
                 self.state.refuseAfterBody(refusal, version: head.version)
             }
-        case .success(let request):
+        case .success(var request):
+            request.process = self.clientProcess
             if head.headers["expect"].first?.lowercased() == "100-continue" {
                 context.writeAndFlush(
                     self.wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))),

@@ -16,8 +16,15 @@ package final class ProxyListener: Service, Sendable {
     private let channels = Locked<[any Channel]>([])
     /// One for the listener's life, so that a reload's users apply to open connections too.
     private let authenticator: ProxyAuthenticator
+    /// Starts the lookup of a local client's process (the daemon's `ClientProcessLookup`); it
+    /// answers at once with the slot the finding will go to, and never blocks the event loop.
+    private let processLookup: ClientProcessLookupStart?
 
-    package init(manager: SessionManager, configuration: ListenerConfiguration, group: any EventLoopGroup) {
+    package init(
+        manager: SessionManager, configuration: ListenerConfiguration, group: any EventLoopGroup,
+        processLookup: ClientProcessLookupStart? = nil
+    ) {
+        self.processLookup = processLookup
         self.manager = manager
         self.configuration = Locked(configuration)
         self.group = group
@@ -85,7 +92,7 @@ package final class ProxyListener: Service, Sendable {
         return ServerBootstrap(group: self.group)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelOption(.maxMessagesPerRead, value: Self.readsPerEvent)
             .childChannelOption(.recvAllocator, value: Self.recvAllocator)
             .childChannelInitializer { [self] channel in
@@ -104,6 +111,11 @@ package final class ProxyListener: Service, Sendable {
                 }
                 channel.closeFuture.whenComplete { _ in limiter.release() }
                 let client = channel.remoteAddress.map(Self.describe) ?? "unknown"
+                let process = self.processLookup.flatMap { lookup in
+                    ConnectionAddresses(local: channel.localAddress, peer: channel.remoteAddress).flatMap { addresses in
+                        addresses.peerIsLocal ? lookup(addresses) : nil
+                    }
+                }
                 return channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(
@@ -112,7 +124,7 @@ package final class ProxyListener: Service, Sendable {
                             via: configuration.viaName))
                     try Self.addHTTPHandlers(
                         to: sync, manager: manager, validator: validator, clientAddress: client, limits: limits,
-                        authenticator: authenticator)
+                        authenticator: authenticator, clientProcess: process)
                 }
             }
     }
@@ -123,11 +135,12 @@ package final class ProxyListener: Service, Sendable {
     static func addHTTPHandlers(
         to pipeline: ChannelPipeline.SynchronousOperations, manager: SessionManager, validator: RequestValidator,
         clientAddress: String, limits: NIOHTTPDecoderLimitConfiguration = .init(),
-        authenticator: ProxyAuthenticator? = nil
+        authenticator: ProxyAuthenticator? = nil, clientProcess: ClientProcessSlot? = nil
     ) throws -> ProxyConnectionHandler {
         let codec = ClientCodec(decoder: RequestDecoder(limits: limits), authenticator: authenticator)
         let handler = ProxyConnectionHandler(
-            manager: manager, validator: validator, clientAddress: clientAddress, codec: codec)
+            manager: manager, validator: validator, clientAddress: clientAddress, codec: codec,
+            clientProcess: clientProcess)
         try codec.install(in: pipeline)
         try pipeline.addHandler(handler)
         return handler

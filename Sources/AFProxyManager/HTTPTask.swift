@@ -104,7 +104,7 @@ package final class HTTPTask: @unchecked Sendable {
             resumes: recorded.resumes,
             proxyUser: self.request.proxyUser,
             limit: self.manager.throttler.limit(task: self.id, host: self.throttleHost),
-            heldBy: heldBy
+            heldBy: heldBy, clientProcess: self.request.process?.process
         )
     }
 

@@ -51,6 +51,8 @@ protocol ManagedTask: AnyObject, Sendable {
     var state: TaskState { get }
     var bytesUp: Int64 { get }
     var bytesDown: Int64 { get }
+    /// Where the lookup of the client's process puts what it finds (`SessionManager+ClientProcess`).
+    var processSlot: ClientProcessSlot? { get }
     /// The task as the control API shows it, now.
     func record() -> TaskRecord
     func suspend() throws(IllegalTransition)

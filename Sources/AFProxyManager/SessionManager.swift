@@ -119,6 +119,7 @@ package final class SessionManager: Sendable {
             registry.bytesDown += record.download.completed
         }
         self.events.publish(.completed, record)
+        self.recordProcessLater(of: task, in: record)
     }
 
     // MARK: queries

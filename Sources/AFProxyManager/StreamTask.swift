@@ -83,7 +83,8 @@ package final class StreamTask: Sendable {
             upload: TransferProgress(completed: self.bytesUp), download: TransferProgress(completed: self.bytesDown),
             metrics: recorded.metrics, requestHeaders: self.request.headers, responseHeaders: nil,
             endReason: recorded.end?.reason, proxyUser: self.request.proxyUser,
-            limit: self.manager.throttler.limit(task: self.id, host: self.request.host), heldBy: heldBy)
+            limit: self.manager.throttler.limit(task: self.id, host: self.request.host), heldBy: heldBy,
+            clientProcess: self.request.process?.process)
     }
 
     // MARK: the client connection (on its event loop)

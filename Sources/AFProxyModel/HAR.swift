@@ -141,6 +141,7 @@ package struct HAREntry: Sendable, Codable, Equatable {
     package var failureCode: String?
     package var error: String?
     package var file: String?
+    package var clientProcess: ClientProcess? = nil
 
     enum CodingKeys: String, CodingKey {
         case startedDateTime, time, request, response, cache, timings, serverIPAddress, connection
@@ -152,6 +153,7 @@ package struct HAREntry: Sendable, Codable, Equatable {
         case failureCode = "_failureCode"
         case error = "_error"
         case file = "_file"
+        case clientProcess = "_clientProcess"
     }
 
     // HAR's optional fields are left out when unknown, as the spec says; afproxy's own are always
@@ -174,5 +176,6 @@ package struct HAREntry: Sendable, Codable, Equatable {
         try container.encode(self.failureCode, forKey: .failureCode)
         try container.encode(self.error, forKey: .error)
         try container.encode(self.file, forKey: .file)
+        try container.encode(self.clientProcess, forKey: .clientProcess)
     }
 }

@@ -51,6 +51,7 @@ extension HAREntry {
             taskId: task.id, kind: task.kind, state: task.state,
             resumes: task.resumes.map { HARResume(offset: $0.offset, at: Self.timestamp($0.at)) },
             client: task.client, failureCode: task.errorCode, error: task.error, file: task.file?.path)
+        self.clientProcess = task.clientProcess
     }
 
     /// ISO 8601 with milliseconds and the zone, as HAR's examples write it.

@@ -20,9 +20,12 @@ package struct ProxyRequest: Sendable {
     package var client: String
     /// The `proxy-auth-file` user the request authenticated as, for the task's record.
     package var proxyUser: String?
+    /// Where the lookup of the client's process puts what it finds (nil: not looked up).
+    package var process: ClientProcessSlot?
 
     package init(
-        method: String, url: String, headers: HTTPHeaderList, body: Body, client: String, proxyUser: String? = nil
+        method: String, url: String, headers: HTTPHeaderList, body: Body, client: String, proxyUser: String? = nil,
+        process: ClientProcessSlot? = nil
     ) {
         self.method = method
         self.url = url
@@ -30,6 +33,7 @@ package struct ProxyRequest: Sendable {
         self.body = body
         self.client = client
         self.proxyUser = proxyUser
+        self.process = process
     }
 
     package var kind: TaskKind {

@@ -12,13 +12,19 @@ package struct StreamRequest: Sendable, Equatable {
     package var client: String
     /// The `proxy-auth-file` user the CONNECT authenticated as, for the task's record.
     package var proxyUser: String?
+    /// Where the lookup of the client's process puts what it finds (nil: not looked up).
+    package var process: ClientProcessSlot?
 
-    package init(host: String, port: Int, headers: HTTPHeaderList = [], client: String, proxyUser: String? = nil) {
+    package init(
+        host: String, port: Int, headers: HTTPHeaderList = [], client: String, proxyUser: String? = nil,
+        process: ClientProcessSlot? = nil
+    ) {
         self.host = host
         self.port = port
         self.headers = headers
         self.client = client
         self.proxyUser = proxyUser
+        self.process = process
     }
 
     /// `host:port` as the CONNECT line names it, an IPv6 address in brackets: the task's URL.

@@ -30,4 +30,37 @@ package struct TaskHistory: Sendable {
     package func record(id: Int) -> TaskRecord? {
         self.ring.first { $0.id == id }
     }
+
+    /// The record of task `id`, looked for from the newest: a task that just completed is found
+    /// at once.
+    package func newest(id: Int) -> TaskRecord? {
+        guard !self.ring.isEmpty else { return nil }
+        var index = (self.next + self.ring.count - 1) % self.ring.count
+        for _ in 0..<self.ring.count {
+            if self.ring[index].id == id { return self.ring[index] }
+            index = (index + self.ring.count - 1) % self.ring.count
+        }
+        return nil
+    }
+
+    /// Applies `body` to the records, newest first, until it answers true.
+    mutating func updateFirst(_ body: (inout TaskRecord) -> Bool) {
+        guard !self.ring.isEmpty else { return }
+        var index = (self.next + self.ring.count - 1) % self.ring.count
+        for _ in 0..<self.ring.count {
+            if body(&self.ring[index]) { return }
+            index = (index + self.ring.count - 1) % self.ring.count
+        }
+    }
+}
+
+extension TaskHistory {
+    /// Changes the record of task `id` if it is still kept (a late finding about a completed task).
+    package mutating func update(id: Int, _ body: (inout TaskRecord) -> Void) {
+        self.updateFirst { record in
+            guard record.id == id else { return false }
+            body(&record)
+            return true
+        }
+    }
 }

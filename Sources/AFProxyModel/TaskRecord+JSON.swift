@@ -14,6 +14,7 @@ extension TaskRecord {
         defer { out = json.out }
         json.open("{")
         json.key("client"); json.string(self.client)
+        json.key("clientProcess"); json.clientProcess(self.clientProcess)
         json.key("createdAt"); json.date(self.createdAt)
         json.key("download"); json.progress(self.download)
         json.key("endReason"); json.string(self.endReason)

@@ -41,6 +41,8 @@ package struct TaskRecord: Sendable, Codable, Equatable {
     /// The hold rule that keeps the task suspended before it started; nil when none holds it
     /// (never caught, or released).
     package var heldBy: Int?
+    /// The program on this machine that made the request (its connection's), when it was found.
+    package var clientProcess: ClientProcess?
 
     package init(
         id: Int, kind: TaskKind, state: TaskState, method: String, url: String, client: String,
@@ -51,7 +53,8 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         waiting: String? = nil, resumes: [TaskResume] = [], file: DownloadFile? = nil,
         proxyUser: String? = nil,
         limit: TaskLimit? = nil,
-        heldBy: Int? = nil
+        heldBy: Int? = nil,
+        clientProcess: ClientProcess? = nil
     ) {
         self.id = id
         self.kind = kind
@@ -75,6 +78,7 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         self.proxyUser = proxyUser
         self.limit = limit
         self.heldBy = heldBy
+        self.clientProcess = clientProcess
     }
 
     // Encode nil as null: clients see every documented key, with null for what is not known.
@@ -102,5 +106,6 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         try container.encode(self.proxyUser, forKey: .proxyUser)
         try container.encode(self.limit, forKey: .limit)
         try container.encode(self.heldBy, forKey: .heldBy)
+        try container.encode(self.clientProcess, forKey: .clientProcess)
     }
 }

@@ -102,7 +102,7 @@ final class TunnelConnector {
             .connectTimeout(remaining)
             // A half-close of the origin reaches the relay as `inputClosed`, to be passed on.
             .channelOption(.allowRemoteHalfClosure, value: true)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelOption(.maxMessagesPerRead, value: UInt(TunnelBuffers.readsPerBatch))
             .channelOption(.recvAllocator, value: TunnelBuffers.recvAllocator)
             .channelOption(.writeBufferWaterMark, value: TunnelBuffers.waterMark)

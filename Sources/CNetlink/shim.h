@@ -1,5 +1,5 @@
 /*
- * The kernel's rtnetlink ABI for AFProxyNetwork, its only user.
+ * The kernel's rtnetlink and sock_diag ABI for AFProxyNetwork, its only user.
  *
  * Why this file exists: Glibc's Swift module does not include <linux/netlink.h>,
  * <linux/rtnetlink.h> or <linux/if.h>, so sockaddr_nl, the RTM_* message types, the RTMGRP_*
@@ -15,6 +15,10 @@
 #include <linux/rtnetlink.h>
 #include <linux/if.h>
 #include <linux/if_arp.h>
+/* The socket-diagnostics ABI (inet_diag): the client-process lookup asks the kernel for one TCP
+ * socket by its addresses (SOCK_DIAG_BY_FAMILY, struct inet_diag_req_v2 and inet_diag_msg). */
+#include <linux/sock_diag.h>
+#include <linux/inet_diag.h>
 /* Not in Glibc's Swift module either: the eventfd that wakes the watcher's thread to stop. */
 #include <sys/eventfd.h>
 

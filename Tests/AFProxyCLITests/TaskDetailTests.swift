@@ -140,3 +140,34 @@ import Testing
         #expect(TaskDetail.downloadLines(record).isEmpty)
     }
 }
+
+/// `show`'s lines for the client process, under `client`.
+@Suite struct TaskDetailProcessTests {
+    @Test func everythingKnown() {
+        let process = ClientProcess(
+            pid: 4321, executable: "/usr/bin/curl", commandLine: "curl -x http://127.0.0.1:3128 http://h/",
+            user: "alice", uid: 1000, unit: "session-2.scope")
+        #expect(
+            TaskDetail.processLines(process) == [
+                "  process    curl[4321] /usr/bin/curl",
+                "  user       alice (1000)",
+                "  unit       session-2.scope",
+                "  command    curl -x http://127.0.0.1:3128 http://h/",
+            ])
+    }
+
+    @Test func onlyTheSocketsOwnerOrNothing() {
+        #expect(
+            TaskDetail.processLines(ClientProcess(user: "bob", uid: 1001)) == [
+                "  process    bob", "  user       bob (1001)",
+            ])
+        #expect(TaskDetail.processLines(ClientProcess(uid: 1002)) == ["  process    uid 1002", "  user       1002"])
+        #expect(TaskDetail.processLines(nil).isEmpty)
+        var record = TaskRecord(
+            id: 1, kind: .data, state: .running, method: "GET", url: "http://h/", client: "127.0.0.1:5",
+            createdAt: Date(timeIntervalSince1970: 0))
+        record.clientProcess = ClientProcess(pid: 9, executable: "/bin/x", uid: 0)
+        let lines = TaskDetail(task: record, terminal: false).render().split(separator: "\n").map(String.init)
+        #expect(Array(lines[2...4]) == ["  client     127.0.0.1:5", "  process    x[9] /bin/x", "  user       0"])
+    }
+}

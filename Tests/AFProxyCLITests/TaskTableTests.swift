@@ -100,3 +100,59 @@ import Testing
         #expect(table.render() == expected.joined(separator: "\n"))
     }
 }
+
+/// The PROCESS column: shown when a task has a client process and the table fits with it.
+@Suite struct TaskTableProcessTests {
+    private let now = Date(timeIntervalSince1970: 1_000_000)
+
+    private var tasks: [TaskRecord] {
+        var curl = TaskRecord(
+            id: 7, kind: .data, state: .running, method: "GET", url: "http://example.test/a", client: "c",
+            createdAt: self.now.addingTimeInterval(-10), status: 200, download: .init(completed: 1000, total: 5000))
+        curl.clientProcess = ClientProcess(pid: 12345, executable: "/usr/bin/curl", uid: 0, unit: "a.service")
+        var remote = curl
+        remote.id = 8
+        remote.clientProcess = nil
+        var hidden = curl
+        hidden.id = 9
+        hidden.clientProcess = ClientProcess(user: "alice", uid: 1000)
+        return [curl, remote, hidden]
+    }
+
+    @Test func onAWideTerminalItIsTheLastColumn() {
+        let expected = [
+            "ID  KIND  STATE    METHOD  URL                    STATUS  PROGRESS  RATE     ETA  AGE  PROCESS",
+            "7   data  running  GET     http://example.test/a  200     20%       100 B/s  40s  10s  curl[12345]",
+            "8   data  running  GET     http://example.test/a  200     20%       100 B/s  40s  10s  -",
+            "9   data  running  GET     http://example.test/a  200     20%       100 B/s  40s  10s  alice",
+        ]
+        let wide = TaskTable(tasks: self.tasks, terminal: false, now: self.now, width: 200).render()
+        #expect(wide == expected.joined(separator: "\n"))
+        // Piped, the columns stay those scripts read.
+        let piped = TaskTable(tasks: self.tasks, terminal: false, now: self.now).render()
+        #expect(piped.split(separator: "\n")[0].hasSuffix("AGE"))
+    }
+
+    @Test func onANarrowTerminalItIsLeftOut() {
+        let needed = TaskTable(tasks: self.tasks, terminal: false, now: self.now, width: 200).render()
+            .split(separator: "\n").map(\.count).max()!
+        let wide = TaskTable(tasks: self.tasks, terminal: false, now: self.now, width: needed).render()
+        #expect(wide.split(separator: "\n")[0].hasSuffix("PROCESS"))
+        let narrow = TaskTable(tasks: self.tasks, terminal: false, now: self.now, width: needed - 1).render()
+        #expect(narrow.split(separator: "\n")[0].hasSuffix("AGE"))
+    }
+
+    @Test func withNoProcessKnownThereIsNoColumn() {
+        let table = TaskTable(tasks: [self.tasks[1]], terminal: false, now: self.now, width: 200).render()
+        #expect(table.split(separator: "\n")[0].hasSuffix("AGE"))
+    }
+
+    @Test func theFiltersMatchTheExecutablesNameAndTheUnit() {
+        let tasks = self.tasks
+        #expect(tasks.filter(ProcessFilter(process: "curl").matches).map(\.id) == [7])
+        #expect(tasks.filter(ProcessFilter(process: "cur").matches).isEmpty)
+        #expect(tasks.filter(ProcessFilter(unit: "a.service").matches).map(\.id) == [7])
+        #expect(tasks.filter(ProcessFilter(process: "curl", unit: "b.service").matches).isEmpty)
+        #expect(tasks.filter(ProcessFilter().matches).count == 3)
+    }
+}

@@ -44,6 +44,14 @@ import Testing
         ] {
             #expect(self.written(list) == (try self.encoded(list)))
         }
+        full.clientProcess = ClientProcess(
+            pid: 1234, executable: "/usr/bin/curl", commandLine: "curl -x \"p\" http://h/", user: "alice", uid: 1000,
+            unit: "session-2.scope")
+        var userOnly = bare
+        userOnly.clientProcess = ClientProcess(user: "bob", uid: 1001)
+        #expect(
+            self.written(TaskList(tasks: [full, userOnly])) == (try self.encoded(TaskList(tasks: [full, userOnly]))))
+        #expect(self.written(TaskList(tasks: [userOnly])).contains(#""clientProcess":{"commandLine":null,"#))
         full.metrics.totalMs = 1e-7
         full.metrics.dnsMs = 12345678.0
         #expect(self.written(TaskList(tasks: [full])) == (try self.encoded(TaskList(tasks: [full]))))

@@ -1,0 +1,35 @@
+import AFProxyModel
+
+extension ManagedTask {
+    /// Where the lookup of the task's client process puts what it finds; nil for a task with no
+    /// client connection (a download) or one not looked up (a remote client).
+    var processSlot: ClientProcessSlot? { nil }
+}
+
+extension HTTPTask {
+    var processSlot: ClientProcessSlot? { self.request.process }
+}
+
+extension StreamTask {
+    var processSlot: ClientProcessSlot? { self.request.process }
+}
+
+extension SessionManager {
+    /// A task can complete before the lookup of its client's process ended (the lookup is kept
+    /// off the request's path): its history record gets the process when it is found.
+    func recordProcessLater(of task: any ManagedTask, in record: TaskRecord) {
+        guard record.clientProcess == nil, let slot = task.processSlot, !slot.isSettled else { return }
+        let id = task.id
+        slot.whenSettled { [weak self] process in
+            self?.registry.withLock { registry in
+                registry.history.update(id: id) { $0.clientProcess = process }
+            }
+        }
+    }
+
+    /// The client process of a task that completed, as its history record has it now (it may
+    /// have arrived after the completion).
+    package func clientProcess(ofCompleted id: Int) -> ClientProcess? {
+        self.registry.withLock { $0.history.newest(id: id)?.clientProcess }
+    }
+}
