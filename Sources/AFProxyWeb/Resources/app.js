@@ -376,7 +376,11 @@ function handle(line) {
   }
   if (unknownEnds && history) loadHistory().catch(() => {});
   totals(line.stats);
-  if (!drawn && !frame) frame = requestAnimationFrame(flush); // an empty first list is drawn too
+  if (!drawn) {
+    // The first list is drawn now rather than at the next frame (an empty one too).
+    if (frame) cancelAnimationFrame(frame);
+    flush();
+  }
 }
 
 function showNetwork(network) {
