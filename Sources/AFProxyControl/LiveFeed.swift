@@ -13,7 +13,6 @@ final class LiveFeed {
     private let manager: SessionManager
     private let context: ChannelHandlerContext
     private let extraStats: @Sendable (inout SessionStats) -> Void
-    private let encoder: JSONEncoder
     private let completions = Locked(LiveCompletions())
     private var changes = LiveChanges()
     private var token: Int?
@@ -26,9 +25,6 @@ final class LiveFeed {
         self.manager = manager
         self.context = context
         self.extraStats = extraStats
-        self.encoder = JSONEncoder()
-        self.encoder.dateEncodingStrategy = .iso8601
-        self.encoder.outputFormatting = [.withoutEscapingSlashes]
         let completions = self.completions
         self.token = manager.events.subscribe([.completed]) { event in
             completions.withLock { $0.append(event.task) }
@@ -60,7 +56,9 @@ final class LiveFeed {
         let snapshot = LiveSnapshot(
             tasks: next.tasks, live: next.live, completed: completed.records,
             completedNotShown: completed.notShown, stats: stats)
-        guard let json = try? self.encoder.encode(snapshot) else { return }
+        var json: [UInt8] = []
+        json.reserveCapacity((snapshot.tasks.count + snapshot.completed.count) * 1024 + 512)
+        snapshot.writeJSON(to: &json)
         self.changes.sent(records)
         var buffer = self.context.channel.allocator.buffer(capacity: json.count + 1)
         buffer.writeBytes(json)

@@ -4,6 +4,9 @@
 package struct LiveChanges: Sendable {
     private var sent: [Int: TaskRecord] = [:]
     private var ticksSinceSent = 0
+    /// Nothing was sent yet: the first line goes at once even with no live task, as a reader waits
+    /// for it to draw its (empty) list.
+    private var sentOnce = false
     /// A line at least this often (in ticks) even when no task changed, for the totals and
     /// rates that move with completions alone.
     package let heartbeat: Int
@@ -18,7 +21,8 @@ package struct LiveChanges: Sendable {
         self.ticksSinceSent += 1
         let changed = records.filter { self.sent[$0.id] != $0 }
         let gone = self.sent.count + changed.count(where: { self.sent[$0.id] == nil }) != records.count
-        guard !changed.isEmpty || gone || completions > 0 || self.ticksSinceSent >= self.heartbeat else {
+        guard !self.sentOnce || !changed.isEmpty || gone || completions > 0 || self.ticksSinceSent >= self.heartbeat
+        else {
             return nil
         }
         return (changed, records.map(\.id))
@@ -28,6 +32,7 @@ package struct LiveChanges: Sendable {
     package mutating func sent(_ records: [TaskRecord]) {
         self.sent = Dictionary(records.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
         self.ticksSinceSent = 0
+        self.sentOnce = true
     }
 }
 

@@ -20,6 +20,15 @@ import Testing
         #expect(second.tasks.map(\.id) == [1] && second.live == [1, 2])
     }
 
+    @Test func theFirstLineGoesAtOnceEvenWithNoTask() throws {
+        var changes = LiveChanges()
+        let firstNext = changes.next(live: [], completions: 0)
+        let first = try #require(firstNext)
+        #expect(first.tasks.isEmpty && first.live.isEmpty)
+        changes.sent([])
+        #expect(changes.next(live: [], completions: 0) == nil)
+    }
+
     @Test func nothingChangedIsNoLineUntilTheHeartbeat() {
         var changes = LiveChanges(heartbeat: 3)
         let records = [self.record(1)]

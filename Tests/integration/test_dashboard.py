@@ -121,7 +121,7 @@ def test_afproxyctl_web_without_web_listen_says_how_to_turn_it_on(proxy):
 
 
 def test_without_the_token_the_page_and_the_api_answer_401(daemon, token):
-    for path in ("/", "/app.js", "/v1/tasks", "/v1/events", "/v1/status"):
+    for path in ("/", "/app.js", "/v1/tasks", "/v1/live", "/v1/events", "/v1/status"):
         status, _, body = web_request(daemon, "GET", path)
         assert status == 401, (path, status, body)
     status, _, _ = web_request(daemon, "GET", "/?token=" + "0" * 64)
@@ -250,6 +250,20 @@ def fill_width(driver, task_id: int) -> float:
         "return f ? f.getBoundingClientRect().width : -1;", task_id)
 
 
+FETCH_RECORDER = """
+window.__fetched = [];
+const originalFetch = window.fetch;
+window.fetch = function (resource, init) {
+  window.__fetched.push(String(resource));
+  return originalFetch.call(this, resource, init);
+};
+"""
+
+
+def fetched(driver) -> list[str]:
+    return driver.execute_script("return window.__fetched || [];")
+
+
 class Transfer:
     """curl through the proxy in a thread, its body hashed as it arrives."""
 
@@ -283,10 +297,18 @@ def test_dashboard_follows_suspends_resumes_cancels_and_draws_the_waterfall(daem
     assert out.stdout == b"200", out
     done = daemon.history_record(quick)
 
+    # What the page asks the daemon for, recorded as it asks.
+    browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": FETCH_RECORDER})
     browser.get(f"http://{daemon.web}/?token={token}")
     assert browser.current_url == f"http://{daemon.web}/", "the token stays out of the address bar"
     wait_for(lambda: browser.find_element(By.ID, "connection").get_attribute("data-state") == "live",
-             timeout=20, message="the event stream to connect")
+             timeout=20, message="the live feed to connect")
+    wait_for(lambda: browser.find_element(By.TAG_NAME, "body").get_attribute("data-first-render"),
+             timeout=10, message="the first list")
+    # The live list and the totals come from the feed alone: no task list, no event stream.
+    asked = fetched(browser)
+    assert "/v1/live" in asked, asked
+    assert not [p for p in asked if p.startswith(("/v1/tasks", "/v1/events"))], asked
 
     kept = origin.url(f"/slowbody/{SLOW}{SLOW_QUERY}&n=kept")
     dropped = origin.url(f"/slowbody/{SLOW}{SLOW_QUERY}&n=dropped")
@@ -310,7 +332,7 @@ def test_dashboard_follows_suspends_resumes_cancels_and_draws_the_waterfall(daem
     assert "KiB" in cells or "MiB" in cells, cells
     assert "GET" in cells and "/slowbody/" in cells
 
-    # Totals from /v1/status.
+    # Totals from the feed's stats.
     wait_for(lambda: int(browser.find_element(By.ID, "total-live").text) >= 5, timeout=10,
              message="the live total")
     assert int(browser.find_element(By.ID, "total-served").text) >= 1
@@ -340,6 +362,7 @@ def test_dashboard_follows_suspends_resumes_cancels_and_draws_the_waterfall(daem
     # A completed task's detail: headers and the waterfall of its phases.
     browser.find_element(By.ID, "history").click()
     wait_for(lambda: row(browser, done["id"]) is not None, timeout=10, message="the history rows")
+    assert [p for p in fetched(browser) if p.startswith("/v1/tasks?")] == ["/v1/tasks?all=1"]
     row(browser, done["id"]).find_element(By.CSS_SELECTOR, ".url").click()
     waterfall = browser.find_element(By.ID, "waterfall")
     wait_for(lambda: waterfall.get_attribute("data-drawn") == "1", timeout=10, message="the waterfall")

@@ -1,8 +1,11 @@
-// afproxy's dashboard: the task list from GET /v1/tasks, kept live by GET /v1/events (one JSON
-// event a line, read with fetch and a stream reader), totals from GET /v1/status once a second.
-// Every change is collected and drawn once per animation frame, touching only what changed, so a
-// thousand live tasks stay cheap. The access token is in an HttpOnly cookie this script never
-// sees; every request here is same-origin, so the cookie and the Origin header go with it.
+// afproxy's dashboard: the tasks and totals from GET /v1/live (one JSON snapshot a line, read with
+// fetch and a stream reader: the live tasks that changed, the ids of all live ones, the tasks that
+// completed, the totals), so what the page costs the daemon follows the tasks that moved, not the
+// request rate. The history comes from GET /v1/tasks?all=1 once, when it is turned on; the network
+// from GET /v1/status now and then. Every change is collected and drawn once per animation frame,
+// touching only what changed; a long first list is drawn a screenful first, the rest in later
+// frames. The access token is in an HttpOnly cookie this script never sees; every request here is
+// same-origin, so the cookie and the Origin header go with it.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -15,9 +18,11 @@ let frame = 0;
 let selected = null;
 let history = false;
 let generation = 0;           // bumps when the list is reloaded, so stale loads are dropped
-const samples = [];           // {t, up, down} from /v1/status, the last minute
+let live = new Set();         // ids of the live tasks, as the last snapshot has them
+const leaving = new Set();    // ids gone from `live` whose final record has not come yet
+let drawn = false;            // the first list was drawn (data-first-render set)
+const samples = [];           // {t, up, down} from the snapshots' totals, one a second, the last minute
 const filters = { state: "", kind: "", text: "" };
-const started = performance.now();
 
 // ---------- formatting ----------
 
@@ -90,6 +95,8 @@ function setPill(id, state, text) {
 
 function store(record) {
   const old = tasks.get(record.id);
+  // A list fetched while a task ended may still have it running: its final record stays.
+  if (old && old.state === "completed" && record.state !== "completed") return;
   const progress = progressOf(record);
   const now = performance.now();
   const speed = speeds.get(record.id);
@@ -110,25 +117,25 @@ function store(record) {
   }
 }
 
-async function loadList() {
+/// The history, once when it is turned on (and after a break in the feed while it is on): later
+/// completions come with the snapshots.
+async function loadHistory() {
   const mine = ++generation;
-  const list = await api("GET", history ? "/v1/tasks?all=1" : "/v1/tasks");
-  if (mine !== generation) return;
-  const received = performance.now();
-  const seen = new Set();
-  for (const record of list.tasks) { seen.add(record.id); store(record); }
-  for (const id of [...tasks.keys()]) {
-    if (!seen.has(id) && !removals.has(id)) { tasks.delete(id); touch(id); }
+  const list = await api("GET", "/v1/tasks?all=1");
+  if (mine !== generation || !history) return;
+  for (const record of list.tasks) {
+    if (record.state === "completed" || live.has(record.id)) store(record);
   }
-  if (!document.body.dataset.firstRender) {
-    // Set after the frame that draws the list: from the script's start, and from the list's arrival.
-    requestAnimationFrame(() => {
-      void document.body.offsetHeight; // lay the rows out, so the time includes it
-      const now = performance.now();
-      document.body.dataset.renderMs = String(Math.round(now - received));
-      document.body.dataset.firstRender = String(Math.round(now - started));
-    });
-  }
+}
+
+/// Marks the first list drawn and laid out, in the frame that drew it: from navigation start (the
+/// page's own clock), and from the list's arrival.
+function markFirstRender(received) {
+  drawn = true;
+  void document.body.offsetHeight; // lay the rows out, so the time includes it
+  const now = performance.now();
+  document.body.dataset.renderMs = String(Math.round(now - received));
+  document.body.dataset.firstRender = String(Math.round(now));
 }
 
 function touch(id) {
@@ -199,11 +206,19 @@ function matches(r) {
   return true;
 }
 
+/// Rows made per frame beyond the first screenful: a thousand new rows are drawn over a few
+/// frames, a screenful first, so the page shows the top of the list at once and stays responsive.
+const ROWS_FIRST = 60;
+const FRAME_BUDGET_MS = 8;
+let firstListAt = 0;          // when the first snapshot arrived, for data-render-ms
+
 function flush() {
   frame = 0;
   const body = $("task-rows");
   const now = Date.now();
+  const begun = performance.now();
   const created = [];
+  const deferred = [];
   let detailChanged = false;
   for (const id of pending) {
     const record = tasks.get(id);
@@ -213,17 +228,32 @@ function flush() {
       if (tr) { tr.remove(); rows.delete(id); }
       continue;
     }
-    if (!tr) {
-      tr = makeRow(record);
-      rows.set(id, tr);
-      created.push(tr);
-    }
+    if (!tr) { deferred.push(id); continue; }
     paint(tr, record, now);
   }
   pending.clear();
+  if (deferred.length) {
+    deferred.sort((x, y) => x - y);
+    let i = 0;
+    for (; i < deferred.length; i++) {
+      if (i >= ROWS_FIRST && performance.now() - begun > FRAME_BUDGET_MS) break;
+      const record = tasks.get(deferred[i]);
+      const tr = makeRow(record);
+      rows.set(record.id, tr);
+      paint(tr, record, now);
+      created.push(tr);
+    }
+    for (; i < deferred.length; i++) pending.add(deferred[i]);
+    if (pending.size) frame = requestAnimationFrame(flush);
+  }
   if (created.length) insertRows(body, created);
   if (detailChanged && selected != null) renderDetail();
   counts();
+  if (!drawn && firstListAt) markFirstRender(firstListAt);
+  if (drawn && !pending.size && !document.body.dataset.wholeList) {
+    void document.body.offsetHeight;
+    document.body.dataset.wholeList = String(Math.round(performance.now()));
+  }
 }
 
 /// Ids grow, so new rows almost always go at the end, in one fragment.
@@ -267,6 +297,7 @@ function tickAges() {
   for (const [id, tr] of rows) {
     if (tr.hidden) continue;
     const r = tasks.get(id);
+    if (!r) continue;
     set(tr, "age", duration((now - Date.parse(r.createdAt)) / 1000), (v) => { tr.cells_.age.textContent = v; });
     if (r.state !== "running") continue;
     // A task that stopped moving sends no progress: let its rate fall to zero.
@@ -275,32 +306,39 @@ function tickAges() {
   }
 }
 
-// ---------- the event stream ----------
+// ---------- the live feed ----------
 
 async function follow() {
   let first = true;
   for (;;) {
     try {
-      const response = await fetch("/v1/events", { cache: "no-store", credentials: "same-origin" });
+      const response = await fetch("/v1/live", { cache: "no-store", credentials: "same-origin" });
       if (response.status === 401) { locked(); return; }
       if (!response.ok || !response.body) throw new Error(`${response.status}`);
       setPill("connection", "live", "live");
-      // After a break the list is read again: events were missed meanwhile.
-      if (!first) loadList().catch((e) => say(`cannot list the tasks: ${e.message}`, true));
+      // After a break, completions were missed: the history is read again (the live list comes
+      // whole in the first line anyway).
+      if (!first && history) loadHistory().catch(() => {});
       first = false;
       const reader = response.body.getReader();
       const decoder = new TextDecoder();
-      let buffer = "";
+      // A line (the first holds every live task) comes in many chunks: they are kept apart and
+      // joined once, and only the new chunk is searched for its end.
+      let parts = [];
       for (;;) {
         const { value, done } = await reader.read();
         if (done) break;
-        buffer += decoder.decode(value, { stream: true });
+        const text = decoder.decode(value, { stream: true });
+        let from = 0;
         let newline;
-        while ((newline = buffer.indexOf("\n")) >= 0) {
-          const line = buffer.slice(0, newline);
-          buffer = buffer.slice(newline + 1);
+        while ((newline = text.indexOf("\n", from)) >= 0) {
+          parts.push(text.slice(from, newline));
+          const line = parts.join("");
+          parts = [];
+          from = newline + 1;
           if (line.trim()) handle(JSON.parse(line));
         }
+        if (from < text.length) parts.push(text.slice(from));
       }
     } catch (_) {
       // The daemon went away or the stream broke: say so, and try again.
@@ -311,14 +349,37 @@ async function follow() {
   }
 }
 
-function handle(event) {
-  if (event.task && typeof event.task.id === "number") {
-    store(event.task);
-  } else if (event.event === "network-lost" || event.event === "network-restored") {
-    showNetwork(event.network);
-  } else if (event.event === "missed") {
-    // The daemon dropped events for this slow reader: the list is read again instead.
-    loadList().catch(() => {});
+/// One snapshot: changed live tasks, the ids of all live ones, what completed, the totals. Lines
+/// of other kinds are ignored.
+function handle(line) {
+  if (line.event !== "snapshot") return;
+  if (!firstListAt) firstListAt = performance.now();
+  live = new Set(line.live);
+  for (const record of line.tasks) store(record);
+  for (const record of line.completed) {
+    // Without the history, only what was shown as live is shown completing; with it, every one.
+    if (history || tasks.has(record.id)) store(record);
+  }
+  let unknownEnds = false;
+  for (const id of leaving) if (live.has(id) || !tasks.has(id) || tasks.get(id).state === "completed") leaving.delete(id);
+  for (const [id, record] of tasks) {
+    if (live.has(id) || record.state === "completed") continue;
+    // Gone from the live list: its final record may come in the next line (the task left the
+    // registry as that line was made); if not, it ended beyond the newest completions, or
+    // during a break.
+    if (!leaving.has(id)) { leaving.add(id); continue; }
+    leaving.delete(id);
+    tasks.delete(id);
+    speeds.delete(id);
+    touch(id);
+    unknownEnds = true;
+  }
+  if (unknownEnds && history) loadHistory().catch(() => {});
+  totals(line.stats);
+  if (!drawn) {
+    // The first list is drawn now rather than at the next frame (an empty one too).
+    if (frame) cancelAnimationFrame(frame);
+    flush();
   }
 }
 
@@ -330,32 +391,37 @@ function showNetwork(network) {
 
 // ---------- totals ----------
 
-async function poll() {
+function totals(t) {
+  $("version").textContent = `afproxy ${t.version}, up ${duration(t.uptimeSeconds)}`;
+  $("total-live").textContent = String(t.live);
+  const states = Object.entries(t.byState || {}).sort().map(([k, v]) => `${v} ${k}`);
+  $("total-states").textContent = states.length ? states.join(", ") : "none";
+  $("total-served").textContent = String(t.served);
+  $("total-history").textContent = `${t.history} kept in history`;
+  $("total-failed").textContent = String(t.failed);
+  $("total-bytes").textContent = bytes(t.bytesUp + t.bytesDown);
+  $("total-bytes-split").textContent = `↓ ${bytes(t.bytesDown)} ↑ ${bytes(t.bytesUp)}`;
+  const now = performance.now();
+  // One sample a second for the chart, though lines come more often.
+  const last = samples[samples.length - 1];
+  if (last && now - last.t < 950) return;
+  samples.push({ t: now, up: t.bytesUp, down: t.bytesDown });
+  while (samples.length > 2 && now - samples[0].t > 60000) samples.shift();
+  const first = samples[0];
+  const span = (now - first.t) / 1000;
+  const down = span > 0 ? (t.bytesDown - first.down) / span : 0;
+  const up = span > 0 ? (t.bytesUp - first.up) / span : 0;
+  $("total-rate").textContent = `↓ ${bytes(Math.round(down))}/s ↑ ${bytes(Math.round(up))}/s`;
+  $("total-rate").dataset.down = String(Math.round(down));
+  chart();
+}
+
+/// The network's state is not in the snapshots: it is read now and then.
+async function pollNetwork() {
   try {
-    const status = await api("GET", "/v1/status");
-    const t = status.tasks;
-    $("version").textContent = `afproxy ${status.version}, up ${duration(status.uptimeSeconds)}`;
-    showNetwork(status.network);
-    $("total-live").textContent = String(t.live);
-    const states = Object.entries(t.byState || {}).sort().map(([k, v]) => `${v} ${k}`);
-    $("total-states").textContent = states.length ? states.join(", ") : "none";
-    $("total-served").textContent = String(t.served);
-    $("total-history").textContent = `${t.history} kept in history`;
-    $("total-failed").textContent = String(t.failed);
-    $("total-bytes").textContent = bytes(t.bytesUp + t.bytesDown);
-    $("total-bytes-split").textContent = `↓ ${bytes(t.bytesDown)} ↑ ${bytes(t.bytesUp)}`;
-    const now = performance.now();
-    samples.push({ t: now, up: t.bytesUp, down: t.bytesDown });
-    while (samples.length > 2 && now - samples[0].t > 60000) samples.shift();
-    const first = samples[0];
-    const span = (now - first.t) / 1000;
-    const down = span > 0 ? (t.bytesDown - first.down) / span : 0;
-    const up = span > 0 ? (t.bytesUp - first.up) / span : 0;
-    $("total-rate").textContent = `↓ ${bytes(Math.round(down))}/s ↑ ${bytes(Math.round(up))}/s`;
-    $("total-rate").dataset.down = String(Math.round(down));
-    chart();
-  } catch (e) {
-    if (!document.body.classList.contains("locked")) setPill("connection", "connecting", "daemon not answering");
+    showNetwork((await api("GET", "/v1/status")).network);
+  } catch (_) {
+    // The feed says when the daemon is away.
   }
 }
 
@@ -592,17 +658,21 @@ function start() {
     if (history) {
       for (const timer of removals.values()) clearTimeout(timer);
       removals.clear();
+      loadHistory().catch((error) => say(error.message, true));
+    } else {
+      generation++;
+      for (const [id, record] of tasks) {
+        if (record.state === "completed" && !removals.has(id)) { tasks.delete(id); speeds.delete(id); touch(id); }
+      }
     }
-    loadList().catch((error) => say(error.message, true));
   });
   $("suspend-all").addEventListener("click", () => all("suspend"));
   $("resume-all").addEventListener("click", () => all("resume"));
   $("cancel-all").addEventListener("click", () => all("cancel"));
   $("download-form").addEventListener("submit", download);
-  loadList().catch((e) => say(`cannot list the tasks: ${e.message}`, true));
   follow();
-  poll();
-  setInterval(poll, 1000);
+  pollNetwork();
+  setInterval(pollNetwork, 10000);
   setInterval(tickAges, 1000);
 }
 
