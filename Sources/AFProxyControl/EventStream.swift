@@ -89,7 +89,14 @@ final class EventStream {
     }
 
     private func write(_ event: StreamEvent) {
-        guard self.token != nil, let json = try? self.encoder.encode(event) else { return }
+        guard self.token != nil else { return }
+        var json: [UInt8] = []
+        if case .task(let taskEvent) = event {
+            taskEvent.writeJSON(to: &json)
+        } else {
+            guard let encoded = try? self.encoder.encode(event) else { return }
+            json.append(contentsOf: encoded)
+        }
         var buffer = self.context.channel.allocator.buffer(capacity: json.count + 1)
         buffer.writeBytes(json)
         buffer.writeString("\n")
