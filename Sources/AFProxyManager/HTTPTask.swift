@@ -203,8 +203,14 @@ extension HTTPTask {
         self.perform(self.machine.withLock { $0.clientWrote(bytes, now: ContinuousClock.now) })
     }
 
-    /// The client went away: the task ends and frees its upstream transfer.
+    /// The client went away: the task ends and frees its upstream transfer. Unless the client had
+    /// every byte of a response of known length: then it closed because it was done, maybe before
+    /// curl's own end reached this task (under load, or after a transparent resume), and that end
+    /// completes the task as the success it was rather than as canceled.
     package func clientClosed() {
+        let length = self.request.isHead ? nil : self.recorded.withLock { $0.responseHead?.contentLength }
+        let delivered = self.machine.withLock { machine in length.map { machine.clientWritten >= $0 } ?? false }
+        guard !delivered else { return }
         self.perform(self.machine.withLock { $0.clientFailed(.clientClosed("canceled: client closed the connection")) })
     }
 
