@@ -19,9 +19,9 @@ package final class ControlServer: Service, Sendable {
         package var description: String
     }
 
-    private let manager: SessionManager
+    let manager: SessionManager
     private let group: any EventLoopGroup
-    private let extraStats: @Sendable (inout SessionStats) -> Void
+    let extraStats: @Sendable (inout SessionStats) -> Void
     private let metrics: Metrics?
     private let state = Locked<(channel: (any Channel)?, path: String?)>((nil, nil))
     private let cap = ControlConnectionCap()

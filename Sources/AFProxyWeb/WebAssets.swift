@@ -1,5 +1,7 @@
 /// The page's files, compiled into the binary (`resources: [.embedInCode(…)]` in Package.swift):
-/// nothing to install beside it, nothing fetched from elsewhere, no build step for the page.
+/// nothing to install beside it, nothing fetched from elsewhere, no build step for the page. The
+/// page itself (`WebPage`) carries its script and style; only the icon a browser asks for on its
+/// own is served apart.
 enum WebAssets {
     struct Asset {
         var bytes: [UInt8]
@@ -8,11 +10,13 @@ enum WebAssets {
 
     static func asset(at path: Substring) -> Asset? {
         switch path {
-        case "/", "/index.html": Asset(bytes: PackageResources.index_html, contentType: "text/html; charset=utf-8")
-        case "/app.js": Asset(bytes: PackageResources.app_js, contentType: "text/javascript; charset=utf-8")
-        case "/app.css": Asset(bytes: PackageResources.app_css, contentType: "text/css; charset=utf-8")
         case "/favicon.svg", "/favicon.ico": Asset(bytes: PackageResources.favicon_svg, contentType: "image/svg+xml")
         default: nil
         }
+    }
+
+    /// The paths that answer the page.
+    static func isPage(_ path: Substring) -> Bool {
+        path == "/" || path == "/index.html"
     }
 }

@@ -25,10 +25,13 @@ final class WebGateHandler: ChannelInboundHandler {
     }
 
     private let access: () -> WebAccess?
+    /// The first `GET /v1/live` line as it would be now, for the page to carry.
+    private let snapshot: () -> [UInt8]
     private var mode = Mode.idle
 
-    init(access: @escaping () -> WebAccess?) {
+    init(access: @escaping () -> WebAccess?, snapshot: @escaping () -> [UInt8]) {
         self.access = access
+        self.snapshot = snapshot
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -76,11 +79,19 @@ final class WebGateHandler: ChannelInboundHandler {
         }
         let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
         if path.hasPrefix("/v1/") || path == "/metrics" { return nil }
-        guard let asset = WebAssets.asset(at: path) else { return Self.text(.notFound, "no such page: \(path)") }
+        let asset = WebAssets.asset(at: path)
+        guard asset != nil || WebAssets.isPage(path) else { return Self.text(.notFound, "no such page: \(path)") }
         guard head.method == .GET || head.method == .HEAD else {
             return Self.text(.methodNotAllowed, "method \(head.method.rawValue) not allowed on \(path)")
         }
         var headers = HTTPHeaders()
+        guard let asset else {
+            let nonce = WebToken.random()
+            headers.add(name: "Content-Type", value: "text/html; charset=utf-8")
+            headers.add(name: "Content-Security-Policy", value: WebPage.contentSecurityPolicy(nonce: nonce))
+            let page = head.method == .HEAD ? [] : WebPage.render(nonce: nonce, snapshot: self.snapshot())
+            return Answer(status: .ok, headers: headers, body: page)
+        }
         headers.add(name: "Content-Type", value: asset.contentType)
         return Answer(status: .ok, headers: headers, body: head.method == .HEAD ? [] : asset.bytes)
     }

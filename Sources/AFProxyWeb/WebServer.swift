@@ -36,7 +36,11 @@ package final class WebServer: Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 control.configureWebConnection(
-                    channel, gate: [WebHeadersHandler(), WebGateHandler(access: { access.withLock { $0 } })])
+                    channel,
+                    gate: [
+                        WebHeadersHandler(),
+                        WebGateHandler(access: { access.withLock { $0 } }, snapshot: { control.liveSnapshotJSON() }),
+                    ])
             }
         let channel: any Channel
         do {

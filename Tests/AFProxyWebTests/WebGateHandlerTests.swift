@@ -1,4 +1,5 @@
 import AFProxyModel
+import Foundation
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
@@ -11,11 +12,13 @@ import Testing
 @Suite struct WebGateHandlerTests {
     static let token = String(repeating: "5a", count: 32)
     static let access = WebAccess(token: token, host: "127.0.0.1", port: 3129)
+    static let snapshot = #"{"event":"snapshot","live":[7],"tasks":[{"id":7,"url":"http://a/</script><!--"}]}"#
 
     private func channel() throws -> EmbeddedChannel {
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(WebHeadersHandler())
-        try channel.pipeline.syncOperations.addHandler(WebGateHandler(access: { Self.access }))
+        try channel.pipeline.syncOperations.addHandler(
+            WebGateHandler(access: { Self.access }, snapshot: { Array(Self.snapshot.utf8) }))
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 3129)).wait()
         return channel
     }
@@ -64,14 +67,45 @@ import Testing
         #expect(head.status == .ok)
         #expect(head.headers["Content-Type"] == ["text/html; charset=utf-8"])
         #expect(head.headers["Content-Length"] == [String(page.utf8.count)])
-        #expect(head.headers["Content-Security-Policy"].first?.hasPrefix("default-src 'self'") == true)
         #expect(head.headers["X-Content-Type-Options"] == ["nosniff"])
         #expect(head.headers["Cache-Control"] == ["no-store"])
-        #expect(page.contains(#"<script src="/app.js" defer></script>"#))
+        // One policy, with a nonce that the page's inline script and style carry.
+        let policies = head.headers["Content-Security-Policy"]
+        #expect(policies.count == 1)
+        let policy = try #require(policies.first)
+        let nonce = try #require(policy.firstMatch(of: /script-src 'nonce-([0-9a-f]{64})'/)?.1)
+        #expect(policy.hasPrefix("default-src 'self'") && policy.contains("style-src 'nonce-\(nonce)'"))
+        #expect(!policy.contains("unsafe-inline"))
+        #expect(page.contains(#"<script nonce="\#(nonce)">"#) && page.contains(#"<style nonce="\#(nonce)">"#))
+        #expect(page.contains("function handle(line)") && page.contains("#task-rows"))
         #expect(try again.readInbound(as: HTTPServerRequestPart.self) == nil)  // answered here
-        // Keep-alive: the next request on the same connection is served too.
+        // Keep-alive: the next request on the same connection is served too, with a new nonce.
+        try self.send(again, .GET, "/", [self.host, self.cookie])
+        let next = try #require(try self.answer(again).0.headers["Content-Security-Policy"].first)
+        #expect(next.firstMatch(of: /script-src 'nonce-([0-9a-f]{64})'/)?.1 != nonce)
+        // The page's files are in it: they are not served apart any more; the icon is.
         try self.send(again, .GET, "/app.js", [self.host, self.cookie])
-        #expect(try self.answer(again).0.headers["Content-Type"] == ["text/javascript; charset=utf-8"])
+        #expect(try self.answer(again).0.status == .notFound)
+        let icon = try self.channel()
+        try self.send(icon, .GET, "/favicon.svg", [self.host, self.cookie])
+        let (iconHead, _) = try self.answer(icon)
+        #expect(iconHead.headers["Content-Type"] == ["image/svg+xml"])
+        #expect(iconHead.headers["Content-Security-Policy"] == [WebHeadersHandler.contentSecurityPolicy])
+    }
+
+    @Test func thePageCarriesTheFirstSnapshotThatNoTaskCanBreakOutOf() throws {
+        let channel = try self.channel()
+        try self.send(channel, .GET, "/", [self.host, self.cookie])
+        let (_, page) = try self.answer(channel)
+        let data = try #require(
+            page.firstMatch(of: /<script id="first-snapshot" type="application\/json">(.*?)<\/script>/)?.1)
+        #expect(data == Self.snapshot.replacing("<", with: #"\u003c"#))
+        // The escaped text is the same JSON: `<` comes back when it is read.
+        let decoded = try JSONSerialization.jsonObject(with: Data(data.utf8)) as? [String: Any]
+        let task = try #require((decoded?["tasks"] as? [[String: Any]])?.first)
+        #expect(task["url"] as? String == "http://a/</script><!--")
+        // Every `</script>` on the page closes one of its two scripts.
+        #expect(page.ranges(of: "</script>").count == 2)
     }
 
     @Test func theEntryWithTheTokenSetsTheCookieAndRedirects() throws {

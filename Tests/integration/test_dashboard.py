@@ -57,7 +57,7 @@ def daemon(afproxy_bin, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("dash")
     sock_dir = short_socket_dir(tmp)
     p = launch_afproxy(afproxy_bin, str(sock_dir / "control.sock"),
-                       ("--web", "127.0.0.1:0", "--state-dir", str(tmp / "state"), "--history-size", "100"))
+                       ("--web", "127.0.0.1:0", "--state-dir", str(tmp / "state"), "--history-size", "2000"))
     line = wait_for(lambda: next((l for l in p.stderr_lines if WEB_RE.search(l)), None),
                     message="the 'web dashboard at' log line")
     p.web = WEB_RE.search(line).group(1)
@@ -221,6 +221,7 @@ def browser():
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                      "--window-size=1600,1000", "--no-proxy-server", "--disable-extensions"):
         options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
     driver.set_page_load_timeout(30)
     yield driver
@@ -287,6 +288,81 @@ def test_without_the_token_the_browser_gets_no_dashboard(daemon, browser):
     browser.get(f"http://{daemon.web}/")
     assert "needs its token" in browser.find_element(By.TAG_NAME, "body").text
     assert not browser.find_elements(By.ID, "task-rows")
+
+
+@needs_browser
+def test_the_page_carries_its_first_list_and_breaks_no_policy(daemon, token, browser, origin):
+    url = origin.url(f"/slowbody/{SLOW}{SLOW_QUERY}&n=first")
+    transfer = Transfer(daemon, url)
+    task_id = live_task(daemon, url)["id"]
+    browser.get_log("browser")  # what earlier tests left
+    browser.get(f"http://{daemon.web}/?token={token}")
+    # The page's own data has the task, and its row is drawn from it: the page's script, style and
+    # first list came in the one answer, nothing else was loaded before the list was drawn.
+    first = json.loads(browser.execute_script("return document.getElementById('first-snapshot').textContent"))
+    assert first["event"] == "snapshot" and task_id in first["live"], first["live"]
+    assert task_id in [t["id"] for t in first["tasks"]]
+    wait_for(lambda: browser.find_element(By.TAG_NAME, "body").get_attribute("data-first-render"),
+             timeout=10, message="the first list")
+    assert row(browser, task_id) is not None, "the first list was drawn without the task in the page's data"
+    loaded = browser.execute_script(
+        "return performance.getEntriesByType('resource').map(e => new URL(e.name).pathname);")
+    assert not [p for p in loaded if p.endswith((".js", ".css"))], loaded
+    # The inline script and style run under the nonce: the browser reports no policy violation.
+    wait_for(lambda: browser.find_element(By.ID, "connection").get_attribute("data-state") == "live",
+             timeout=20, message="the live feed to connect")
+    refused = [entry for entry in browser.get_log("browser") if "Content Security Policy" in entry["message"]]
+    assert not refused, refused
+    assert browser.execute_script("return getComputedStyle(document.querySelector('header')).display") == "flex"
+    result = transfer.wait()
+    assert (result.size, result.sha256) == (SLOW, payload_sha256(SLOW))
+
+
+ROWS_MADE = """
+window.__rowsMade = [];
+new MutationObserver((changes) => {
+  for (const change of changes) for (const node of change.addedNodes) {
+    if (node.dataset && node.dataset.id) window.__rowsMade.push(Number(node.dataset.id));
+  }
+}).observe(document.getElementById("task-rows"), { childList: true });
+"""
+
+
+@needs_browser
+def test_tasks_that_start_and_end_between_two_lines_are_counted_not_drawn(daemon, token, browser, origin):
+    browser.get(f"http://{daemon.web}/?token={token}")
+    wait_for(lambda: browser.find_element(By.ID, "connection").get_attribute("data-state") == "live",
+             timeout=20, message="the live feed to connect")
+    browser.execute_script(ROWS_MADE)
+    slow_url = origin.url(f"/slowbody/{SLOW}{SLOW_QUERY}&n=settle")
+    slow = Transfer(daemon, slow_url)
+    # Short requests one after another for a few seconds: one of them is live at almost every
+    # line the page gets, but none is live in two lines running.
+    quick = origin.url("/bytes/1000")
+    conn = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=10)
+    sent = 0
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline and sent < 1500:  # all of them stay in the history
+        conn.request("GET", f"{quick}?i={sent}")
+        answer = conn.getresponse()
+        assert answer.status == 200 and len(answer.read()) == 1000
+        sent += 1
+    conn.close()
+    slow_id = live_task(daemon, slow_url)["id"]
+    wait_for(lambda: row(browser, slow_id) is not None, timeout=15, message=f"row {slow_id}")
+    short = {t["id"]: t for t in daemon.tasks(all=True) if t.get("url", "").startswith(quick + "?i=")}
+    assert len(short) == sent, (len(short), sent)
+    made = browser.execute_script("return window.__rowsMade;")
+    # A short task drawn would be one that stalled past a line's interval in the daemon.
+    drawn = [short[i] for i in made if i in short and (short[i]["metrics"].get("totalMs") or 0) < 100]
+    assert not drawn, f"{len(drawn)} of {sent} short tasks were drawn: {[t['id'] for t in drawn]}"
+    assert slow_id in made
+    # They are counted: the page's served total has them all.
+    served = daemon.api("GET", "/v1/stats")[1]["served"]
+    wait_for(lambda: int(browser.find_element(By.ID, "total-served").text) >= served, timeout=10,
+             message="the served total")
+    result = slow.wait()
+    assert (result.size, result.sha256) == (SLOW, payload_sha256(SLOW))
 
 
 @needs_browser

@@ -1,7 +1,8 @@
 // afproxy's dashboard: the tasks and totals from GET /v1/live (one JSON snapshot a line, read with
 // fetch and a stream reader: the live tasks that changed, the ids of all live ones, the tasks that
 // completed, the totals), so what the page costs the daemon follows the tasks that moved, not the
-// request rate. The history comes from GET /v1/tasks?all=1 once, when it is turned on; the network
+// request rate. The page itself carries the first such line, so its list is drawn before any
+// request. The history comes from GET /v1/tasks?all=1 once, when it is turned on; the network
 // from GET /v1/status now and then. Every change is collected and drawn once per animation frame,
 // touching only what changed; a long first list is drawn a screenful first, the rest in later
 // frames. The access token is in an HttpOnly cookie this script never sees; every request here is
@@ -20,6 +21,7 @@ let history = false;
 let generation = 0;           // bumps when the list is reloaded, so stale loads are dropped
 let live = new Set();         // ids of the live tasks, as the last snapshot has them
 const leaving = new Set();    // ids gone from `live` whose final record has not come yet
+let newcomers = new Map();    // id -> record: running in the last line only, not drawn yet
 let drawn = false;            // the first list was drawn (data-first-render set)
 const samples = [];           // {t, up, down} from the snapshots' totals, one a second, the last minute
 const filters = { state: "", kind: "", text: "" };
@@ -353,9 +355,21 @@ async function follow() {
 /// of other kinds are ignored.
 function handle(line) {
   if (line.event !== "snapshot") return;
-  if (!firstListAt) firstListAt = performance.now();
+  const firstLine = !firstListAt;
+  if (firstLine) firstListAt = performance.now();
   live = new Set(line.live);
-  for (const record of line.tasks) store(record);
+  // A running task is drawn once it is live in two lines in a row (or in the first line). One that
+  // starts and ends between two lines is counted in the totals and listed with the history, but
+  // never drawn: at hundreds of requests a second its row would be made and dropped unseen, and
+  // drawing them all cost the machine more than proxying them. A suspended or held task is drawn
+  // at once: it waits for a person.
+  const seen = newcomers;
+  newcomers = new Map();
+  for (const record of line.tasks) {
+    if (firstLine || tasks.has(record.id) || seen.has(record.id) || record.state !== "running") store(record);
+    else newcomers.set(record.id, record);
+  }
+  for (const [id, record] of seen) if (live.has(id) && !tasks.has(id)) store(record);
   for (const record of line.completed) {
     // Without the history, only what was shown as live is shown completing; with it, every one.
     if (history || tasks.has(record.id)) store(record);
@@ -670,6 +684,10 @@ function start() {
   $("resume-all").addEventListener("click", () => all("resume"));
   $("cancel-all").addEventListener("click", () => all("cancel"));
   $("download-form").addEventListener("submit", download);
+  // The page came with the live tasks as they were when it was made: drawn now, before any
+  // request; the feed's first line then brings what changed since.
+  const first = $("first-snapshot");
+  if (first && first.textContent.trim()) handle(JSON.parse(first.textContent));
   follow();
   pollNetwork();
   setInterval(pollNetwork, 10000);
