@@ -204,7 +204,7 @@ let package = Package(
         .testTarget(
             name: "AFProxyControlTests",
             dependencies: [
-                "AFProxyControl",
+                "AFProxyControl", "AFProxyManager", "AFProxyCurl", "AFProxyModel",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -15,13 +15,17 @@
        which the first piece of its task table (at least a screenful of rows) is drawn and laid
        out (the page's own `performance` clock), when the daemon has `--web` and selenium and
        chromium are installed; and, printed apart with no target, to the frame that drew the
-       last piece (every live task).
+       last piece (every live task). Beside it, the same browser's floor: a one-line page from a
+       plain local server to its first paint, under the same load.
 2. What watching costs. wrk at 64 connections (1 KiB GETs from an nginx origin through the proxy,
    UL_SECONDS (10) each), in UL_ROUNDS (3) alternating rounds: nobody watching; a dashboard
    (headless chromium) and `afproxyctl watch` on a terminal (a pty) open; and, apart, `afproxyctl
    watch --json`, which reads every event. Prints req/s of each, their medians and the drop,
-   beside the 5 % target for the first pair. The live tasks of part 1 are gone by then: this part measures
-   the event stream's cost per request, not the 1,000-task page.
+   beside the 5 % target for the first pair, and the CPU the daemon used per request with and
+   without the watchers beside the CPU the browser and `watch` used (percent of one core): what
+   of a drop is the daemon's and what is a page drawing on the same cores. The live tasks of part 1
+   are gone by then: this part measures the event stream's cost per request, not the 1,000-task
+   page.
 3. A reader that stops. A subscriber to `GET /v1/events` stops reading while wrk runs; the
    daemon's RSS is read before and after, and the `missed` count the reader gets when it reads
    again is printed.
@@ -267,13 +271,17 @@ def browser():
     return webdriver.Chrome(service=Service(driver_path), options=options), None
 
 
-# The page marks its first drawn and laid-out list on <body> (`data-first-render`, from its
-# script's start); this waits for that mark and answers the page's clock then: milliseconds since
-# navigation start, so fetching the page, its script and the list all count.
+# The page marks its first drawn and laid-out list on <body> (`data-first-render`: the page's clock,
+# milliseconds since navigation start, so fetching the page and the list count). The list shows in
+# the first paint after that mark: this answers the later of the mark and the browser's first
+# contentful paint (a list drawn before the first paint shows in it; one drawn after shows in the
+# frame after its mark).
 FIRST_RENDER_JS = """
 const done = arguments[arguments.length - 1];
 function look() {
-  if (document.body && document.body.dataset.firstRender) { done(performance.now()); return; }
+  const mark = document.body ? Number(document.body.dataset.firstRender || 0) : 0;
+  const paint = performance.getEntriesByName("first-contentful-paint")[0];
+  if (mark && paint) { done(Math.max(mark, paint.startTime)); return; }
   if (performance.now() > 30000) { done(-1); return; }
   requestAnimationFrame(look);
 }
@@ -292,6 +300,54 @@ function look() {
 }
 look();
 """
+
+
+# The browser's own floor: a one-line page from a plain local server, to its first contentful
+# paint, measured as the dashboard is (from about:blank, beside the same load): no page can show
+# anything sooner in this browser on this machine.
+FIRST_PAINT_JS = """
+const done = arguments[arguments.length - 1];
+function look() {
+  const paint = performance.getEntriesByName("first-contentful-paint")[0];
+  if (paint) { done(paint.startTime); return; }
+  if (performance.now() > 30000) { done(-1); return; }
+  requestAnimationFrame(look);
+}
+look();
+"""
+
+
+class TrivialPage:
+    """A one-line HTML page on 127.0.0.1, served by Python's http.server in a thread."""
+
+    def __init__(self):
+        import http.server
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                body = b"<!doctype html><html><body><h1>afproxy</h1></body></html>"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+
+
+def first_paint_ms(driver, url: str) -> float:
+    driver.get("about:blank")
+    driver.set_script_timeout(40)
+    driver.get(url)
+    return driver.execute_async_script(FIRST_PAINT_JS)
 
 
 def first_render_ms(driver, url: str, whole: list[float]) -> float:
@@ -335,6 +391,13 @@ def wrk_rps(proxy_port: int, origin_port: int) -> float:
     if ok == 0:
         raise RuntimeError(f"no request through the proxy succeeded: {line}")
     return ok / (int(fields["duration_us"]) / 1e6)
+
+
+def wrk_rps_with_cpu(proxy_port: int, origin_port: int, pids: dict[str, int]) -> tuple[float, dict[str, float]]:
+    """wrk_rps, and the CPU seconds each process tree in `pids` used meanwhile."""
+    before = {name: procmon.cpu_seconds(pid) for name, pid in pids.items()}
+    rps = wrk_rps(proxy_port, origin_port)
+    return rps, {name: procmon.cpu_seconds(pid) - before[name] for name, pid in pids.items()}
 
 
 class StoppedReader:
@@ -418,6 +481,9 @@ def main() -> int:
         timed_samples("GET-/metrics", lambda: control_get(daemon.sock, "/metrics")[0])
         if driver and web_url:
             whole: list[float] = []
+            trivial = TrivialPage()
+            timed_samples("browser-floor-first-paint", lambda: first_paint_ms(driver, trivial.url))
+            trivial.stop()
             timed_samples("dashboard-first-render", lambda: first_render_ms(driver, web_url, whole))
             values = whole[1:]  # the first is the warm-up's
             print(f"UNDER_LOAD what=dashboard-whole-list tasks={TASKS} median_ms={statistics.median(values):.1f} "
@@ -433,16 +499,31 @@ def main() -> int:
         # table); `watch --json`, every event as a line, is what a script reads, measured apart.
         wrk_rps(daemon.port, origin_port)  # warm-up
         alone, watched, firehose = [], [], []
+        # CPU of the daemon per request, and of the watchers, in each round: the daemon's share of
+        # a drop apart from the share of a browser or terminal drawing on the same two cores.
+        daemon_us = {"alone": [], "watched": []}
+        watcher_cpu = {"browser": [], "watch": []}
+        browser_pid = driver.service.process.pid if driver and web_url else None
         tty_watch = ["script", "-qfc", f"{AFPROXYCTL} --socket {daemon.sock} watch", "/dev/null"]
         json_watch = [AFPROXYCTL, "--socket", daemon.sock, "watch", "--json"]
         for _ in range(ROUNDS):
-            alone.append(wrk_rps(daemon.port, origin_port))
+            rps, cpu = wrk_rps_with_cpu(daemon.port, origin_port, {"daemon": daemon.proc.pid})
+            alone.append(rps)
+            daemon_us["alone"].append(cpu["daemon"] / (rps * SECONDS) * 1e6)
             watch = subprocess.Popen(tty_watch, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL)
             if driver and web_url:
                 driver.get(web_url)
             time.sleep(1)
-            watched.append(wrk_rps(daemon.port, origin_port))
+            pids = {"daemon": daemon.proc.pid, "watch": watch.pid}
+            if browser_pid:
+                pids["browser"] = browser_pid
+            rps, cpu = wrk_rps_with_cpu(daemon.port, origin_port, pids)
+            watched.append(rps)
+            daemon_us["watched"].append(cpu["daemon"] / (rps * SECONDS) * 1e6)
+            for name in watcher_cpu:
+                if name in cpu:
+                    watcher_cpu[name].append(cpu[name] / SECONDS * 100)
             watch.terminate()
             watch.wait()
             if driver:
@@ -459,6 +540,10 @@ def main() -> int:
               f"watched={statistics.median(watched):.0f} drop_pct={drop:.1f} target_pct={TARGET_DROP:.0f} "
               f"{'PASS' if drop < TARGET_DROP else 'FAIL'} watchers=watch(tty){'+dashboard' if driver and web_url else ''} "
               f"alone_runs={','.join(f'{v:.0f}' for v in alone)} watched_runs={','.join(f'{v:.0f}' for v in watched)}",
+              flush=True)
+        print(f"UNDER_LOAD what=cpu-while-watched daemon_us_per_req_alone={statistics.median(daemon_us['alone']):.0f} "
+              f"daemon_us_per_req_watched={statistics.median(daemon_us['watched']):.0f} "
+              + " ".join(f"{name}_pct_of_a_core={statistics.median(v):.1f}" for name, v in watcher_cpu.items() if v),
               flush=True)
         print(f"UNDER_LOAD what=req/s@64-beside-every-event watch_json={statistics.median(firehose):.0f} "
               f"drop_pct={hose:.1f} (no target: a script reading every event) "

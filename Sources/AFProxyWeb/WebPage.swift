@@ -6,6 +6,10 @@ import AFProxyModel
 /// the page's first render is what a person waits for. The inline script and style are allowed by
 /// a nonce new in every answer, so the policy stays as strict as it was for separate files.
 enum WebPage {
+    /// Records the page carries: more than a screenful of rows (the page draws the lowest ids
+    /// first), few enough that the page stays small with thousands of live tasks.
+    static let firstTasks = 100
+
     private enum Piece {
         case text([UInt8])
         case nonce, style, script, icon, snapshot

@@ -39,7 +39,9 @@ package final class WebServer: Sendable {
                     channel,
                     gate: [
                         WebHeadersHandler(),
-                        WebGateHandler(access: { access.withLock { $0 } }, snapshot: { control.liveSnapshotJSON() }),
+                        WebGateHandler(
+                            access: { access.withLock { $0 } },
+                            snapshot: { control.liveSnapshotJSON(limit: WebPage.firstTasks) }),
                     ])
             }
         let channel: any Channel

@@ -23,6 +23,7 @@ let live = new Set();         // ids of the live tasks, as the last snapshot has
 const leaving = new Set();    // ids gone from `live` whose final record has not come yet
 let newcomers = new Map();    // id -> record: running in the last line only, not drawn yet
 let drawn = false;            // the first list was drawn (data-first-render set)
+let awaited = null;           // ids live in the first line and not drawn yet (for data-whole-list)
 const samples = [];           // {t, up, down} from the snapshots' totals, one a second, the last minute
 const filters = { state: "", kind: "", text: "" };
 
@@ -208,9 +209,11 @@ function matches(r) {
   return true;
 }
 
-/// Rows made per frame beyond the first screenful: a thousand new rows are drawn over a few
-/// frames, a screenful first, so the page shows the top of the list at once and stays responsive.
-const ROWS_FIRST = 60;
+/// A thousand new rows are drawn over a few frames, a screenful first, so the page shows the top
+/// of the list at once and stays responsive: at least a screenful (rows are at least 24 px high) in
+/// a frame, and more while the frame has time left, except in the first frame, which nothing
+/// should hold back.
+const ROWS_FIRST = Math.max(20, Math.ceil(window.innerHeight / 24));
 const FRAME_BUDGET_MS = 8;
 let firstListAt = 0;          // when the first snapshot arrived, for data-render-ms
 
@@ -238,7 +241,7 @@ function flush() {
     deferred.sort((x, y) => x - y);
     let i = 0;
     for (; i < deferred.length; i++) {
-      if (i >= ROWS_FIRST && performance.now() - begun > FRAME_BUDGET_MS) break;
+      if (i >= ROWS_FIRST && (!drawn || performance.now() - begun > FRAME_BUDGET_MS)) break;
       const record = tasks.get(deferred[i]);
       const tr = makeRow(record);
       rows.set(record.id, tr);
@@ -252,9 +255,13 @@ function flush() {
   if (detailChanged && selected != null) renderDetail();
   counts();
   if (!drawn && firstListAt) markFirstRender(firstListAt);
-  if (drawn && !pending.size && !document.body.dataset.wholeList) {
-    void document.body.offsetHeight;
-    document.body.dataset.wholeList = String(Math.round(performance.now()));
+  if (drawn && !pending.size && awaited) {
+    for (const id of awaited) if (rows.has(id) || !live.has(id)) awaited.delete(id);
+    if (!awaited.size) {
+      awaited = null;
+      void document.body.offsetHeight;
+      document.body.dataset.wholeList = String(Math.round(performance.now()));
+    }
   }
 }
 
@@ -356,17 +363,22 @@ async function follow() {
 function handle(line) {
   if (line.event !== "snapshot") return;
   const firstLine = !firstListAt;
-  if (firstLine) firstListAt = performance.now();
+  if (firstLine) {
+    firstListAt = performance.now();
+    awaited = new Set(line.live);
+  }
+  const before = live;
   live = new Set(line.live);
   // A running task is drawn once it is live in two lines in a row (or in the first line). One that
   // starts and ends between two lines is counted in the totals and listed with the history, but
   // never drawn: at hundreds of requests a second its row would be made and dropped unseen, and
   // drawing them all cost the machine more than proxying them. A suspended or held task is drawn
-  // at once: it waits for a person.
+  // at once: it waits for a person. (The page's own first line has every live id but only the
+  // oldest tasks' records: the rest come with the feed's first line, and are drawn at once.)
   const seen = newcomers;
   newcomers = new Map();
   for (const record of line.tasks) {
-    if (firstLine || tasks.has(record.id) || seen.has(record.id) || record.state !== "running") store(record);
+    if (firstLine || before.has(record.id) || tasks.has(record.id) || record.state !== "running") store(record);
     else newcomers.set(record.id, record);
   }
   for (const [id, record] of seen) if (live.has(id) && !tasks.has(id)) store(record);
@@ -687,8 +699,14 @@ function start() {
   // The page came with the live tasks as they were when it was made: drawn now, before any
   // request; the feed's first line then brings what changed since.
   const first = $("first-snapshot");
-  if (first && first.textContent.trim()) handle(JSON.parse(first.textContent));
-  follow();
+  if (first && first.textContent.trim()) {
+    handle(JSON.parse(first.textContent));
+    // The feed's first line (every live task) is read after that list is on the screen: read at
+    // once, it held the first paint back until it was handled.
+    requestAnimationFrame(() => setTimeout(follow, 0));
+  } else {
+    follow();
+  }
   pollNetwork();
   setInterval(pollNetwork, 10000);
   setInterval(tickAges, 1000);
