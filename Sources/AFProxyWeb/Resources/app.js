@@ -249,7 +249,8 @@ function flush() {
       created.push(tr);
     }
     for (; i < deferred.length; i++) pending.add(deferred[i]);
-    if (pending.size) frame = requestAnimationFrame(flush);
+    // After the first screenful, the rest waits until that frame is painted.
+    if (pending.size) frame = drawn ? requestAnimationFrame(flush) : requestAnimationFrame(() => setTimeout(flush, 0));
   }
   if (created.length) insertRows(body, created);
   if (detailChanged && selected != null) renderDetail();
