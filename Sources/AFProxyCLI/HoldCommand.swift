@@ -12,7 +12,8 @@ struct Hold: ParsableCommand {
             A held task is listed as suspended, "held by rule N": `afproxyctl resume ID` (or `resume --all`) lets \
             it go, `afproxyctl cancel ID` answers its client 503. Rules survive reloads and restarts.
             """,
-        subcommands: [HoldAddCommand.self, HoldListCommand.self, HoldRemoveCommand.self])
+        subcommands: [HoldAddCommand.self, HoldListCommand.self, HoldRemoveCommand.self],
+        defaultSubcommand: HoldListCommand.self)
 
     @ParentCommand var root: AFProxyCtl
 }

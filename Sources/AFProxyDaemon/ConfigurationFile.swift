@@ -6,7 +6,9 @@ package enum ConfigurationFile {
         _ text: String, path: String, to configuration: inout DaemonConfiguration
     ) throws(ConfigurationError) {
         var listens: [String] = []
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // `\r\n` is one Character, which a split at "\n" never finds: a file saved on Windows
+        // read as one long line.
+        for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let place = "\(path):\(index + 1)"
             var line = Substring(rawLine)
             if let hash = line.firstIndex(of: "#") { line = line[..<hash] }

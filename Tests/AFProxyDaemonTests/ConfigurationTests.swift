@@ -79,6 +79,19 @@ import Testing
         }
     }
 
+    @Test func aFileWrittenOnWindowsReadsTheSame() throws {
+        var configuration = DaemonConfiguration()
+        let file = "# edited elsewhere\r\nlisten = 127.0.0.1:8080\r\nmax-connections = 10\r\n\r\nidle-timeout = 5\r\n"
+        try ConfigurationFile.apply(file, path: "crlf.conf", to: &configuration)
+        #expect(configuration.listen == ["127.0.0.1:8080"])
+        #expect(configuration.maxConnections == 10)
+        #expect(configuration.idleTimeout == 5)
+        // Lines are counted as an editor counts them.
+        #expect(throws: ConfigurationError("unknown key colour", place: "crlf.conf:3")) {
+            try ConfigurationFile.apply("#\r\n\r\ncolour = blue\r\n", path: "crlf.conf", to: &configuration)
+        }
+    }
+
     @Test func errorsNameTheirPlace() {
         var configuration = DaemonConfiguration()
         #expect(throws: ConfigurationError("unknown key colour", place: "c.conf:2")) {

@@ -79,6 +79,10 @@ def test_a_rule_holds_a_request_until_resume(start_proxy, tmp_path, fresh_origin
     record = proxy.history_record(url)
     assert record["heldBy"] is None and record["status"] == 200
     assert [h for h in json.loads(ctl(proxy, "hold", "list", "--json").stdout)["holds"]][0]["caught"] == 1
+    # `hold` alone lists the rules.
+    alone, listed = ctl(proxy, "hold"), ctl(proxy, "hold", "list")
+    assert alone.returncode == 0, alone.stderr
+    assert alone.stdout == listed.stdout and alone.stdout.split()[:1] != [], alone.stdout
 
 
 def test_cancel_of_a_held_request_answers_503(start_proxy, tmp_path, fresh_origin):
