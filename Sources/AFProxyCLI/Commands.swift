@@ -30,7 +30,7 @@ struct List: ParsableCommand {
             return Console.output(String(decoding: out, as: UTF8.self))
         }
         // Rows, not records: the table shows a few fields of each task.
-        let rows = try Console.decoder().decode(TaskRow.List.self, from: Data(body)).tasks.filter(filter.matches)
+        let rows = try TaskRow.list(fromJSON: body).filter(filter.matches)
         let width = Console.isTerminal ? TaskTable.terminalWidth() : nil
         Console.output(TaskTable(tasks: rows, terminal: Console.isTerminal, now: Date(), width: width).render())
     }
@@ -168,12 +168,11 @@ struct Watch: ParsableCommand {
         if Console.isTerminal && !self.json {
             while true {
                 let body = try self.global.call("GET", "/v1/tasks")
-                let list = try Console.decoder().decode(TaskRow.List.self, from: Data(body))
-                let table = TaskTable(
-                    tasks: list.tasks, terminal: true, now: Date(), width: TaskTable.terminalWidth()
-                ).render()
+                let rows = try TaskRow.list(fromJSON: body)
+                let table = TaskTable(tasks: rows, terminal: true, now: Date(), width: TaskTable.terminalWidth())
+                    .render()
                 Console.output(
-                    "\u{1B}[H\u{1B}[2J" + "afproxy — \(list.tasks.count) live task(s), Ctrl-C to stop\n\n" + table)
+                    "\u{1B}[H\u{1B}[2J" + "afproxy — \(rows.count) live task(s), Ctrl-C to stop\n\n" + table)
                 usleep(UInt32(max(0.1, self.interval) * 1_000_000))
             }
         }

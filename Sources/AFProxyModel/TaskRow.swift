@@ -1,11 +1,11 @@
 import FoundationEssentials
 
 /// A task as one line of a table (`afproxyctl list` and `watch`): only the fields of a task
-/// record that the table shows and `list`'s filters match on, decoded from the same JSON. The
-/// table needs none of a record's headers, metrics, resumes or file details, and decoding each of
-/// those for every task of a long list was most of what `list` cost; its `--json` still prints
-/// whole records.
-package struct TaskRow: Sendable, Equatable, Decodable {
+/// record that the table shows and `list`'s filters match on, read from the same JSON
+/// (`TaskRow+JSON.swift`). The table needs none of a record's headers, metrics, resumes or file
+/// details, and decoding each of those for every task of a long list was most of what `list`
+/// cost; its `--json` still prints whole records.
+package struct TaskRow: Sendable, Equatable {
     package var id: Int
     package var kind: TaskKind
     package var state: TaskState
@@ -53,48 +53,5 @@ package struct TaskRow: Sendable, Equatable, Decodable {
             createdAt: record.createdAt, status: record.status, error: record.error, upload: record.upload,
             download: record.download, waiting: record.waiting, heldBy: record.heldBy,
             insecure: record.file?.insecure ?? false, limit: record.limit, clientProcess: record.clientProcess)
-    }
-
-    private enum CodingKeys: String, CodingKey {
-        case id, kind, state, method, url, createdAt, status, error, upload, download, waiting, heldBy, file, limit
-        case clientProcess
-    }
-
-    private enum FileKeys: String, CodingKey {
-        case insecure
-    }
-
-    package init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.id = try container.decode(Int.self, forKey: .id)
-        self.kind = try container.decode(TaskKind.self, forKey: .kind)
-        self.state = try container.decode(TaskState.self, forKey: .state)
-        self.method = try container.decode(String.self, forKey: .method)
-        self.url = try container.decode(String.self, forKey: .url)
-        self.createdAt = try container.decode(Date.self, forKey: .createdAt)
-        self.status = try container.decodeIfPresent(Int.self, forKey: .status)
-        self.error = try container.decodeIfPresent(String.self, forKey: .error)
-        self.upload = try container.decode(TransferProgress.self, forKey: .upload)
-        self.download = try container.decode(TransferProgress.self, forKey: .download)
-        self.waiting = try container.decodeIfPresent(String.self, forKey: .waiting)
-        self.heldBy = try container.decodeIfPresent(Int.self, forKey: .heldBy)
-        self.insecure = false
-        if container.contains(.file), try !container.decodeNil(forKey: .file) {
-            let file = try container.nestedContainer(keyedBy: FileKeys.self, forKey: .file)
-            self.insecure = try file.decodeIfPresent(Bool.self, forKey: .insecure) ?? false
-        }
-        self.limit = try container.decodeIfPresent(TaskLimit.self, forKey: .limit)
-        self.clientProcess = try container.decodeIfPresent(ClientProcess.self, forKey: .clientProcess)
-    }
-}
-
-extension TaskRow {
-    /// `{"tasks": […]}` of `GET /v1/tasks`, each task read as a row.
-    package struct List: Sendable, Equatable, Decodable {
-        package var tasks: [TaskRow]
-
-        package init(tasks: [TaskRow]) {
-            self.tasks = tasks
-        }
     }
 }

@@ -3,14 +3,14 @@ import FoundationEssentials
 import Testing
 
 /// A row is read from the JSON the daemon writes (`TaskList.writeJSON`), and must say what the
-/// whole record decoded from the same bytes says.
+/// whole record `JSONDecoder` decodes from the same bytes says.
 @Suite struct TaskRowTests {
     private let created = Date(timeIntervalSince1970: 1_795_000_000)
 
-    private func written(_ records: [TaskRecord]) -> Data {
+    private func written(_ records: [TaskRecord]) -> [UInt8] {
         var out: [UInt8] = []
         TaskList(tasks: records).writeJSON(to: &out)
-        return Data(out)
+        return out
     }
 
     private func decoder() -> JSONDecoder {
@@ -59,9 +59,9 @@ import Testing
     @Test func decodesWhatTheDaemonWritesAsTheRecordSaysIt() throws {
         let records = self.records
         let json = self.written(records)
-        let rows = try self.decoder().decode(TaskRow.List.self, from: json).tasks
+        let rows = try TaskRow.list(fromJSON: json)
         // The record read back from the same bytes: the daemon writes dates to the second.
-        let decoded = try self.decoder().decode(TaskList.self, from: json).tasks
+        let decoded = try self.decoder().decode(TaskList.self, from: Data(json)).tasks
         #expect(rows == decoded.map(TaskRow.init))
         #expect(rows.map(\.id) == [42, 7, 8, 1, 2])
         #expect(rows.map(\.insecure) == [false, true, false, false, false])
@@ -77,7 +77,7 @@ import Testing
     }
 
     @Test func anEmptyListHasNoRows() throws {
-        #expect(try self.decoder().decode(TaskRow.List.self, from: self.written([])).tasks.isEmpty)
+        #expect(try TaskRow.list(fromJSON: self.written([])).isEmpty)
     }
 
     /// What a row needs must be there: a list that is not the daemon's is an error, not rows of
@@ -86,14 +86,36 @@ import Testing
         var out: [UInt8] = []
         self.records[1].writeJSON(to: &out)
         let whole = String(decoding: out, as: UTF8.self)
-        let noState = whole.replacing(#""state":"running","#, with: "")
-        #expect(noState != whole)
-        #expect(throws: DecodingError.self) {
-            try self.decoder().decode(TaskRow.List.self, from: Data(#"{"tasks":[\#(noState)]}"#.utf8))
+        for (field, bad) in [
+            (#""state":"running","#, ""), (#""kind":"download""#, #""kind":"teleport""#),
+            (#""id":7"#, #""id":"7""#), (#""createdAt":"2026-11-18T11:06:45Z""#, #""createdAt":"yesterday""#),
+            (#""download":{"completed":0,"total":null}"#, #""download":{"completed":1.5,"total":null}"#),
+        ] {
+            let changed = whole.replacing(field, with: bad)
+            #expect(changed != whole, "\(field) is not in \(whole)")
+            #expect(throws: JSONReader.Failure.self, "\(bad)") {
+                try TaskRow.list(fromJSON: Array(#"{"tasks":[\#(changed)]}"#.utf8))
+            }
         }
-        let badKind = whole.replacing(#""kind":"download""#, with: #""kind":"teleport""#)
-        #expect(throws: DecodingError.self) {
-            try self.decoder().decode(TaskRow.List.self, from: Data(#"{"tasks":[\#(badKind)]}"#.utf8))
+        for text in [#"{"tasks":[\#(whole)]"#, #"{"tasks":[\#(whole)]}x"#, #"{"task":[]}"#, "", "[]"] {
+            #expect(throws: JSONReader.Failure.self, "\(text)") { try TaskRow.list(fromJSON: Array(text.utf8)) }
         }
+    }
+
+    /// Keys a row does not know, now or added later, are passed over whatever their values.
+    @Test func otherKeysArePassedOver() throws {
+        let json = #"""
+            {"before": [1, {"a": [true, false, null]}, "x\"]"], "tasks": [ {"future": {"deep": [[[]]], "n": -1.5e3},
+             "id": 3, "kind": "data", "state": "running", "method": "GET", "url": "http://h/\u00e9\ud83d\ude00",
+             "createdAt": "2026-11-18T11:06:45Z", "upload": {"completed": 0, "total": 0},
+             "download": {"completed": 9, "total": null, "extra": "x"}, "file": null, "limit": null} ],
+             "after": {}}
+            """#
+        let rows = try TaskRow.list(fromJSON: Array(json.utf8))
+        #expect(rows.count == 1)
+        #expect(rows.first?.url == "http://h/é😀")
+        #expect(rows.first?.download == TransferProgress(completed: 9, total: nil))
+        #expect(rows.first?.status == nil)
+        #expect(rows.first?.createdAt == Date(timeIntervalSince1970: 1_795_000_005))
     }
 }
