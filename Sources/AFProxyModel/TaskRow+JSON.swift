@@ -16,7 +16,7 @@ extension TaskRow {
             rows = list
         }
         try reader.end()
-        guard let rows else { throw reader.failure("no tasks") }
+        guard let rows else { throw reader.failure("no \"tasks\" list") }
         return rows
     }
 
@@ -79,15 +79,17 @@ extension TaskRow {
     }
 
     private static func progress(_ reader: inout JSONReader) throws -> TransferProgress {
-        var progress = TransferProgress()
+        var completed: Int64?
+        var total: Int64?
         try reader.object { reader, key in
             switch key {
-            case "completed": progress.completed = try reader.integer()
-            case "total": progress.total = try reader.optional { try $0.integer() }
+            case "completed": completed = try reader.integer()
+            case "total": total = try reader.optional { try $0.integer() }
             default: try reader.skip()
             }
         }
-        return progress
+        guard let completed else { throw reader.failure("a progress without completed") }
+        return TransferProgress(completed: completed, total: total)
     }
 
     private static func limit(_ reader: inout JSONReader) throws -> TaskLimit {

@@ -90,6 +90,7 @@ import Testing
             (#""state":"running","#, ""), (#""kind":"download""#, #""kind":"teleport""#),
             (#""id":7"#, #""id":"7""#), (#""createdAt":"2026-11-18T11:06:45Z""#, #""createdAt":"yesterday""#),
             (#""download":{"completed":0,"total":null}"#, #""download":{"completed":1.5,"total":null}"#),
+            (#""download":{"completed":0,"total":null}"#, #""download":{"total":null}"#),
         ] {
             let changed = whole.replacing(field, with: bad)
             #expect(changed != whole, "\(field) is not in \(whole)")
