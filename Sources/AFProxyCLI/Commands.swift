@@ -22,15 +22,17 @@ struct List: ParsableCommand {
         let body = try self.global.call("GET", self.all ? "/v1/tasks?all=1" : "/v1/tasks")
         let filter = ProcessFilter(process: self.process, unit: self.unit)
         if self.json && filter.isEmpty { return Console.output(String(decoding: body, as: UTF8.self)) }
-        var list = try Console.decoder().decode(TaskList.self, from: Data(body))
-        list.tasks = list.tasks.filter(filter.matches)
         if self.json {
+            var list = try Console.decoder().decode(TaskList.self, from: Data(body))
+            list.tasks = list.tasks.filter(filter.matches)
             var out: [UInt8] = []
             list.writeJSON(to: &out)
             return Console.output(String(decoding: out, as: UTF8.self))
         }
+        // Rows, not records: the table shows a few fields of each task.
+        let rows = try TaskRow.list(fromJSON: body).filter(filter.matches)
         let width = Console.isTerminal ? TaskTable.terminalWidth() : nil
-        Console.output(TaskTable(tasks: list.tasks, terminal: Console.isTerminal, now: Date(), width: width).render())
+        Console.output(TaskTable(tasks: rows, terminal: Console.isTerminal, now: Date(), width: width).render())
     }
 }
 
@@ -166,12 +168,11 @@ struct Watch: ParsableCommand {
         if Console.isTerminal && !self.json {
             while true {
                 let body = try self.global.call("GET", "/v1/tasks")
-                let list = try Console.decoder().decode(TaskList.self, from: Data(body))
-                let table = TaskTable(
-                    tasks: list.tasks, terminal: true, now: Date(), width: TaskTable.terminalWidth()
-                ).render()
+                let rows = try TaskRow.list(fromJSON: body)
+                let table = TaskTable(tasks: rows, terminal: true, now: Date(), width: TaskTable.terminalWidth())
+                    .render()
                 Console.output(
-                    "\u{1B}[H\u{1B}[2J" + "afproxy — \(list.tasks.count) live task(s), Ctrl-C to stop\n\n" + table)
+                    "\u{1B}[H\u{1B}[2J" + "afproxy — \(rows.count) live task(s), Ctrl-C to stop\n\n" + table)
                 usleep(UInt32(max(0.1, self.interval) * 1_000_000))
             }
         }

@@ -46,10 +46,14 @@ enum Formatting {
     /// The direction that matters for the task: download, unless it is an upload still sending
     /// (with no answer yet, or an answer that came before the body ended: its length is then
     /// still unknown, or short of the total).
-    static func mainProgress(_ task: TaskRecord) -> TransferProgress {
+    static func mainProgress(_ task: TaskRow) -> TransferProgress {
         guard task.kind == .upload else { return task.download }
         let sending = task.upload.total.map { task.upload.completed < $0 } ?? true
         return task.status == nil || sending ? task.upload : task.download
+    }
+
+    static func mainProgress(_ task: TaskRecord) -> TransferProgress {
+        Self.mainProgress(TaskRow(task))
     }
 
     /// `[#####.....]  50%` on a terminal, `50%` piped; a byte count when the total is unknown.
@@ -66,7 +70,7 @@ enum Formatting {
     }
 
     /// Average rate since the task started, and the time left at that rate.
-    static func rateAndETA(_ task: TaskRecord, now: Date) -> (Double?, Double?) {
+    static func rateAndETA(_ task: TaskRow, now: Date) -> (Double?, Double?) {
         let age = now.timeIntervalSince(task.createdAt)
         let progress = Self.mainProgress(task)
         guard task.state != .completed, age > 0.2, progress.completed > 0 else { return (nil, nil) }

@@ -38,9 +38,14 @@ struct ProcessFilter: Equatable {
     var isEmpty: Bool { self.process == nil && self.unit == nil }
 
     /// A task whose client process is not known matches neither.
-    func matches(_ task: TaskRecord) -> Bool {
-        if let process = self.process, task.clientProcess?.name != process { return false }
-        if let unit = self.unit, task.clientProcess?.unit != unit { return false }
+    func matches(_ client: ClientProcess?) -> Bool {
+        if let process = self.process, client?.name != process { return false }
+        if let unit = self.unit, client?.unit != unit { return false }
         return true
     }
+
+    func matches(_ task: TaskRow) -> Bool { self.matches(task.clientProcess) }
+
+    /// `list --json` filters whole records.
+    func matches(_ task: TaskRecord) -> Bool { self.matches(task.clientProcess) }
 }

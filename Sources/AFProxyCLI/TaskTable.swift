@@ -8,7 +8,7 @@ import FoundationEssentials
 struct TaskTable {
     static let columns = ["ID", "KIND", "STATE", "METHOD", "URL", "STATUS", "PROGRESS", "RATE", "ETA", "AGE"]
 
-    var tasks: [TaskRecord]
+    var tasks: [TaskRow]
     var terminal: Bool
     var now: Date
     var urlWidth = 60
@@ -31,7 +31,7 @@ struct TaskTable {
                 waiting = String(text.prefix(self.waitingWidth - 1)) + "…"
             }
             // A download that skips TLS verification says so wherever it is listed.
-            let kind = task.file?.insecure == true ? "\(task.kind.rawValue)!" : task.kind.rawValue
+            let kind = task.insecure ? "\(task.kind.rawValue)!" : task.kind.rawValue
             rows.append(
                 [
                     String(task.id), kind, task.state.rawValue, task.method, url,

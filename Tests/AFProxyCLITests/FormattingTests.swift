@@ -110,23 +110,23 @@ import Testing
     @Test func rateAndTimeLeftFromTheAverageSinceTheStart() {
         let start = Date(timeIntervalSince1970: 0)
         var record = self.task(.data, status: 200, upload: .init(), download: .init(completed: 1000, total: 5000))
-        let (rate, eta) = Formatting.rateAndETA(record, now: start.addingTimeInterval(10))
+        let (rate, eta) = Formatting.rateAndETA(TaskRow(record), now: start.addingTimeInterval(10))
         #expect(rate == 100)
         #expect(eta == 40)
 
         record.download.total = nil
-        let (unknownRate, unknownETA) = Formatting.rateAndETA(record, now: start.addingTimeInterval(10))
+        let (unknownRate, unknownETA) = Formatting.rateAndETA(TaskRow(record), now: start.addingTimeInterval(10))
         #expect(unknownRate == 100)
         #expect(unknownETA == nil)
 
         // Too young to say, nothing moved, or over: neither.
-        let (youngRate, _) = Formatting.rateAndETA(record, now: start.addingTimeInterval(0.15))
+        let (youngRate, _) = Formatting.rateAndETA(TaskRow(record), now: start.addingTimeInterval(0.15))
         #expect(youngRate == nil)
         record.download.completed = 0
-        #expect(Formatting.rateAndETA(record, now: start.addingTimeInterval(10)).0 == nil)
+        #expect(Formatting.rateAndETA(TaskRow(record), now: start.addingTimeInterval(10)).0 == nil)
         record.download.completed = 1000
         record.state = .completed
-        #expect(Formatting.rateAndETA(record, now: start.addingTimeInterval(10)).0 == nil)
+        #expect(Formatting.rateAndETA(TaskRow(record), now: start.addingTimeInterval(10)).0 == nil)
     }
 
     @Test func statesAreColouredOnlyOnATerminal() {

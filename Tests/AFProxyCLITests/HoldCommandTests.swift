@@ -35,7 +35,7 @@ import Testing
             id: 5, kind: .data, state: .suspended, method: "GET", url: "http://a.org/", client: "c",
             createdAt: .init(timeIntervalSince1970: 0))
         task.heldBy = 2
-        let table = TaskTable(tasks: [task], terminal: false, now: .init(timeIntervalSince1970: 1)).render()
+        let table = TaskTable(tasks: rows([task]), terminal: false, now: .init(timeIntervalSince1970: 1)).render()
         #expect(table.contains("held by rule 2"))
         #expect(TaskDetail(task: task, terminal: false).render().contains("held       by rule 2"))
     }

@@ -27,7 +27,7 @@ import Testing
     }
 
     @Test func pipedTheColumnsArePlainAndAligned() {
-        let table = TaskTable(tasks: self.tasks, terminal: false, now: self.now, urlWidth: 30)
+        let table = TaskTable(tasks: rows(self.tasks), terminal: false, now: self.now, urlWidth: 30)
         let expected = [
             "ID  KIND    STATE      METHOD  URL                             STATUS  PROGRESS  RATE     ETA  AGE",
             "7   data    running    GET     http://example.test/a           200     20%       100 B/s  40s  10s",
@@ -39,7 +39,7 @@ import Testing
 
     /// Colour goes around the padded cell, so that the escapes do not shift the columns after it.
     @Test func onATerminalStatesAreColouredAndProgressIsABar() {
-        let table = TaskTable(tasks: Array(self.tasks.prefix(2)), terminal: true, now: self.now, urlWidth: 30)
+        let table = TaskTable(tasks: rows(Array(self.tasks.prefix(2))), terminal: true, now: self.now, urlWidth: 30)
         let lines = table.render().split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         #expect(lines.count == 3)
         #expect(
@@ -63,9 +63,9 @@ import Testing
         let url = "http://h/" + String(repeating: "x", count: 11)  // 20 characters
         let record = TaskRecord(
             id: 1, kind: .data, state: .running, method: "GET", url: url, client: "c", createdAt: self.now)
-        let short = TaskTable(tasks: [record], terminal: false, now: self.now, urlWidth: 20).render()
+        let short = TaskTable(tasks: rows([record]), terminal: false, now: self.now, urlWidth: 20).render()
         #expect(short.contains("  \(url)  "))
-        let cut = TaskTable(tasks: [record], terminal: false, now: self.now, urlWidth: 19).render()
+        let cut = TaskTable(tasks: rows([record]), terminal: false, now: self.now, urlWidth: 19).render()
         #expect(cut.contains("  http://h/xxxxxxxxx…  "))
         #expect(!cut.contains(url))
     }
@@ -90,7 +90,7 @@ import Testing
                 client: "afproxyctl", createdAt: self.now.addingTimeInterval(-10), status: 200,
                 download: .init(completed: 2000, total: 4000)),
         ]
-        let table = TaskTable(tasks: tasks, terminal: false, now: self.now, urlWidth: 30, waitingWidth: 40)
+        let table = TaskTable(tasks: rows(tasks), terminal: false, now: self.now, urlWidth: 30, waitingWidth: 40)
         let expected = [
             "ID  KIND      STATE    METHOD  URL                        STATUS  PROGRESS  RATE                                      ETA  AGE",
             "20  download  running  GET     http://example.test/a.iso  -       20%       retrying in 4 s (attempt 2 of 10: Conne…  -    10s",
@@ -126,24 +126,24 @@ import Testing
             "8   data  running  GET     http://example.test/a  200     20%       100 B/s  40s  10s  -",
             "9   data  running  GET     http://example.test/a  200     20%       100 B/s  40s  10s  alice",
         ]
-        let wide = TaskTable(tasks: self.tasks, terminal: false, now: self.now, width: 200).render()
+        let wide = TaskTable(tasks: rows(self.tasks), terminal: false, now: self.now, width: 200).render()
         #expect(wide == expected.joined(separator: "\n"))
         // Piped, the columns stay those scripts read.
-        let piped = TaskTable(tasks: self.tasks, terminal: false, now: self.now).render()
+        let piped = TaskTable(tasks: rows(self.tasks), terminal: false, now: self.now).render()
         #expect(piped.split(separator: "\n")[0].hasSuffix("AGE"))
     }
 
     @Test func onANarrowTerminalItIsLeftOut() {
-        let needed = TaskTable(tasks: self.tasks, terminal: false, now: self.now, width: 200).render()
+        let needed = TaskTable(tasks: rows(self.tasks), terminal: false, now: self.now, width: 200).render()
             .split(separator: "\n").map(\.count).max()!
-        let wide = TaskTable(tasks: self.tasks, terminal: false, now: self.now, width: needed).render()
+        let wide = TaskTable(tasks: rows(self.tasks), terminal: false, now: self.now, width: needed).render()
         #expect(wide.split(separator: "\n")[0].hasSuffix("PROCESS"))
-        let narrow = TaskTable(tasks: self.tasks, terminal: false, now: self.now, width: needed - 1).render()
+        let narrow = TaskTable(tasks: rows(self.tasks), terminal: false, now: self.now, width: needed - 1).render()
         #expect(narrow.split(separator: "\n")[0].hasSuffix("AGE"))
     }
 
     @Test func withNoProcessKnownThereIsNoColumn() {
-        let table = TaskTable(tasks: [self.tasks[1]], terminal: false, now: self.now, width: 200).render()
+        let table = TaskTable(tasks: rows([self.tasks[1]]), terminal: false, now: self.now, width: 200).render()
         #expect(table.split(separator: "\n")[0].hasSuffix("AGE"))
     }
 

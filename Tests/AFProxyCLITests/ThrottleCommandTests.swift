@@ -79,9 +79,9 @@ import Testing
         let now = Date()
         var task = TaskRecord(
             id: 1, kind: .data, state: .running, method: "GET", url: "http://h/", client: "c", createdAt: now)
-        #expect(!TaskTable(tasks: [task], terminal: false, now: now).render().contains("LIMIT"))
+        #expect(!TaskTable(tasks: rows([task]), terminal: false, now: now).render().contains("LIMIT"))
         task.limit = TaskLimit(down: .init(bytesPerSecond: 2_000_000, rule: "global"))
-        let table = TaskTable(tasks: [task], terminal: false, now: now).render()
+        let table = TaskTable(tasks: rows([task]), terminal: false, now: now).render()
         #expect(table.split(separator: "\n")[0].hasSuffix("LIMIT"))
         #expect(table.hasSuffix("down 2M/s"))
         #expect(TaskDetail(task: task, terminal: false).render().contains("  limit      down 2M/s (global)"))
