@@ -210,10 +210,10 @@ function matches(r) {
 }
 
 /// A thousand new rows are drawn over a few frames, a screenful first, so the page shows the top
-/// of the list at once and stays responsive: at least a screenful (rows are at least 24 px high) in
-/// a frame, and more while the frame has time left, except in the first frame, which nothing
-/// should hold back.
-const ROWS_FIRST = Math.max(20, Math.ceil(window.innerHeight / 24));
+/// of the list at once and stays responsive: at least a screenful (rows are 30 px high, below about
+/// 200 px of header, totals and toolbar) in a frame, and more while the frame has time left, except
+/// in the first frame, which nothing should hold back.
+const ROWS_FIRST = Math.max(10, Math.ceil((window.innerHeight - 200) / 30) + 1);
 const FRAME_BUDGET_MS = 8;
 let firstListAt = 0;          // when the first snapshot arrived, for data-render-ms
 
