@@ -121,7 +121,7 @@ def test_afproxyctl_web_without_web_listen_says_how_to_turn_it_on(proxy):
 
 
 def test_without_the_token_the_page_and_the_api_answer_401(daemon, token):
-    for path in ("/", "/app.js", "/v1/tasks", "/v1/live", "/v1/events", "/v1/status"):
+    for path in ("/", "/favicon.svg", "/v1/tasks", "/v1/live", "/v1/events", "/v1/status"):
         status, _, body = web_request(daemon, "GET", path)
         assert status == 401, (path, status, body)
     status, _, _ = web_request(daemon, "GET", "/?token=" + "0" * 64)
