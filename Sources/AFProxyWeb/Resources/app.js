@@ -370,7 +370,7 @@ function handle(line) {
   }
   const before = live;
   live = new Set(line.live);
-  // A running task is drawn once it is live in two lines in a row (or in the first line). One that
+  // A task is drawn once it is live in two lines in a row (or in the first line). One that
   // starts and ends between two lines is counted in the totals and listed with the history, but
   // never drawn: at hundreds of requests a second its row would be made and dropped unseen, and
   // drawing them all cost the machine more than proxying them. A suspended or held task is drawn
@@ -379,7 +379,7 @@ function handle(line) {
   const seen = newcomers;
   newcomers = new Map();
   for (const record of line.tasks) {
-    if (firstLine || before.has(record.id) || tasks.has(record.id) || record.state !== "running") store(record);
+    if (firstLine || before.has(record.id) || tasks.has(record.id) || record.state === "suspended") store(record);
     else newcomers.set(record.id, record);
   }
   for (const [id, record] of seen) if (live.has(id) && !tasks.has(id)) store(record);
