@@ -230,7 +230,8 @@ final class SessionLoop: @unchecked Sendable {
         }
         // curl adds these unless told not to; a transparent proxy sends only what the client sent.
         if request.headers.first("accept") == nil { list = curl_slist_append(list, "Accept:") }
-        list = curl_slist_append(list, "Expect:")
+        // curl's own `Expect` for large bodies only where the client sent one (it went on).
+        if request.headers.first("expect") == nil { list = curl_slist_append(list, "Expect:") }
         transfer.headers = list
         handle.set(CURLOPT_HTTPHEADER, list: list)
 

@@ -34,8 +34,18 @@ struct ClientConnectionState<Task: AnyObject> {
         var keepAlive: Bool
         var requestEnded = false
         var responseStarted = false
+        /// The client sent `Expect: 100-continue` and has not been told to go on yet: it gets
+        /// the origin's 100, or ours once curl is ready for the body (never both).
+        var awaitsContinue = false
         /// How the response body is framed for the client, once its head went out.
         var framing = ClientResponseHead.Framing.none
+
+        init(task: Task, version: HTTPVersion, keepAlive: Bool, awaitsContinue: Bool = false) {
+            self.task = task
+            self.version = version
+            self.keepAlive = keepAlive
+            self.awaitsContinue = awaitsContinue
+        }
     }
 
     enum Phase {
@@ -182,22 +192,51 @@ struct ClientConnectionState<Task: AnyObject> {
         return exchange
     }
 
+    /// A `100 Continue` for `task`'s client, the origin's or ours: answers whether to write it
+    /// (once, to a client that waits for one, before its response started).
+    mutating func continueWanted(for task: Task) -> Bool {
+        guard case .forwarding(var exchange) = self.phase, exchange.task === task, exchange.awaitsContinue,
+            !exchange.responseStarted, !exchange.requestEnded
+        else { return false }
+        exchange.awaitsContinue = false
+        self.phase = .forwarding(exchange)
+        return true
+    }
+
     mutating func responseStarted(framing: ClientResponseHead.Framing, closeAfter: Bool) {
         guard case .forwarding(var exchange) = self.phase else { return }
         exchange.responseStarted = true
+        exchange.awaitsContinue = false
         exchange.framing = framing
         if closeAfter { exchange.keepAlive = false }
         self.phase = .forwarding(exchange)
     }
 
-    /// The response ended in full: answers whether the connection stays open for the next
-    /// request.
-    mutating func exchangeEnded() -> Bool {
-        guard case .forwarding(let exchange) = self.phase else { return false }
+    enum ExchangeEnd: Equatable {
+        /// The connection takes the next request.
+        case keepOpen
+        /// The connection closes once the response is written.
+        case close
+        /// The response came before the client finished its request body, which it may still be
+        /// sending: close our side once the response is written, drop what still arrives, and
+        /// close for good when the client does (or after a short while). Closing at once with
+        /// unread bytes would reset the connection, and a reset can destroy the response before
+        /// the client reads it (RFC 9112 §9.6).
+        case closeLingering
+    }
+
+    /// The response ended in full: answers what becomes of the connection.
+    mutating func exchangeEnded() -> ExchangeEnd {
+        guard case .forwarding(let exchange) = self.phase else { return .close }
         let keepOpen = exchange.keepAlive && exchange.requestEnded
         self.phase = keepOpen ? .idle : .closed
         self.holds.formIntersection([.malformed])  // the parser cannot go on past a failure
-        return keepOpen
+        if keepOpen { return .keepOpen }
+        if !exchange.requestEnded {
+            self.holds = []  // what still comes is read only to be dropped
+            return .closeLingering
+        }
+        return .close
     }
 
     /// A refusal of ours was written, after which the connection closes or takes the next request.

@@ -90,10 +90,10 @@ struct ClientResponseHead: Equatable {
                 framing: framing, closeAfter: closeAfter))
     }
 
-    /// An interim 1xx head for a client that may receive one (HTTP/1.1; RFC 9110 §15.2). A 100
-    /// is not passed on: afproxy answers a client's `Expect` itself and never asks the origin.
+    /// An interim 1xx head for a client that may receive one (HTTP/1.1; RFC 9110 §15.2). Whether
+    /// a 100 goes on is the connection's call: only to a client that waits for one, once.
     static func interim(_ origin: ProxyResponseHead, clientVersion: HTTPVersion, via: String) -> HTTPResponseHead? {
-        guard clientVersion.isHTTP11OrLater, origin.status != 100 else { return nil }
+        guard clientVersion.isHTTP11OrLater else { return nil }
         var headers = HTTPHeaders()
         for field in HopByHopHeaders.removing(from: origin.headers) {
             headers.add(name: field.name, value: field.value)

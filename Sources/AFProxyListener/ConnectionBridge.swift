@@ -20,6 +20,10 @@ final class ConnectionBridge: TaskClient {
         self.eventLoop.execute { self.handler.value.resumeReading(for: task, reason: .backpressure) }
     }
 
+    func taskAwaitsRequestBody(_ task: HTTPTask) {
+        self.eventLoop.execute { self.handler.value.sendContinue(for: task) }
+    }
+
     func task(_ task: HTTPTask, didChangeSuspension suspended: Bool) {
         self.eventLoop.execute {
             if suspended {

@@ -169,13 +169,12 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             }
         case .success(var request):
             request.process = self.clientProcess
-            if head.headers["expect"].first?.lowercased() == "100-continue" {
-                context.writeAndFlush(
-                    self.wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))),
-                    promise: nil)
-            }
             let task = self.manager.startTask(request, client: self.bridge!)
-            self.state.forward(State.Exchange(task: task, version: head.version, keepAlive: head.isKeepAlive))
+            // The validator kept `Expect` for the origin only where a 100 means something.
+            let awaitsContinue = request.headers.first("expect") != nil
+            self.state.forward(
+                State.Exchange(
+                    task: task, version: head.version, keepAlive: head.isKeepAlive, awaitsContinue: awaitsContinue))
         }
     }
 
@@ -213,7 +212,8 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         }
         if !exchange.responseStarted {
             for interim in delivery.interim {
-                guard
+                // The origin's 100 only to a client that waits for one, and only once.
+                guard interim.status != 100 || self.state.continueWanted(for: task),
                     let head = ClientResponseHead.interim(
                         interim, clientVersion: exchange.version, via: self.validator.via)
                 else { continue }
@@ -221,9 +221,11 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             }
         }
         if let head = delivery.head {
+            // A response that came before the request body ended closes the connection: the
+            // rest of that body may never come, and nothing after it could be read.
             switch ClientResponseHead.make(
                 head, requestIsHead: task.request.isHead, clientVersion: exchange.version,
-                keepAlive: exchange.keepAlive, via: self.validator.via)
+                keepAlive: exchange.keepAlive && exchange.requestEnded, via: self.validator.via)
             {
             case .success(let response):
                 self.state.responseStarted(framing: response.framing, closeAfter: response.closeAfter)
@@ -272,18 +274,40 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     private func finishExchange(
         framing: ClientResponseHead.Framing, trailers: HTTPHeaderList, context: ChannelHandlerContext
     ) {
-        let keepOpen = self.state.exchangeEnded()
+        let end = self.state.exchangeEnded()
         if framing == .chunked {
             let last = ChunkedFraming.last(trailers: trailers, allocator: context.channel.allocator)
             context.write(self.wrapOutboundOut(.body(.byteBuffer(last))), promise: nil)
         }
         let ended = context.writeAndFlush(self.wrapOutboundOut(.end(nil)))
-        if keepOpen {
+        switch end {
+        case .keepOpen:
             context.triggerUserOutboundEvent(ConnectionPhase.responseEnded, promise: nil)
             self.drainQueued(context: context)
-        } else {
+        case .close:
             ended.whenComplete { [channel = context.channel] _ in channel.close(promise: nil) }
+        case .closeLingering:
+            let channel = context.channel
+            ended.whenComplete { _ in channel.close(mode: .output, promise: nil) }
+            // The client's FIN closes the channel (remote half-closure is not allowed here);
+            // one that neither sends its FIN nor stops sending is closed after a short while.
+            channel.eventLoop.scheduleTask(in: Self.lingerLimit) { channel.close(promise: nil) }
+            context.read()
         }
+    }
+
+    /// How long a client that still sends a request body its response made moot may keep its
+    /// connection after that response: long enough for its FIN to cross a LAN or a busy host.
+    static let lingerLimit = TimeAmount.seconds(2)
+
+    /// curl is ready for the request body: a client that waits for `100 Continue` gets it.
+    func sendContinue(for task: HTTPTask) {
+        guard let context = self.context, self.state.continueWanted(for: task),
+            let exchange = self.state.exchange(of: task)
+        else { return }
+        context.writeAndFlush(
+            self.wrapOutboundOut(.head(HTTPResponseHead(version: exchange.version, status: .continue))),
+            promise: nil)
     }
 
     private func writeRefusal(_ refusal: ProxyRefusal, version: HTTPVersion, context: ChannelHandlerContext) {

@@ -55,9 +55,14 @@ package struct RequestValidator: Sendable {
         case .success(let joined): via = joined
         case .failure(let refusal): return .failure(refusal)
         }
+        // `Expect: 100-continue` goes on to the origin, which decides (curl waits a second for
+        // its 100, then sends anyway), where there is a body to wait for and the client speaks
+        // HTTP/1.1 (RFC 9110 §10.1.1: a 1.0 request's expectation is ignored).
+        let forwardsExpect =
+            body != .none && body != .length(0) && (head.version.major, head.version.minor) >= (1, 1)
         var forwarded = HopByHopHeaders.removing(from: received).filter { field in
             // Trailer: curl sends the request body without the client's trailer section.
-            !(field.hasName("content-length") || field.hasName("expect") || field.hasName("host")
+            !(field.hasName("content-length") || (field.hasName("expect") && !forwardsExpect) || field.hasName("host")
                 || field.hasName("via")
                 || field.hasName("trailer"))
         }

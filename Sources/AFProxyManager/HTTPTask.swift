@@ -48,6 +48,10 @@ package final class HTTPTask: @unchecked Sendable {
     private var pendingHead: ProxyResponseHead?
     private var pendingBody: ByteBuffer?
     private let allocator = ByteBufferAllocator()
+    /// Session thread only: the final head's status and body length while the body is still
+    /// arriving (nil when it is not known ahead: chunked, or until the connection closes); the
+    /// machine hears of the whole response once that many bytes came.
+    private var awaitedBody: (status: Int, length: Int64)?
 
     /// `heldBy`: the hold rule that caught the task, which is then created suspended.
     init(id: Int, request: ProxyRequest, client: any TaskClient, manager: SessionManager, heldBy: Int? = nil) {
@@ -135,6 +139,8 @@ package final class HTTPTask: @unchecked Sendable {
             self.manager.session.continueReceiving(self.transfer)
         case .readClient:
             self.client.taskWantsRequestBody(self)
+        case .askForBody:
+            self.client.taskAwaitsRequestBody(self)
         case .start:
             self.manager.session.start(self.transfer)
         case .hold:
@@ -147,6 +153,7 @@ package final class HTTPTask: @unchecked Sendable {
             }
             self.manager.events.publish(.resumed, self.record())
         case .finish(let result, let release):
+            if case .failure(let failure) = result { self.recorded.withLock { $0.failure = failure } }
             self.manager.budget.release(release)
             var delivery = self.takePending(end: result.end)!
             if result == .success { delivery.trailers = self.transfer.trailers }
@@ -203,15 +210,10 @@ extension HTTPTask {
         self.perform(self.machine.withLock { $0.clientWrote(bytes, now: ContinuousClock.now) })
     }
 
-    /// The client went away: the task ends and frees its upstream transfer. Unless the client had
-    /// every byte of a response of known length: then it closed because it was done, maybe before
-    /// curl's own end reached this task (under load, or after a transparent resume), and that end
-    /// completes the task as the success it was rather than as canceled.
+    /// The client went away: the task ends and frees its upstream transfer, unless the client had
+    /// the whole response (see the table at `HTTPTaskStateMachine`).
     package func clientClosed() {
-        let length = self.request.isHead ? nil : self.recorded.withLock { $0.responseHead?.contentLength }
-        let delivered = self.machine.withLock { machine in length.map { machine.clientWritten >= $0 } ?? false }
-        guard !delivered else { return }
-        self.perform(self.machine.withLock { $0.clientFailed(.clientClosed("canceled: client closed the connection")) })
+        self.perform(self.machine.withLock { $0.clientClosed() })
     }
 
     /// The client cannot be given the response (the listener answered 502 instead): the task
@@ -241,6 +243,19 @@ extension HTTPTask: UpstreamTransferDelegate {
             recorded.metrics = metrics
         }
         self.pendingHead = head
+        let length: Int64? =
+            self.request.isHead || head.status == 204 || head.status == 304 ? 0 : head.contentLength
+        if let length {
+            self.awaitedBody = (head.status, length)
+            self.checkWholeResponse()
+        }
+    }
+
+    /// Tells the machine once the whole response arrived (its length reached).
+    private func checkWholeResponse() {
+        guard let awaited = self.awaitedBody, self.bytesDown >= awaited.length else { return }
+        self.awaitedBody = nil
+        self.perform(self.machine.withLock { $0.responseArrived(status: awaited.status, length: awaited.length) })
     }
 
     package func transfer(
@@ -263,6 +278,7 @@ extension HTTPTask: UpstreamTransferDelegate {
             self.pendingBody = self.allocator.buffer(capacity: bytes.count)
         }
         self.pendingBody!.writeBytes(bytes)
+        self.checkWholeResponse()
         return receipt
     }
 
@@ -293,10 +309,7 @@ extension HTTPTask: UpstreamTransferDelegate {
 
     package func transfer(_ transfer: UpstreamTransfer, didCompleteWith result: UpstreamResult, metrics: TaskMetrics) {
         if case .failure(let failure) = result, self.resumeAfterBreak(failure, metrics: metrics) { return }
-        self.recorded.withLock { recorded in
-            recorded.metrics = metrics
-            if case .failure(let failure) = result { recorded.failure = failure }
-        }
+        self.recorded.withLock { $0.metrics = metrics }
         self.perform(self.machine.withLock { $0.complete(result) })
     }
 

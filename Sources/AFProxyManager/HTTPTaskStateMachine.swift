@@ -11,6 +11,30 @@ import NIOCore
 /// Events that happen for every chunk of a body answer what the caller needs there and then
 /// (`BodyReceipt`, `RequestBodyRead`, whether to read the client further); the others answer an
 /// `Action`.
+///
+/// # Which side's end ends the task
+///
+/// A task has three parties that can finish: curl's transfer (the upstream exchange), the
+/// response (whole once its last byte arrived from upstream), and the client (its request body,
+/// and its connection). Every order in which they finish ends the task, and releases its curl
+/// handle and upstream socket:
+///
+/// | what happened | who ends the task | how it ends |
+/// |---|---|---|
+/// | curl's transfer ended (success or failure), whatever else | curl's end | as curl says |
+/// | a person canceled | the abort | canceled |
+/// | the client left before it had the whole response | the client's close | canceled, `client-closed` |
+/// | the client left after the whole response, its request body complete | curl's end (it has every byte it needs to send) | as curl says |
+/// | the client left after the whole response, its request body unfinished | the client's close: the body can never be finished | completed |
+/// | the whole response is an error (status 300 or more) that came before the request body was complete, client still there | the response's end | completed |
+/// | the whole response is a success that came before the request body was complete, client still there | curl's end, once the client finished its body (or the client's close) | as curl says |
+///
+/// The sixth row mirrors what curl itself does (it stops sending after an early error answer
+/// and closes that connection), but curl 7.88 never ends a transfer whose send side it had
+/// paused waiting for the client: without the row, a client that reads an early 401 and then
+/// holds or drops its connection without sending the body kept a task and an upstream socket
+/// forever. A task stopped by rows five or six ends as completed: the client got the whole
+/// response, and the record still shows how much of the request body went up.
 struct HTTPTaskStateMachine {
     enum Action: Equatable {
         case none
@@ -27,6 +51,9 @@ struct HTTPTaskStateMachine {
         case continueReceiving(resize: ReceiveWindow.Change)
         /// The request body waiting for curl fell below its low watermark: read the client again.
         case readClient
+        /// curl is ready for the request body and has none yet: a client waiting for
+        /// `100 Continue` is to get it now.
+        case askForBody
         /// Record the end, answer the client, publish `completed`, leave the registry, and
         /// give `release` bytes back to the budget.
         case finish(UpstreamResult, release: Int)
@@ -58,6 +85,16 @@ struct HTTPTaskStateMachine {
     private(set) var heldBy: Int?
     /// Whether `begin` ran: until then the task is registered but its transfer not started.
     private var begun = false
+    /// The length of the response body once all of it arrived from upstream; nil until then.
+    private(set) var responseLength: Int64?
+    /// The transfer is being stopped because the request body can no longer (or need no longer)
+    /// be sent after a whole response: its end completes the task whatever curl says of it.
+    private(set) var stoppedAfterResponse = false
+    /// The client connection is gone (`clientClosed`): the safety net looks only at such tasks.
+    private(set) var clientGone = false
+    /// curl was refused request bytes once already: the first refusal asks the client for them
+    /// (a client that sent `Expect: 100-continue` waits for that before it sends any).
+    private var askedForBody = false
 
     init() {}
 
@@ -100,10 +137,29 @@ struct HTTPTaskStateMachine {
         return .abort(failure)
     }
 
-    /// The client went away, or cannot be given the response: the task ends with `failure`
-    /// unless it is ending already.
+    /// The client cannot be given the response: the task ends with `failure` unless it is
+    /// ending already.
     mutating func clientFailed(_ failure: TaskFailure) -> Action {
         (try? self.cancel(failure)) ?? .none
+    }
+
+    /// The client's connection closed (rows three to five of the table above).
+    mutating func clientClosed() -> Action {
+        self.clientGone = true
+        guard self.state != .completed else { return .none }
+        guard let length = self.responseLength, self.clientWritten >= length else {
+            return self.clientFailed(.clientClosed("canceled: client closed the connection"))
+        }
+        // It had every byte and closed because it was done, maybe before curl's own end reached
+        // this task (under load, or after a transparent resume).
+        return self.upload.ended ? .none : self.stopAfterResponse()
+    }
+
+    /// Ends the transfer of a task whose whole response arrived; its end completes the task.
+    private mutating func stopAfterResponse() -> Action {
+        guard !self.stoppedAfterResponse, self.state == .running || self.state == .suspended else { return .none }
+        self.stoppedAfterResponse = true
+        return .abort(.clientClosed("the request body was not sent: the response came whole before it"))
     }
 
     // MARK: the request body (the client's event loop, and curl)
@@ -134,8 +190,11 @@ struct HTTPTaskStateMachine {
         if self.upload.bytes == 0 {
             if self.upload.ended { return (.end, .none) }
             self.upload.curlWaiting = true
-            return (.pause, .none)
+            guard !self.askedForBody else { return (.pause, .none) }
+            self.askedForBody = true
+            return (.pause, .askForBody)
         }
+        self.askedForBody = true
         self.upload.curlWaiting = false
         let count = self.upload.drain(into: buffer)
         guard self.upload.readerStopped && self.upload.bytes < UploadQueue.lowWatermark else {
@@ -155,6 +214,14 @@ struct HTTPTaskStateMachine {
     /// body need not be kept.
     mutating func responseHeadArrived() {
         self.upload.forgetSent()
+    }
+
+    /// The whole response (`length` body bytes) arrived from upstream (row six of the table).
+    mutating func responseArrived(status: Int, length: Int64) -> Action {
+        guard self.state != .completed, self.responseLength == nil else { return .none }
+        self.responseLength = length
+        guard status >= 300, !self.upload.ended else { return .none }
+        return self.stopAfterResponse()
     }
 
     // MARK: the response body (curl, and the client's event loop)
@@ -199,6 +266,6 @@ struct HTTPTaskStateMachine {
         guard self.state != .completed else { return .none }
         self.state = .completed
         self.upload.curlWaiting = false
-        return .finish(result, release: self.window.reserved)
+        return .finish(self.stoppedAfterResponse ? .success : result, release: self.window.reserved)
     }
 }

@@ -10,6 +10,10 @@ package protocol TaskClient: AnyObject, Sendable {
     func task(_ task: HTTPTask, deliver delivery: ResponseDelivery)
     /// The request body buffered for upstream fell below its low watermark: read the client again.
     func taskWantsRequestBody(_ task: HTTPTask)
+    /// curl is ready to send the request body and has none of it yet, once per task: a client
+    /// that sent `Expect: 100-continue` and is still waiting gets its `100 Continue` now (the
+    /// origin's own 100 was forwarded, or the origin did not answer curl's `Expect` in time).
+    func taskAwaitsRequestBody(_ task: HTTPTask)
     /// A person suspended (true) or resumed (false) the task: stop or restart reading the client.
     func task(_ task: HTTPTask, didChangeSuspension suspended: Bool)
 }

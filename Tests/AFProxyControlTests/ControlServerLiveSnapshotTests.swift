@@ -14,6 +14,7 @@ import Testing
     private final class IdleClient: TaskClient, @unchecked Sendable {
         func task(_ task: HTTPTask, deliver delivery: ResponseDelivery) {}
         func taskWantsRequestBody(_ task: HTTPTask) {}
+        func taskAwaitsRequestBody(_ task: HTTPTask) {}
         func task(_ task: HTTPTask, didChangeSuspension suspended: Bool) {}
     }
 

@@ -44,7 +44,7 @@ import Testing
 
         state.responseStarted(framing: .length, closeAfter: false)
         let keptOpen1 = state.exchangeEnded()
-        #expect(keptOpen1)
+        #expect(keptOpen1 == .keepOpen)
         guard case .part(.head(let next)) = state.nextQueued() else {
             Issue.record("the queued head comes first")
             return
@@ -89,7 +89,7 @@ import Testing
         #expect(!handledNow6)
         #expect(state.holds == [.pipelined, .malformed])
         let keptOpen2 = state.exchangeEnded()
-        #expect(keptOpen2)
+        #expect(keptOpen2 == .keepOpen)
         guard case .malformed(let queued) = state.nextQueued() else {
             Issue.record("the refusal waited its turn")
             return
@@ -161,6 +161,54 @@ import Testing
         self.forwardGet(&state, Task())
         state.responseStarted(framing: .close, closeAfter: true)
         let keptOpen3 = state.exchangeEnded()
-        #expect(!keptOpen3)
+        #expect(keptOpen3 == .close)
+    }
+
+    /// A response that came before the client finished its request body: the connection lingers
+    /// (drops what still arrives) and closes, and nothing holds the reads that drain it.
+    @Test func aResponseBeforeTheWholeRequestBodyEndsTheConnectionLingering() {
+        var state = State()
+        let task = Task()
+        let value1 = state.receive(self.head())
+        #expect(value1)
+        state.requestStarted(isHead: false)
+        state.forward(State.Exchange(task: task, version: .http1_1, keepAlive: true))
+        state.hold(.backpressure, for: task)
+        state.responseStarted(framing: .length, closeAfter: true)
+        let value2 = state.exchangeEnded()
+        #expect(value2 == .closeLingering)
+        #expect(state.holds.isEmpty)
+        let value3 = state.receive(.part(.body(ByteBuffer(string: "abc"))))
+        #expect(!value3)  // dropped
+    }
+
+    /// `Expect: 100-continue`: one 100, the origin's or ours, and only before the response and
+    /// while the client still owes its body.
+    @Test func aClientWaitingForContinueGetsOneBeforeItsResponse() {
+        var state = State()
+        let task = Task()
+        let value4 = state.receive(self.head())
+        #expect(value4)
+        state.requestStarted(isHead: false)
+        state.forward(State.Exchange(task: task, version: .http1_1, keepAlive: true, awaitsContinue: true))
+        let value5 = state.continueWanted(for: Task())
+        #expect(!value5)  // another exchange's
+        let value6 = state.continueWanted(for: task)
+        #expect(value6)
+        let value7 = state.continueWanted(for: task)
+        #expect(!value7)  // once
+
+        var answered = State()
+        let value8 = answered.receive(self.head())
+        #expect(value8)
+        answered.forward(State.Exchange(task: task, version: .http1_1, keepAlive: true, awaitsContinue: true))
+        answered.responseStarted(framing: .length, closeAfter: true)
+        let value9 = answered.continueWanted(for: task)
+        #expect(!value9)  // the final answer came first
+
+        var plain = State()
+        self.forwardGet(&plain, task)
+        let value10 = plain.continueWanted(for: task)
+        #expect(!value10)
     }
 }

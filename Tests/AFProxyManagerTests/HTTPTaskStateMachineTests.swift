@@ -83,7 +83,7 @@ import Testing
 
     @Test func curlWaitingForRequestBytesIsWokenOnceTheyArrive() {
         var machine = Machine()
-        #expect(self.fill(&machine, 100) == (.pause, .none))
+        #expect(self.fill(&machine, 100) == (.pause, .askForBody))
         let (keepReading, action) = machine.requestBodyArrived(self.bytes(10))
         #expect(keepReading && action == .continueSending)
         // Woken once: more bytes while curl has not asked again need no second wake.
@@ -109,7 +109,7 @@ import Testing
 
     @Test func aSuspendedTaskHandsCurlNoRequestBytesAndWakesItOnlyByTheResume() throws {
         var machine = Machine()
-        #expect(self.fill(&machine, 100) == (.pause, .none))
+        #expect(self.fill(&machine, 100) == (.pause, .askForBody))
         _ = try machine.suspend()
         #expect(machine.requestBodyArrived(self.bytes(10)).action == .none)
         #expect(self.fill(&machine, 100) == (.pause, .none))

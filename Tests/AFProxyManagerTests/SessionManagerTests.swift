@@ -15,6 +15,7 @@ import Testing
 
         func task(_ task: HTTPTask, deliver delivery: ResponseDelivery) { self.deliveries.append(delivery) }
         func taskWantsRequestBody(_ task: HTTPTask) {}
+        func taskAwaitsRequestBody(_ task: HTTPTask) {}
         func task(_ task: HTTPTask, didChangeSuspension suspended: Bool) { self.suspensions.append(suspended) }
     }
 
