@@ -105,6 +105,7 @@ final class DaemonService: Service, Sendable {
             if self.notifier.isEnabled {
                 group.addTask { await self.reportStatus() }
             }
+            group.addTask { await self.sweepStalledTasks() }
             let session = self.session
             if let pinger = WatchdogPinger(notifier: self.notifier, progress: { session.iterations }) {
                 self.logger.info(

@@ -29,6 +29,8 @@ package final class SessionManager: Sendable {
     package let throttle: ThrottleControl
     /// The hold rules: a new task one of them catches is created suspended (`held`).
     package let holds: HoldBook
+    /// The safety net's view of tasks without a client (`endStalledTasks`).
+    let stallWatch = Locked(StallWatch())
 
     struct NetworkState {
         var reachability = Reachability.unknown

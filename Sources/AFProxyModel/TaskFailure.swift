@@ -27,6 +27,7 @@ package struct TaskFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case tlsVerifyFailed = "tls-verify-failed"
         case tlsPinMismatch = "tls-pin-mismatch"
         case destinationDenied = "destination-denied"
+        case stalled = "stalled"
     }
 
     private let reason: Code
@@ -62,7 +63,7 @@ package struct TaskFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case .canceled, .clientClosed, .daemonStopping: 503
         case .refusedByPolicy, .destinationDenied: 403
         case .badRequest: 400
-        case .internalError, .fileError: 500
+        case .internalError, .fileError, .stalled: 500
         case .diskFull: 507
         }
     }
@@ -113,6 +114,9 @@ package struct TaskFailure: Error, Sendable, Hashable, CustomStringConvertible {
     package static func badRequest(_ message: String) -> TaskFailure { .init(.badRequest, message) }
     /// A resource of our own failed (a handle could not be made): a fault of the daemon.
     package static func internalError(_ message: String) -> TaskFailure { .init(.internalError, message) }
+    /// The safety net ended a task that had no client and made no progress: a defect of the rule
+    /// at `HTTPTaskStateMachine`, which should never leave such a task.
+    package static func stalled(_ message: String) -> TaskFailure { .init(.stalled, message) }
 
     // MARK: causes of download tasks
 

@@ -26,6 +26,7 @@ struct TaskFailureTests {
             (.tlsVerifyFailed("x"), 502, "tls-verify-failed", false),
             (.tlsPinMismatch("x"), 502, "tls-pin-mismatch", false),
             (.destinationDenied(DestinationDenial(rule: "deny-hosts x", host: "x")), 403, "destination-denied", false),
+            (.stalled("x"), 500, "stalled", false),
         ]
         for (failure, status, code, cancel) in cases {
             #expect((failure.httpStatus, failure.code, failure.isCancellation) == (status, code, cancel))

@@ -250,3 +250,31 @@ def test_an_http10_client_expectation_is_not_forwarded(proxy, origin):
         answer = json.loads(resp.body)
         assert answer["length"] == len(data)
         assert "expect" not in {k.lower() for k in answer["headers"]}, answer
+
+
+def test_the_safety_net_ends_a_task_the_rule_missed(start_proxy, origin):
+    """The net under the rule: with the failpoint `client-close-ignored` a client's close leaves
+    its task alive, as a gap in the rule would. An upload whose body never came, to an origin that
+    never answers, is then a task with no client and no progress (curl waits for the body, not for
+    the origin, so the upstream timeout does not end it). The net ends it with `stalled` once the
+    upstream timeout passed, logs the defect, and /metrics counts it."""
+    proxy = start_proxy("--upstream-timeout", "2", env={"AFPROXY_FAILPOINTS": "client-close-ignored"})
+    url = origin.url("/hang")
+    with RawConn(proxy.port) as conn:
+        conn.send(b"POST %s HTTP/1.1\r\nHost: %s\r\nContent-Length: 3\r\n\r\n"
+                  % (url.encode(), url.split("/")[2].encode()))
+        wait_for(lambda: [t for t in proxy.tasks() if t["url"] == url], 20, message="the task")
+    # The client is gone; the task lives on (the failpoint) until the net ends it.
+    seen: list = []
+
+    def stalled():
+        seen[:] = [t for t in proxy.tasks(all=True) if t["url"] == url]
+        return seen and seen[-1]["state"] == "completed" and seen[-1]
+
+    record = wait_for(stalled, 60, message=lambda: f"the net's end of the task; have {seen}")
+    assert record["errorCode"] == "stalled", record
+    assert any("defect: task" in line and "ended as stalled" in line for line in proxy.stderr_lines), proxy.log()
+    status, metrics = proxy.api("GET", "/metrics")
+    assert status == 200
+    assert 'afproxy_tasks_completed_total{kind="upload",outcome="stalled"} 1' in metrics, metrics
+    proxy.wait_idle()
