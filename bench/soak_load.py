@@ -21,6 +21,10 @@ Load, all through the proxy, each kind in its own thread(s):
   abort     every --abort-every s one client that breaks off: a download after
             1-32 MiB (FIN or RST), an upload half sent, a tunnel mid-transfer, a
             request closed before its answer
+  early     every --early-every s one upload the origin answers 401 before reading
+            its body (nginx `return 401`), with a client that then closes, stays
+            silent until afproxy closes, sends its body anyway, or sent
+            `Expect: 100-continue` (and so never sends it)
   victim    --victims downloads (one in three through a CONNECT tunnel) read at
             about 2 MiB/s, started again when they end, for the storm to steer
   storm     --storm-rate control calls a second on the victims' tasks over the
@@ -304,6 +308,36 @@ class Load:
             if c:
                 c.close()
 
+    def early_once(self):
+        """An upload answered before its body was read: afproxy must end the task whatever the
+        client does next (issue 22); the cooldown's idle check is what proves it."""
+        kind = random.choice(["closes", "silent", "sends-body", "expect"])
+        c = None
+        try:
+            c = self.connect()
+            length = random.choice([3, 64 << 10, MIB])
+            extra = "Expect: 100-continue\r\n" if kind == "expect" else ""
+            c.sock.sendall(request_bytes("POST", self.url(f"/early/{kind}"), self.origin, extra, length=length))
+            status, headers = c.head()
+            c.body(headers)
+            if status != 401:
+                raise ValueError(f"HTTP {status}")
+            if kind == "sends-body":
+                try:
+                    c.sock.sendall(b"x" * length)
+                except OSError:
+                    pass  # afproxy may have closed already: the body was moot
+            if kind != "closes":
+                c.sock.settimeout(30)
+                while c.sock.recv(65536):
+                    pass  # afproxy closes the connection it cannot read another request on
+            count("early_done")
+        except (OSError, ValueError, IndexError) as e:
+            count("early_failed", f"{kind}: {type(e).__name__} {e}")
+        finally:
+            if c:
+                c.close()
+
     def victim(self, i):
         """A slow download for the storm to steer; again and again until stop."""
         through_tunnel = i % 3 == 2
@@ -504,6 +538,7 @@ def stats(path):
 
 COUNT_KEYS = ["get_done", "get_failed", "upload_done", "upload_failed", "download_done",
               "download_failed", "connect_done", "connect_failed", "abort_done", "abort_failed",
+              "early_done", "early_failed",
               "victim_done", "victim_canceled", "victim_failed",
               "ctl_ok", "ctl_conflict", "ctl_gone", "ctl_failed"]
 
@@ -567,6 +602,7 @@ def main():
     ap.add_argument("--download-every", type=float, default=10)
     ap.add_argument("--connect-every", type=float, default=1)
     ap.add_argument("--abort-every", type=float, default=1)
+    ap.add_argument("--early-every", type=float, default=0.5)
     ap.add_argument("--victims", type=int, default=6)
     ap.add_argument("--storm-rate", type=float, default=10)
     args = ap.parse_args()
@@ -598,7 +634,8 @@ def main():
                for _ in range(args.get_conns)]
     threads += [threading.Thread(target=load.pace, args=(every, fn), daemon=True) for every, fn in (
         (args.upload_every, load.upload_once), (args.download_every, load.download_once),
-        (args.connect_every, load.connect_once), (args.abort_every, load.abort_once))]
+        (args.connect_every, load.connect_once), (args.abort_every, load.abort_once),
+        (args.early_every, load.early_once))]
     threads += [threading.Thread(target=load.victim, args=(i,), daemon=True) for i in range(args.victims)]
     threads.append(threading.Thread(target=load.storm, daemon=True))
     t_start = time.monotonic()
