@@ -31,7 +31,7 @@ extension DaemonService {
             self.state.withLock { $0.note = "configuration refused: \(error)" }
             self.logger.error("configuration refused, the previous one stays in force: \(error)")
         }
-        self.notifier.ready(status: self.nextStatus())
+        self.notifyStatus(.ready)
     }
 
     private func apply(_ configuration: DaemonConfiguration, listener: ListenerConfiguration) {
