@@ -9,7 +9,8 @@ import Glibc
 
 /// `download --wait`: polls one download task until it completes, drawing its progress on
 /// stderr, and exits as the README says: 0 and the final path, 1 and the reason, 130 on Ctrl-C
-/// with the download still running in the daemon.
+/// with the download still running in the daemon. A daemon that restarts meanwhile is waited for
+/// (`ReconnectWindow`), and the same task followed again.
 ///
 /// Progress goes to stderr and the path to stdout, as curl does, so that
 /// `path=$(afproxyctl download --wait URL)` gets the path alone while the bar stays in view.
@@ -26,8 +27,12 @@ struct DownloadFollower {
         let client = self.global.client
         var rate = TransferRate()
         var drawn = false
+        var window = ReconnectWindow()
         while true {
-            let (task, body) = try self.poll(client, drawn: drawn && terminal)
+            guard let (task, body) = try self.poll(client, drawn: drawn && terminal, window: &window) else {
+                if !Self.sleep(ReconnectWindow.delay) { throw self.interrupted(drawn: drawn && terminal) }
+                continue
+            }
             rate.add(time: Self.monotonicSeconds(), bytes: task.download.completed)
             let line = DownloadProgressLine(task: task, rate: rate)
             if terminal {
@@ -44,9 +49,12 @@ struct DownloadFollower {
         }
     }
 
-    /// One `GET /v1/tasks/ID`. A daemon that went away, or that no longer knows the task, ends
-    /// the wait with exit code 1: the outcome is unknown, which is not a success.
-    private func poll(_ client: ControlClient, drawn: Bool) throws -> (TaskRecord, [UInt8]) {
+    /// One `GET /v1/tasks/ID`; nil: the daemon is away, try again shortly. A daemon that stays
+    /// away for the whole `ReconnectWindow`, or that answers it does not know the task, ends the
+    /// wait with exit code 1: the outcome is unknown, which is not a success.
+    private func poll(
+        _ client: ControlClient, drawn: Bool, window: inout ReconnectWindow
+    ) throws -> (TaskRecord, [UInt8])? {
         let response: ControlClient.Response
         do {
             response = try client.request("GET", "/v1/tasks/\(self.id)")
@@ -57,11 +65,11 @@ struct DownloadFollower {
             switch error {
             case .unreachable(let text), .protocolError(let text): reason = text
             }
-            if drawn { Console.errorText("\n") }
-            Console.error(
-                "afproxyctl: lost afproxy at \(client.socketPath) while waiting for download \(self.id) (\(reason)); "
-                    + "a restarted daemon carries the download on (afproxyctl show \(self.id))")
-            throw ExitCode(1)
+            return try self.away(client, reason: reason, drawn: drawn, window: &window)
+        }
+        // A restarted daemon answers before it has restored its downloads: not a verdict yet.
+        if response.status == 404 && window.isWaiting {
+            return try self.away(client, reason: "download \(self.id) not restored yet", drawn: drawn, window: &window)
         }
         guard (200..<300).contains(response.status) else {
             let message =
@@ -71,7 +79,30 @@ struct DownloadFollower {
             Console.error("afproxyctl: download \(self.id) cannot be followed: \(message)")
             throw ExitCode(1)
         }
+        window.reached()
         return (try Console.decoder().decode(TaskRecord.self, from: Data(response.body)), response.body)
+    }
+
+    /// The daemon did not answer for the task: nil to try again, or exit 1 once the window is over.
+    private func away(
+        _ client: ControlClient, reason: String, drawn: Bool, window: inout ReconnectWindow
+    ) throws -> (TaskRecord, [UInt8])? {
+        switch window.failed(now: Self.monotonicSeconds()) {
+        case .retry(let announce):
+            if announce {
+                if drawn { Console.errorText("\n") }
+                Console.error(
+                    "afproxyctl: lost afproxy at \(client.socketPath) (\(reason)); waiting up to "
+                        + "\(Int(window.limit)) s for it to come back with download \(self.id)")
+            }
+            return nil
+        case .giveUp:
+            if drawn { Console.errorText("\n") }
+            Console.error(
+                "afproxyctl: lost afproxy at \(client.socketPath) while waiting for download \(self.id) (\(reason)); "
+                    + "a restarted daemon carries the download on (afproxyctl show \(self.id))")
+            throw ExitCode(1)
+        }
     }
 
     private func finish(_ task: TaskRecord, _ body: [UInt8]) throws {

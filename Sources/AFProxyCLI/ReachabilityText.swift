@@ -10,7 +10,10 @@ enum ReachabilityText {
             text += " via \(interface)"
             if let kind = network.interfaceKind { text += " (\(kind))" }
         }
-        if network.status == .unknown { text += " (the daemon has no answer from the kernel)" }
+        if network.status == .unknown {
+            let why = network.reason.map { "no longer followed: \($0)" } ?? "the daemon has no answer from the kernel"
+            text += " (\(why))"
+        }
         if let changedAt = network.changedAt { text += " since \(changedAt.formatted(.iso8601))" }
         return text
     }

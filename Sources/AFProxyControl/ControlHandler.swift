@@ -25,11 +25,15 @@ final class ControlHandler: ChannelInboundHandler {
     private(set) var body = ByteBuffer()
     private var stream: EventStream?
     private var feed: LiveFeed?
+    /// Where a streaming connection is listed, so that a graceful stop ends it with its last chunk.
+    private let streams: ControlStreams?
 
     init(
         manager: SessionManager, caller: ControlCaller, extraStats: @escaping @Sendable (inout SessionStats) -> Void,
-        metrics: ControlServer.Metrics? = nil, web: @escaping @Sendable () -> WebAddress? = { nil }
+        metrics: ControlServer.Metrics? = nil, web: @escaping @Sendable () -> WebAddress? = { nil },
+        streams: ControlStreams? = nil
     ) {
+        self.streams = streams
         self.manager = manager
         self.caller = caller
         self.web = web
@@ -66,6 +70,24 @@ final class ControlHandler: ChannelInboundHandler {
         self.feed?.stop()
         self.feed = nil
         context.fireChannelInactive()
+    }
+
+    /// The daemon stops (`ControlStreams.endAll`): a stream ends with its last chunk, so that its
+    /// reader sees a clean end, and the connection closes.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard event is ControlStreamEnd else { return context.fireUserInboundEventTriggered(event) }
+        self.endStream(context)
+    }
+
+    private func endStream(_ context: ChannelHandlerContext) {
+        guard self.stream != nil || self.feed != nil else { return }
+        self.stream?.stop()
+        self.stream = nil
+        self.feed?.stop()
+        self.feed = nil
+        context.writeAndFlush(self.wrapOutboundOut(.end(nil))).whenComplete { [channel = context.channel] _ in
+            channel.close(promise: nil)
+        }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
@@ -172,9 +194,11 @@ final class ControlHandler: ChannelInboundHandler {
         case .success(.events):
             self.startStreaming(head, context)
             self.stream = EventStream(manager: self.manager, context: context)
+            if self.streams?.add(context.channel) == false { self.endStream(context) }
         case .success(.live):
             self.startStreaming(head, context)
             self.feed = LiveFeed(manager: self.manager, context: context, extraStats: self.extraStats)
+            if self.streams?.add(context.channel) == false { self.endStream(context) }
         }
     }
 

@@ -28,6 +28,8 @@ package final class ControlServer: Service, Sendable {
     /// The web port's connections count apart, so a full dashboard never locks out afproxyctl.
     private let webCap = ControlConnectionCap()
     private let web = Locked<WebAddress?>(nil)
+    /// The event streams and live feeds open now: a graceful stop ends them cleanly.
+    private let streams = ControlStreams()
 
     /// What `GET /metrics` answers: the daemon's metrics module renders them, this one only serves.
     package struct Metrics: Sendable {
@@ -90,6 +92,8 @@ package final class ControlServer: Service, Sendable {
         }
         try? await channel?.close()
         if let path { unlink(path) }
+        // No new stream can start now; the open ones get their last chunk.
+        await self.streams.endAll(within: .seconds(2))
     }
 
     /// What `GET /v1/web` answers from now on (nil: the dashboard is off).
@@ -146,7 +150,7 @@ package final class ControlServer: Service, Sendable {
         try sync.addHandler(
             ControlHandler(
                 manager: self.manager, caller: caller, extraStats: self.extraStats, metrics: self.metrics,
-                web: { web.withLock { $0 } }))
+                web: { web.withLock { $0 } }, streams: self.streams))
     }
 
     /// Makes room for the socket: refuses a live one, removes a stale one.

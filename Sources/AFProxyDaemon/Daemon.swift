@@ -68,7 +68,11 @@ struct Daemon {
             manager: manager, configuration: listenerConfiguration, group: group, processLookup: processes.start)
         let metrics = DaemonMetrics(manager: manager) { listener.openConnections }
         let control = ControlServer(
-            manager: manager, group: group, extraStats: { $0.openConnections = listener.openConnections },
+            manager: manager, group: group,
+            extraStats: { stats in
+                stats.openConnections = listener.openConnections
+                stats.network = manager.reachability
+            },
             metrics: .init(contentType: DaemonMetrics.contentType, exposition: metrics.exposition))
         let metricsServer = MetricsServer(group: group, exposition: metrics.exposition)
         if let text = self.configuration.metricsListen {

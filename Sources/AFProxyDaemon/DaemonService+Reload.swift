@@ -10,7 +10,8 @@ import Logging
 /// grace-period, the pins and CA file of new TLS connections (pin, tls-ca-file), the default
 /// throttle rules (throttle-global, throttle-host; running tasks follow), and the access rules:
 /// allow-clients for new connections, proxy-auth-file (read again) for every request from then
-/// on, deny-hosts, allow-hosts and deny-private-destinations for new transfers. Connections
+/// on, deny-hosts, allow-hosts and deny-private-destinations for new transfers, and network-loss
+/// (while the network is gone, the tasks are brought to where the new policy would have put them). Connections
 /// already open keep the limits they started with; no task is dropped. The rest is read when the
 /// daemon starts and a changed value is logged as waiting for the next restart.
 extension DaemonService {
@@ -31,7 +32,7 @@ extension DaemonService {
             self.state.withLock { $0.note = "configuration refused: \(error)" }
             self.logger.error("configuration refused, the previous one stays in force: \(error)")
         }
-        self.notifier.ready(status: self.nextStatus())
+        self.notifyStatus(.ready)
     }
 
     private func apply(_ configuration: DaemonConfiguration, listener: ListenerConfiguration) {
@@ -41,6 +42,7 @@ extension DaemonService {
         self.taskLog.logsCompletedTasks = configuration.logCompletedTasks
         self.manager.updateSecurityPolicy(configuration.securityPolicy)
         self.manager.throttle.replaceDefaults(configuration.throttleDefaults)
+        self.manager.updateNetworkLoss(configuration.networkLoss)
         let adoptedProxy = self.state.withLock { $0.adoptedProxy }
         let waiting = Self.restartOnlyChanges(from: self.started, to: configuration, adoptedProxy: adoptedProxy)
         if !waiting.isEmpty {
@@ -69,7 +71,6 @@ extension DaemonService {
         if old.downloadRetries != new.downloadRetries { keys.append("download-retries") }
         if old.transparentResume != new.transparentResume { keys.append("transparent-resume") }
         if old.resumeAttempts != new.resumeAttempts { keys.append("resume-attempts") }
-        if old.networkLoss != new.networkLoss { keys.append("network-loss") }
         if old.metricsListen != new.metricsListen { keys.append("metrics-listen") }
         if old.webListen != new.webListen { keys.append("web-listen") }
         return keys

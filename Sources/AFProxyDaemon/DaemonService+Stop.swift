@@ -13,7 +13,7 @@ extension DaemonService {
             return state.configuration.gracePeriod
         }
         let live = self.manager.liveProxiedCount
-        self.notifier.stopping(status: self.nextStatus())
+        self.notifyStatus(.stopping)
         self.logger.notice(
             "stopping: no new connections; \(live) running task(s) get up to \(Self.seconds(grace)) s to finish")
         await self.listener.stopAccepting()

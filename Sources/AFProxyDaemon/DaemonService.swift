@@ -26,8 +26,6 @@ final class DaemonService: Service, Sendable {
         var stopping = false
         /// Proxy ports came from systemd: `listen` does not apply.
         var adoptedProxy = false
-        /// The last STATUS= sent, so that an unchanged one is not sent again.
-        var lastStatus = ""
     }
 
     let started: DaemonConfiguration
@@ -44,6 +42,8 @@ final class DaemonService: Service, Sendable {
     let notifier: SystemdNotifier
     let taskLog: TaskLog
     let state: Locked<State>
+    /// STATUS= lines in the order their snapshots were taken; held while one is computed and sent.
+    let statusSequence = Locked(StatusSequence())
 
     init(
         configuration: DaemonConfiguration, environment: [String: String],
@@ -95,7 +95,7 @@ final class DaemonService: Service, Sendable {
             // Fail soft: the proxy serves on; only reachability is missing.
             self.logger.warning("cannot follow the network, its status stays unknown: \(error)")
         }
-        self.notifier.ready(status: self.nextStatus())
+        self.notifyStatus(.ready)
         self.logger.info("ready; logging to \(self.logging.description)")
 
         await withTaskGroup(of: Void.self) { group in
@@ -174,21 +174,42 @@ final class DaemonService: Service, Sendable {
     private func reportStatus() async {
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(1))
-            if let text = self.nextStatus(onlyIfChanged: true) {
-                self.notifier.status(text)
+            self.notifyStatus(.periodic)
+        }
+    }
+
+    /// What a STATUS= line goes out with.
+    enum StatusOccasion {
+        /// READY=1 (start, end of a reload): sent even when the line is unchanged.
+        case ready
+        /// STOPPING=1: sent even when the line is unchanged.
+        case stopping
+        /// The once-a-second report: STATUS= alone, only when it changed.
+        case periodic
+    }
+
+    /// Takes a snapshot, computes its STATUS= line and sends it, as one step under
+    /// `statusSequence`: two threads doing this at once (the reporter and SIGHUP or SIGTERM) send
+    /// in the order they read, so the last line systemd shows is never an older snapshot's.
+    func notifyStatus(_ occasion: StatusOccasion) {
+        self.statusSequence.withLock { sequence in
+            let ticket = sequence.ticket()
+            let text = self.statusText()
+            let line = sequence.admit(text, ticket: ticket, onlyIfChanged: occasion == .periodic)
+            switch occasion {
+            case .ready: self.notifier.ready(status: line)
+            case .stopping: self.notifier.stopping(status: line)
+            case .periodic: if let line { self.notifier.status(line) }
             }
         }
     }
 
-    /// The current STATUS= text, recorded as sent; nil if unchanged and `onlyIfChanged`.
-    func nextStatus(onlyIfChanged: Bool = false) -> String? {
+    /// The STATUS= text of this moment.
+    private func statusText() -> String {
         let stats = self.manager.stats()
         let network = self.manager.reachability.status
         return self.state.withLock { state in
-            let text = StatusLine.text(stats: stats, note: state.note, stopping: state.stopping, network: network)
-            if onlyIfChanged && text == state.lastStatus { return nil }
-            state.lastStatus = text
-            return text
+            StatusLine.text(stats: stats, note: state.note, stopping: state.stopping, network: network)
         }
     }
 }

@@ -40,6 +40,9 @@ final class NetworkReporter: Sendable {
         case .reachable where old.status != .reachable || old.interface != new.interface:
             let kind = new.interfaceKind.map { " (\($0))" } ?? ""
             return "network reachable via \(new.interface ?? "?")\(kind)"
+        case .unknown where new.reason != nil:
+            // The watcher's failure is logged once, with its error, where it happens (Daemon).
+            return nil
         case .unknown where old.status != .unknown:
             return "network status unknown: no longer following the kernel's reports"
         default:

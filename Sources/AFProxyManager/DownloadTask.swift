@@ -170,7 +170,11 @@ package final class DownloadTask: @unchecked Sendable {
                 self.file.target = self.path
                 DispatchQueue.global().async { [self] in
                     do throws(TaskFailure) {
-                        try self.file.finish(length: total, sha256: sha256)
+                        // The machine's lock orders the rename against a cancel; the rename
+                        // itself runs outside it (a cancel then answers 409 at once, not later).
+                        try self.file.finish(length: total, sha256: sha256) {
+                            self.machine.withLock { $0.renameDue() }
+                        }
                         self.perform(self.machine.withLock { $0.finalized(nil) })
                     } catch {
                         self.perform(self.machine.withLock { $0.finalized(error) })

@@ -10,27 +10,52 @@ extension SessionManager {
     /// suspended too, and exactly those resumed when it returns. Destinations on this machine are
     /// never affected.
     package func networkChanged(_ reachability: Reachability) {
-        let (lost, restored, policy, suspendedByNetwork) = self.network.withLock { network in
+        let (change, suspendedByNetwork) = self.network.withLock { network in
             let wasDown = network.reachability.status == .unreachable
             network.reachability = reachability
             let isDown = reachability.status == .unreachable
+            let change: NetworkLossChange =
+                !wasDown && isDown
+                ? .lost(under: network.policy) : wasDown && !isDown ? .restored(under: network.policy) : .none
             var released: Set<Int> = []
-            if wasDown && !isDown { swap(&released, &network.suspendedByNetwork) }
-            return (!wasDown && isDown, wasDown && !isDown, network.policy, released)
+            if change.resumeProxied || change.releaseDownloads { swap(&released, &network.suspendedByNetwork) }
+            return (change, released)
         }
-        guard policy != .ignore, lost || restored else { return }
+        self.apply(change, released: suspendedByNetwork)
+    }
+
+    /// `network-loss` from a reload. While the network is gone the tasks are brought to where the
+    /// new policy would have put them (`NetworkLossChange.policy`); otherwise it applies at the
+    /// next loss.
+    package func updateNetworkLoss(_ policy: NetworkLossPolicy) {
+        let (change, suspendedByNetwork) = self.network.withLock { network in
+            let change = NetworkLossChange.policy(
+                from: network.policy, to: policy, networkDown: network.reachability.status == .unreachable)
+            network.policy = policy
+            var released: Set<Int> = []
+            if change.resumeProxied { swap(&released, &network.suspendedByNetwork) }
+            return (change, released)
+        }
+        self.apply(change, released: suspendedByNetwork)
+    }
+
+    /// The policy in force.
+    package var networkLoss: NetworkLossPolicy { self.network.withLock { $0.policy } }
+
+    /// Carries out `change` on the live tasks; `released`: the proxied tasks the network suspended.
+    private func apply(_ change: NetworkLossChange, released: Set<Int>) {
+        guard change != .none else { return }
         let live = self.registry.withLock { Array($0.live.values) }.sorted { $0.id < $1.id }
         for task in live {
             if let download = task as? DownloadTask {
                 guard !download.isLoopback else { continue }
-                if lost { download.networkLost() } else { download.networkRestored() }
-            } else if policy == .suspendAll {
-                if lost {
-                    guard !Self.isLoopback(task), task.state == .running, (try? task.suspend()) != nil else { continue }
-                    self.network.withLock { _ = $0.suspendedByNetwork.insert(task.id) }
-                } else if suspendedByNetwork.contains(task.id), task.state == .suspended {
-                    try? task.resume()
-                }
+                if change.holdDownloads { download.networkLost() }
+                if change.releaseDownloads { download.networkRestored() }
+            } else if change.suspendProxied {
+                guard !Self.isLoopback(task), task.state == .running, (try? task.suspend()) != nil else { continue }
+                self.network.withLock { _ = $0.suspendedByNetwork.insert(task.id) }
+            } else if change.resumeProxied, released.contains(task.id), task.state == .suspended {
+                try? task.resume()
             }
         }
     }

@@ -47,8 +47,11 @@ package struct DownloadStateMachine: Sendable {
         case idle
         /// The network is gone: no attempt, no retry spent, until it returns.
         case waitingForNetwork
-        /// The body is complete: the file is checked, synced and renamed.
+        /// The body is complete: the file is checked and synced. A cancel now still wins: the
+        /// file is not renamed (`renameDue`).
         case finishing
+        /// The file is being renamed into place: too late for a cancel, which is refused.
+        case renaming
         case ended
     }
 
@@ -99,7 +102,8 @@ package struct DownloadStateMachine: Sendable {
         case enqueue
         /// Give the slot back to the scheduler.
         case releaseSlot
-        /// Check the length and the checksum, sync, rename; report with `finalized`.
+        /// Check the length and the checksum, sync, ask `renameDue`, rename if it agrees; report
+        /// with `finalized`.
         case finalize
         case publishResumedAtOffset
         case publishSuspended
@@ -344,10 +348,27 @@ package struct DownloadStateMachine: Sendable {
         return [.finalize]
     }
 
-    /// The file was checked and renamed into place (`failure` nil), or not.
+    /// The file was checked and synced: whether to rename it into place now. This is where a
+    /// cancel and the completion are ordered, under the machine's one lock: a cancel that came
+    /// before wins (false: no rename, `finalized` ends the task canceled and the final name never
+    /// appears); from here on a cancel loses, refused, and the task completes with the file.
+    package mutating func renameDue() -> Bool {
+        guard self.phase == .finishing, self.state != .canceling else { return false }
+        self.phase = .renaming
+        return true
+    }
+
+    /// The finishing step is over: the file was renamed into place (`failure` nil), or not
+    /// (its check failed, or a cancel came before `renameDue`).
     package mutating func finalized(_ failure: TaskFailure?) -> [Action] {
-        guard self.phase == .finishing else { return [] }
-        return self.end(failure, removePartial: failure != nil && !self.keepPartial)
+        switch self.phase {
+        case .finishing where self.state == .canceling:
+            return self.end(self.cancelFailure ?? .canceled(), removePartial: !self.keepPartial)
+        case .finishing, .renaming:
+            return self.end(failure, removePartial: failure != nil && !self.keepPartial)
+        default:
+            return []
+        }
     }
 
     // MARK: the network
@@ -393,7 +414,7 @@ package struct DownloadStateMachine: Sendable {
         case .queued, .backingOff, .waitingForNetwork:
             self.phase = .idle
             return [.publishSuspended, .persist]
-        case .idle, .finishing, .ended:
+        case .idle, .finishing, .renaming, .ended:
             return [.publishSuspended, .persist]
         }
     }
@@ -411,6 +432,10 @@ package struct DownloadStateMachine: Sendable {
     }
 
     package mutating func cancel(_ failure: TaskFailure) throws(IllegalTransition) -> [Action] {
+        if self.phase == .renaming {
+            throw IllegalTransition(
+                verb: "cancel", state: self.state, reason: "the file is complete and being renamed into place")
+        }
         try self.state.apply(.cancel)
         self.cancelFailure = failure
         switch self.phase {
@@ -420,8 +445,10 @@ package struct DownloadStateMachine: Sendable {
             return [.abortTransfer]
         case .queued, .backingOff, .idle, .waitingForNetwork:
             return self.end(failure, removePartial: !self.keepPartial)
-        case .finishing, .ended:
-            // The file is complete and being put in place: it finishes as it is.
+        case .finishing:
+            // The file is being checked: `renameDue` answers no, and `finalized` ends it canceled.
+            return []
+        case .renaming, .ended:
             return []
         }
     }
@@ -474,7 +501,7 @@ package struct DownloadStateMachine: Sendable {
     private mutating func end(_ failure: TaskFailure?, removePartial: Bool) -> [Action] {
         let held: Bool
         switch self.phase {
-        case .attempting, .finishing: held = true
+        case .attempting, .finishing, .renaming: held = true
         default: held = false
         }
         self.phase = .ended

@@ -17,14 +17,19 @@ package struct Reachability: Sendable, Codable, Equatable {
     package var interfaceKind: String?
     /// When `status` last changed; nil while unknown.
     package var changedAt: Date?
+    /// Why the status is `unknown` although the daemon followed the network: its watcher failed
+    /// (the netlink socket), so nothing it says can be trusted from then on. Nil otherwise.
+    package var reason: String?
 
     package init(
-        status: Status = .unknown, interface: String? = nil, interfaceKind: String? = nil, changedAt: Date? = nil
+        status: Status = .unknown, interface: String? = nil, interfaceKind: String? = nil, changedAt: Date? = nil,
+        reason: String? = nil
     ) {
         self.status = status
         self.interface = interface
         self.interfaceKind = interfaceKind
         self.changedAt = changedAt
+        self.reason = reason
     }
 
     package static let unknown = Reachability()
@@ -36,6 +41,8 @@ package struct Reachability: Sendable, Codable, Equatable {
         try container.encode(self.interface, forKey: .interface)
         try container.encode(self.interfaceKind, forKey: .interfaceKind)
         try container.encode(self.changedAt, forKey: .changedAt)
+        // Only when there is one: the usual answer keeps the keys it always had.
+        try container.encodeIfPresent(self.reason, forKey: .reason)
     }
 }
 

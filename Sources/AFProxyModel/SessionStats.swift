@@ -13,6 +13,9 @@ package struct SessionStats: Sendable, Codable, Equatable {
     package var bytesDown: Int64 = 0
     package var uptimeSeconds: Double = 0
     package var openConnections = 0
+    /// The network as the daemon last knew it (`GET /v1/status` has it too); nil from a daemon
+    /// that does not follow it.
+    package var network: Reachability?
 
     package init() {}
 }

@@ -91,13 +91,17 @@ package struct StreamTaskStateMachine: Sendable, Equatable {
 package struct IllegalTransition: Error, Sendable, Equatable, CustomStringConvertible {
     package var verb: String
     package var state: TaskState
+    /// Why, when the state alone does not say it (a download renaming its file into place).
+    package var reason: String?
 
-    package init(verb: String, state: TaskState) {
+    package init(verb: String, state: TaskState, reason: String? = nil) {
         self.verb = verb
         self.state = state
+        self.reason = reason
     }
 
     package var description: String {
-        "cannot \(self.verb) a task that is \(self.state.rawValue)"
+        if let reason { return "cannot \(self.verb) the task now: \(reason)" }
+        return "cannot \(self.verb) a task that is \(self.state.rawValue)"
     }
 }

@@ -19,7 +19,7 @@ package final class NetworkWatcher: Sendable {
     package typealias Observer = @Sendable (Reachability) -> Void
 
     private let onChange: Observer
-    private let onFailure: @Sendable (NetlinkError) -> Void
+    fileprivate let onFailure: @Sendable (NetlinkError) -> Void
     private let sysfsRoot: String
     private let wake: CInt
     private let thread = Locked<pthread_t?>(nil)
@@ -27,7 +27,7 @@ package final class NetworkWatcher: Sendable {
     private let latest = Locked(Reachability.unknown)
 
     /// `onFailure`: the socket failed after it was opened (the thread ends, the status is
-    /// reported `unknown` again, since it is no longer followed).
+    /// reported `unknown` with the reason, since it is no longer followed); called once.
     package init(
         sysfsRoot: String = "/sys/class/net", onChange: @escaping Observer,
         onFailure: @escaping @Sendable (NetlinkError) -> Void = { _ in }
@@ -87,11 +87,6 @@ package final class NetworkWatcher: Sendable {
         self.onChange(reachability)
     }
 
-    fileprivate func failed(_ error: NetlinkError) {
-        self.onFailure(error)
-        if self.reachability.status != .unknown { self.report(.unknown) }
-    }
-
     fileprivate func kind(of link: NetworkLink) -> InterfaceKind {
         InterfaceKind.classify(
             name: link.name, hardwareType: link.hardwareType,
@@ -133,8 +128,15 @@ private final class WatcherBody {
                 self.decide()
             }
         } catch {
-            self.watcher.failed(error)
+            self.failed(error)
         }
+    }
+
+    /// The thread ends: the status becomes `unknown` with the reason, reported and logged once.
+    func failed(_ error: NetlinkError) {
+        guard let unknown = self.tracker.failed("the netlink socket failed: \(error)", now: Date()) else { return }
+        self.watcher.onFailure(error)
+        self.watcher.report(unknown)
     }
 
     private func drain() throws(NetlinkError) {

@@ -84,9 +84,13 @@ package final class PartialFile: @unchecked Sendable {
     }
 
     /// Checks the complete file (its length against `length`, its SHA-256 against `sha256`),
-    /// syncs it and renames it to the target, then syncs the directory so the rename survives
-    /// a power loss too.
-    package func finish(length: Int64?, sha256: String?) throws(TaskFailure) {
+    /// syncs it and, if `renameDue` still agrees (a cancel may have come during the check),
+    /// renames it to the target, then syncs the directory so the rename survives a power loss
+    /// too. Answers whether it renamed.
+    @discardableResult
+    package func finish(
+        length: Int64?, sha256: String?, renameDue: () -> Bool = { true }
+    ) throws(TaskFailure) -> Bool {
         let actual = try Self.failure { () throws(FileError) in try self.open() }
         if let length, actual != length {
             throw .lengthMismatch("the file has \(actual) bytes where the origin announced \(length)")
@@ -99,12 +103,16 @@ package final class PartialFile: @unchecked Sendable {
         }
         try Self.failure { () throws(FileError) in
             guard fsync(self.descriptor) == 0 else { throw FileError(operation: "sync", path: self.path, code: errno) }
+        }
+        guard renameDue() else { return false }
+        try Self.failure { () throws(FileError) in
             guard rename(self.path, self.target) == 0 else {
                 throw FileError(operation: "rename to \(self.target)", path: self.path, code: errno)
             }
         }
         self.close()
         Self.syncDirectory(of: self.target)
+        return true
     }
 
     /// A file error as the task's failure: no space is `disk-full`, anything else `file-error`.

@@ -8,6 +8,7 @@ import json
 import os
 import random
 import shutil
+import socket
 import stat
 import subprocess
 import tempfile
@@ -446,6 +447,50 @@ def test_event_stream_lifecycle(proxy, origin):
 
 # ----------------------------------------------------------------------------------------------
 # errors
+
+
+def read_chunked(data: bytes) -> tuple[list[bytes], bool]:
+    """A chunked body as far as it goes: its chunks, and whether the last chunk (0) ended it."""
+    chunks: list[bytes] = []
+    while True:
+        line, sep, rest = data.partition(b"\r\n")
+        if not sep:
+            return chunks, False
+        size = int(line.split(b";")[0], 16)
+        if size == 0:
+            return chunks, rest == b"\r\n"
+        if len(rest) < size + 2 or rest[size:size + 2] != b"\r\n":
+            return chunks, False
+        chunks.append(rest[:size])
+        data = rest[size + 2:]
+
+
+@pytest.mark.parametrize("path", ["/v1/events", "/v1/live"])
+def test_a_stream_ends_with_its_last_chunk_when_the_daemon_stops(start_proxy, origin, path):
+    """SIGTERM: an event stream (and the live feed) ends with the last chunk, 0 CRLF CRLF, before
+    its connection closes, so that a reader tells a daemon that stopped cleanly from a broken
+    connection (issue 22). Read with a raw socket: the bytes as sent."""
+    p = start_proxy()
+    p.wait_control_ready()
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.settimeout(20)
+    conn.connect(p.control_socket)
+    conn.sendall(f"GET {path} HTTP/1.1\r\nHost: afproxy\r\n\r\n".encode())
+    data = b""
+    while b"\r\n\r\n" not in data:
+        got = conn.recv(65536)
+        assert got, f"the daemon closed before the head: {data!r}"
+        data += got
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200") and b"transfer-encoding: chunked" in head.lower(), head
+    assert curl(p, origin.url("/bytes/10")).returncode == 0  # something on the stream first
+    assert p.stop(by_test=True) == 0
+    while got := conn.recv(65536):
+        body += got
+    conn.close()
+    chunks, ended = read_chunked(body)
+    assert ended, f"no last chunk after {len(chunks)} chunk(s); the body ends {body[-80:]!r}"
+    assert chunks, "nothing was streamed before the stop"
 
 
 def test_api_errors(proxy, origin):

@@ -17,6 +17,7 @@ import os
 import re
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -560,6 +561,47 @@ def test_wait_interrupted_leaves_the_download_running(dl_proxy, range_origin, di
     assert "running" in (out + err).lower(), f"nothing said about the download going on:\n{out}\n{err}"
     assert task_or_none(dl_proxy, task["id"])["state"] == "running"
     assert_succeeded(wait_completed(dl_proxy, task["id"]), target, size)
+
+
+def test_wait_follows_the_download_across_a_restart(start_proxy, range_origin, dirs):
+    """`download --wait` while the daemon restarts on the same state dir and control socket
+    (issue 22): afproxyctl waits for it to come back, follows the same task id to its end and
+    exits 0 with the path; the file is SHA-256 exact."""
+    size = 2 * MiB
+    url = range_origin.url(f"/restart-wait.bin?size={size}&trickle={256 * KiB}")
+    target = dirs["files"] / "restart-wait.bin"
+    flags = ("--state-dir", str(dirs["state"]), "--download-dir", str(dirs["downloads"]))
+    first = start_proxy(*flags)
+    first.wait_control_ready()
+    proc = subprocess.Popen([afproxyctl_path(), "--socket", first.control_socket, "download", url,
+                             "-o", str(target), "--wait"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, env=clean_env(), text=True)
+    err_lines: list[str] = []
+    reader = threading.Thread(target=lambda: err_lines.extend(proc.stderr), daemon=True)
+    reader.start()
+    try:
+        task = wait_for(lambda: next((t for t in first.tasks() if t.get("url") == url
+                                      and (t.get("download") or {}).get("completed", 0) > 0), None),
+                        20, message="the download's task moving")
+        assert first.stop(by_test=True) == 0
+        # The daemon stays away until afproxyctl has noticed (a restart quicker than its poll
+        # would prove nothing).
+        wait_for(lambda: any("lost afproxy" in line for line in err_lines), 20,
+                 message=lambda: f"afproxyctl noticing the daemon gone: {err_lines}")
+        second = start_proxy(*flags, control_socket=first.control_socket)
+        second.wait_control_ready()
+        out = proc.stdout.read()
+        proc.wait(timeout=120)
+        reader.join(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    err = "".join(err_lines)
+    assert proc.returncode == 0, f"download --wait exited {proc.returncode}:\n{out}\n{err}"
+    assert out.strip().splitlines()[-1] == str(target), out
+    assert "waiting up to 15 s" in err, err
+    assert_succeeded(wait_completed(second, task["id"]), target, size)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -298,3 +299,40 @@ def test_suspend_all_suspends_proxied_transfers_and_resumes_only_those(start_in_
             if c.poll() is None:
                 c.kill()
                 c.wait(timeout=10)
+
+
+@pytest.mark.network_policy
+def test_a_reload_applies_network_loss_while_the_network_is_gone(start_in_ns, netns, origin_in_ns, tmp_path):
+    """`network-loss` from ignore to suspend-all by SIGHUP while the network is gone (issue 22): the
+    running proxied transfer is suspended at once, as if suspend-all had been in force at the loss,
+    and resumed when the network returns."""
+    _, base = origin_in_ns
+    conf = tmp_path / "afproxy.conf"
+    conf.write_text("network-loss = ignore\n")
+    proxy = start_in_ns("--config", str(conf))
+    wait_network(proxy, "reachable", 5)
+    url = f"{base}/reloaded.bin?size={4 * MiB}&trickle={256 * 1024}"
+    fetch = subprocess.Popen([*netns.wrapper, "curl", "-sS", "-o", "/dev/null", "-x", proxy.proxy_url, url],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                             env=clean_env())
+    try:
+        tid = wait_for(lambda: next((t for t in proxy.tasks() if t["url"] == url and t["download"]["completed"] > 0),
+                                    None), 20, message="the transfer moving")["id"]
+        netns.link_down()
+        wait_network(proxy, "unreachable", 2)
+        assert task(proxy, tid)["state"] == "running"  # ignore: the loss changes nothing
+
+        conf.write_text("network-loss = suspend-all\n")
+        os.kill(proxy.pid, signal.SIGHUP)
+        wait_for(lambda: any("configuration reloaded" in line for line in proxy.stderr_lines), 5,
+                 message="the reload")
+        wait_for(lambda: task(proxy, tid)["state"] == "suspended", 5, message="the transfer suspended by the reload")
+
+        netns.link_up()
+        wait_network(proxy, "reachable", 5)
+        wait_for(lambda: task(proxy, tid)["state"] == "running", 5, message="the transfer resumed")
+        assert fetch.wait(timeout=60) == 0, fetch.stderr.read()
+    finally:
+        if fetch.poll() is None:
+            fetch.kill()
+            fetch.wait(timeout=10)

@@ -330,6 +330,9 @@ def test_sigterm_lets_a_running_download_finish(start_proxy, origin, tmp_path):
         done = time.monotonic()
         assert p.proc.wait(timeout=10) == 0
         assert time.monotonic() - done < 3, "afproxy waited for the whole grace period"
+        # No line computed before SIGTERM (by the once-a-second reporter) is sent after STOPPING=1's.
+        statuses = [m[2]["STATUS"] for m in notify.with_key("STATUS")]
+        assert all(s.startswith("stopping: ") for s in statuses[statuses.index(stopping["STATUS"]):]), statuses
     p.stopped_by_test = True
     wait_for(lambda: any(l.endswith("afproxy: stopped") for l in p.stderr_lines), 5, message="the last log line")
 
