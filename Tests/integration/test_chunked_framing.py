@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import random
+import subprocess
 
 import pytest
 
-from helpers import RawConn, assert_serves, curl, request_bytes
+from helpers import RawConn, assert_serves, curl, file_sha256, live_task, request_bytes, start_curl, wait_for
+from origin import payload_sha256
 from scripted_origin import CLOSE, ScriptedOrigin
 
 HEAD = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -158,3 +160,34 @@ def test_the_daemon_serves_on_after_bad_framing(proxy, scripted, origin, tmp_pat
         scripted.script(f"/{name}", HEAD + BAD_SIZE_LINES[name], CLOSE)
         fetch(proxy, scripted.url(f"/{name}"), tmp_path)
     assert_serves(proxy, origin)
+
+
+def test_a_chunked_body_suspended_and_resumed_mid_body_arrives_byte_exact(proxy, origin, tmp_path):
+    """Suspended, the task refuses the decoded bytes and curl offers the same raw bytes again
+    later: the decoder goes back to where it was before them. A rate-limited client fills the
+    window on the way (the other pause). Several suspends, each at a later point of the body."""
+    n = 48 << 20
+    url = origin.url(f"/chunked/{n}")
+    out = tmp_path / "chunked.bin"
+    client = start_curl(proxy, "--limit-rate", "16M", "--max-time", "120", "-o", str(out), url)
+    try:
+        for step in range(1, 4):
+            tid = live_task(proxy, url, min_download=step * (8 << 20))["id"]
+            status, body = proxy.api("POST", f"/v1/tasks/{tid}/suspend")
+            assert status == 200 and body["state"] == "suspended", (status, body)
+            wait_for(lambda: proxy.task(tid)["state"] == "suspended", message="the task suspended")
+            status, body = proxy.api("POST", f"/v1/tasks/{tid}/resume")
+            assert status == 200 and body["state"] == "running", (status, body)
+        try:
+            _, err = client.communicate(timeout=150)
+        except subprocess.TimeoutExpired:
+            pytest.fail("curl did not finish within 150 s")
+        assert client.returncode == 0, err
+        assert file_sha256(out) == (n, payload_sha256(n))
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.wait(timeout=10)
+        out.unlink(missing_ok=True)
+    record = proxy.history_record(url)
+    assert record["error"] is None and record["download"]["completed"] == n, record
