@@ -96,7 +96,8 @@ package final class UpstreamTransfer: @unchecked Sendable {
 
     /// Whether the body that follows the final head `head` is chunked: the head says so and the
     /// exchange has a body at all (not a HEAD request, not 204 or 304, for which curl reads no
-    /// body either). `ResponseFraming` has made sure chunked is the last coding.
+    /// body either). `ResponseFraming` has made sure chunked is the last coding. An HTTP/2 head
+    /// never names chunked (RFC 9113 §8.2.2), so its body passes as it comes.
     func bodyIsChunked(_ head: ProxyResponseHead) -> Bool {
         guard !self.request.isHead, head.status != 204, head.status != 304 else { return false }
         return head.transferCodings.last == "chunked"

@@ -38,7 +38,9 @@ reason phrase, body, trailers, interim heads), or invalid; an invalid one is `re
 the RFC lets a proxy repair it instead of answering 502 (obs-fold replaced by SP, bare CR or NUL
 replaced, whitespace before a colon removed, duplicate equal Content-Lengths merged, Content-Length
 dropped beside Transfer-Encoding, HTTP/1.2 read as 1.1, a single LF as line end, ...). For a
-recoverable one the plan's status, reason and body are what the repaired message carries.
+recoverable one the plan's status, reason and body are what the repaired message carries. A
+chunked body is never repaired (junk after a size's digits, a cut in the final CRLF): its framing
+is read strictly, and only `Transfer-Encoding: chunked, chunked` counts as one chunked coding.
 `head_ok` says the final head may already have gone out when the body turns out bad (a truncated
 or mis-chunked body): the client then sees a connection closed before the message completed.
 
