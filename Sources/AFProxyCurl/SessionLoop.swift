@@ -12,6 +12,7 @@ final class SessionLoop: @unchecked Sendable {
     private var byHandle: [UnsafeMutableRawPointer: UpstreamTransfer] = [:]
     private let flushes = PendingFlushes()
     private let throttled = ThrottledTransfers()
+    private let scratch = DecodeScratch()
     private var waking: [UpstreamTransfer] = []
     private var flushing: [UpstreamTransfer] = []
     private var lastHousekeeping = ContinuousClock.now
@@ -165,6 +166,7 @@ final class SessionLoop: @unchecked Sendable {
         transfer.handle = handle
         transfer.flushes = self.flushes
         transfer.throttled = self.throttled
+        transfer.scratch = self.scratch
         transfer.phase = .active
         transfer.lastActivity = .now
         self.active[ObjectIdentifier(transfer)] = transfer

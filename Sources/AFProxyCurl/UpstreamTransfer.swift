@@ -22,8 +22,8 @@ package final class UpstreamTransfer: @unchecked Sendable {
     /// The strict reader of a chunked body, from the final head on (curl hands over the raw
     /// chunked bytes: `CURLOPT_HTTP_TRANSFER_DECODING` is off); nil when the body is not chunked.
     var chunked: ChunkedBodyDecoder?
-    /// The decoded bytes of one write callback, reused from callback to callback.
-    var decoded: [UInt8] = []
+    /// The session's buffer for the decoded bytes of a write callback, set when the transfer starts.
+    var scratch: DecodeScratch?
     /// The session's socket watcher, told which cached connection this transfer takes.
     var watcher: SocketWatcher?
     /// Why the transfer was aborted from a callback (an invalid response head), which then
@@ -192,20 +192,24 @@ enum TransferCallbacks {
         let raw = UnsafeRawBufferPointer(start: buffer, count: length)
         let receipt: BodyReceipt
         if let before = transfer.chunked {
+            let shared = transfer.scratch.flatMap { $0.inUse ? nil : $0 }
+            let scratch = shared ?? DecodeScratch()
+            scratch.inUse = true
+            defer { scratch.inUse = false }
             var decoder = before
-            transfer.decoded.removeAll(keepingCapacity: true)
-            if case .invalid(let reason) = decoder.decode(raw, into: &transfer.decoded) {
+            scratch.bytes.removeAll(keepingCapacity: true)
+            if case .invalid(let reason) = decoder.decode(raw, into: &scratch.bytes) {
                 transfer.chunked = decoder
                 transfer.abortReason = .badResponse("upstream sent invalid chunked framing: \(reason)")
                 return 0
             }
             transfer.lastActivity = .now
-            guard !transfer.decoded.isEmpty else {
+            guard !scratch.bytes.isEmpty else {
                 transfer.chunked = decoder
                 return length
             }
             transfer.markForFlush()
-            receipt = transfer.decoded.withUnsafeBytes { delegate.transfer(transfer, didReceiveBodyBytes: $0) }
+            receipt = scratch.bytes.withUnsafeBytes { delegate.transfer(transfer, didReceiveBodyBytes: $0) }
             if receipt != .refused { transfer.chunked = decoder }
         } else {
             transfer.markForFlush()
