@@ -30,9 +30,6 @@ struct ResponseHeadParser {
     /// not the final head, and the next response's head follows it.
     var followsRedirects = false
 
-    private static let space = UInt8(ascii: " ")
-    private static let tab = UInt8(ascii: "\t")
-
     /// Feeds one line, with its line ending. Answers an event when this line completed a head or
     /// was invalid.
     mutating func feed(_ line: UnsafeRawBufferPointer) -> Event? {
@@ -74,13 +71,11 @@ struct ResponseHeadParser {
         if !self.isComplete && bytes.starts(with: "HTTP/".utf8) {
             return self.parseStatusLine(bytes)
         }
-        if let bad = Self.invalidByte(in: bytes) {
-            return .invalid("a response field holds the control byte 0x\(String(bad, radix: 16))")
-        }
-        if bytes[0] == Self.space || bytes[0] == Self.tab {
+        switch FieldLine.parse(bytes) {
+        case .invalid(let reason):
+            return .invalid(reason)
+        case .continuation(let folded):
             // obs-fold (RFC 9112 §5.2): replaced with a space.
-            let rest = Self.trimmed(bytes, from: 0, to: bytes.count)
-            let folded = FieldText.decode(rest)
             if self.isComplete {
                 guard !self.trailers.isEmpty else { return .invalid("a trailer section starts with a folded line") }
                 self.trailers[self.trailers.count - 1].value += " " + folded
@@ -88,29 +83,19 @@ struct ResponseHeadParser {
                 guard !self.headers.isEmpty else { return .invalid("the response head starts with a folded line") }
                 self.headers[self.headers.count - 1].value += " " + folded
             }
-            return nil
-        }
-        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else {
-            return .invalid("a response field line has no colon")
-        }
-        let nameBytes = UnsafeRawBufferPointer(rebasing: bytes[0..<colon])
-        guard !nameBytes.isEmpty, nameBytes.allSatisfy(Self.isTokenByte) else {
-            return .invalid("invalid response field name \"\(String(decoding: nameBytes.prefix(40), as: UTF8.self))\"")
-        }
-        let field = HTTPHeaderField(
-            String(decoding: nameBytes, as: UTF8.self),
-            FieldText.decode(Self.trimmed(bytes, from: colon + 1, to: bytes.count)))
-        if self.isComplete {
-            self.trailers.append(field)
-        } else {
-            self.headers.append(field)
+        case .field(let field):
+            if self.isComplete {
+                self.trailers.append(field)
+            } else {
+                self.headers.append(field)
+            }
         }
         return nil
     }
 
     /// `HTTP/1.1 200 OK`: curl has checked the version and the code by now.
     private mutating func parseStatusLine(_ bytes: UnsafeRawBufferPointer) -> Event? {
-        if let bad = Self.invalidByte(in: bytes) {
+        if let bad = FieldLine.invalidByte(in: bytes) {
             return .invalid("the status line holds the control byte 0x\(String(bad, radix: 16))")
         }
         self.headers = []
@@ -119,13 +104,13 @@ struct ResponseHeadParser {
         // (in Via).
         let decimal = UInt8(ascii: "0")...UInt8(ascii: "9")
         guard bytes.count > 9, decimal.contains(bytes[5]), bytes[6] == UInt8(ascii: "."), decimal.contains(bytes[7]),
-            bytes[8] == Self.space
+            bytes[8] == FieldLine.space
         else {
             return .invalid("the status line has no valid HTTP version")
         }
         self.version = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[5..<8]), as: UTF8.self)
         var index = 8
-        while index < bytes.count, bytes[index] == Self.space { index += 1 }
+        while index < bytes.count, bytes[index] == FieldLine.space { index += 1 }
         var status = 0
         var digits = 0
         while index < bytes.count, (48...57).contains(bytes[index]), digits < 4 {  // 4: too many, not an overflow
@@ -137,33 +122,7 @@ struct ResponseHeadParser {
         self.status = status
         // The reason phrase is the origin's, passed on as it came: only leading and trailing
         // blanks go (the single space after the code is syntax).
-        self.reason = FieldText.decode(Self.trimmed(bytes, from: index, to: bytes.count))
+        self.reason = FieldText.decode(FieldLine.trimmed(bytes, from: index, to: bytes.count))
         return nil
-    }
-
-    /// The first byte a field line or status line may not hold: CTLs other than HTAB (NUL and a
-    /// bare CR among them, RFC 9112 §2.2 and RFC 9110 §5.5).
-    private static func invalidByte(in bytes: UnsafeRawBufferPointer) -> UInt8? {
-        bytes.first { ($0 < 0x20 && $0 != Self.tab) || $0 == 0x7F }
-    }
-
-    /// tchar of RFC 9110 §5.6.2.
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        default:
-            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
-        }
-    }
-
-    private static func trimmed(_ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int) -> UnsafeRawBufferPointer
-    {
-        var start = start
-        var end = end
-        while start < end, bytes[start] == Self.space || bytes[start] == Self.tab { start += 1 }
-        while end > start, bytes[end - 1] == Self.space || bytes[end - 1] == Self.tab { end -= 1 }
-        return UnsafeRawBufferPointer(rebasing: bytes[start..<end])
     }
 }

@@ -12,6 +12,7 @@ final class SessionLoop: @unchecked Sendable {
     private var byHandle: [UnsafeMutableRawPointer: UpstreamTransfer] = [:]
     private let flushes = PendingFlushes()
     private let throttled = ThrottledTransfers()
+    private let scratch = DecodeScratch()
     private var waking: [UpstreamTransfer] = []
     private var flushing: [UpstreamTransfer] = []
     private var lastHousekeeping = ContinuousClock.now
@@ -165,6 +166,7 @@ final class SessionLoop: @unchecked Sendable {
         transfer.handle = handle
         transfer.flushes = self.flushes
         transfer.throttled = self.throttled
+        transfer.scratch = self.scratch
         transfer.phase = .active
         transfer.lastActivity = .now
         self.active[ObjectIdentifier(transfer)] = transfer
@@ -208,10 +210,13 @@ final class SessionLoop: @unchecked Sendable {
         }
         handle.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1))
         handle.set(CURLOPT_PATH_AS_IS, 1)
-        // Transparent: bodies pass as the origin encoded them. Transfer decoding stays on because
-        // Transfer-Encoding is hop-by-hop (RFC 9112 §6.1): the listener re-frames the body for its
-        // client, who may speak HTTP/1.0.
+        // Transparent: bodies pass as the origin encoded them.
         handle.set(CURLOPT_HTTP_CONTENT_DECODING, 0)
+        // curl's chunked decoder is lenient (it reads `0x10` as a last chunk), so a chunked body
+        // comes raw and `ChunkedBodyDecoder` reads it strictly; curl still parses the chunks to
+        // find the message's end. Transfer-Encoding is hop-by-hop (RFC 9112 §6.1): the listener
+        // frames the decoded body anew for its client, who may speak HTTP/1.0.
+        handle.set(CURLOPT_HTTP_TRANSFER_DECODING, 0)
         handle.set(CURLOPT_CONNECTTIMEOUT_MS, Int(self.configuration.connectTimeout.milliseconds))
         handle.set(CURLOPT_BUFFERSIZE, transfer.options.receiveBufferSize ?? self.configuration.receiveBufferSize)
         handle.set(CURLOPT_HEADERFUNCTION, callback: TransferCallbacks.header)
@@ -276,7 +281,14 @@ final class SessionLoop: @unchecked Sendable {
             guard let userdata else { continue }
             let transfer = Unmanaged<UpstreamTransfer>.fromOpaque(userdata).takeUnretainedValue()
             let detail = transfer.handle?.errorText ?? ""
-            if code == CURLE_OK {
+            if code == CURLE_OK, let chunked = transfer.chunked, !chunked.isComplete {
+                // curl took the end for reached where the strict reading has not (the connection
+                // closed in or before the trailer section's final CRLF): the body may lack trailer
+                // fields and its end never came, so it is a truncated response, not a complete one.
+                self.finish(
+                    transfer,
+                    .failure(.upstreamBroken("upstream closed the connection before the chunked body was complete")))
+            } else if code == CURLE_OK {
                 self.finish(transfer, .success)
             } else {
                 let failure =

@@ -19,6 +19,11 @@ package final class UpstreamTransfer: @unchecked Sendable {
     var handle: EasyHandle?
     var headers: UnsafeMutablePointer<curl_slist>?
     var headParser = ResponseHeadParser()
+    /// The strict reader of a chunked body, from the final head on (curl hands over the raw
+    /// chunked bytes: `CURLOPT_HTTP_TRANSFER_DECODING` is off); nil when the body is not chunked.
+    var chunked: ChunkedBodyDecoder?
+    /// The session's buffer for the decoded bytes of a write callback, set when the transfer starts.
+    var scratch: DecodeScratch?
     /// The session's socket watcher, told which cached connection this transfer takes.
     var watcher: SocketWatcher?
     /// Why the transfer was aborted from a callback (an invalid response head), which then
@@ -87,7 +92,16 @@ package final class UpstreamTransfer: @unchecked Sendable {
 
     /// The trailer fields of a chunked response; complete when the transfer completed. Session
     /// thread only.
-    package var trailers: HTTPHeaderList { self.headParser.trailers }
+    package var trailers: HTTPHeaderList { self.chunked?.trailers ?? self.headParser.trailers }
+
+    /// Whether the body that follows the final head `head` is chunked: the head says so and the
+    /// exchange has a body at all (not a HEAD request, not 204 or 304, for which curl reads no
+    /// body either). `ResponseFraming` has made sure chunked is the last coding. An HTTP/2 head
+    /// never names chunked (RFC 9113 §8.2.2), so its body passes as it comes.
+    func bodyIsChunked(_ head: ProxyResponseHead) -> Bool {
+        guard !self.request.isHead, head.status != 204, head.status != 304 else { return false }
+        return head.transferCodings.last == "chunked"
+    }
 
     /// Idle for the purpose of our timeout: running, and not waiting on a person or the client.
     var isWaitingOnUpstream: Bool { self.pauseWanted == 0 && self.throttlePause == 0 }
@@ -143,6 +157,7 @@ enum TransferCallbacks {
             return true
         case .final(let head):
             transfer.lastActivity = .now
+            transfer.chunked = transfer.bodyIsChunked(head) ? ChunkedBodyDecoder() : nil
             transfer.markForFlush()
             let metrics = transfer.handle?.metrics() ?? TaskMetrics()
             transfer.delegate?.transfer(transfer, didReceive: head, metrics: metrics)
@@ -154,6 +169,10 @@ enum TransferCallbacks {
         }
     }
 
+    /// curl hands over the body as it came off the wire: a chunked one still framed, which
+    /// `ChunkedBodyDecoder` reads here, handing the delegate the decoded bytes in one call per
+    /// callback. Refused bytes come again later (curl keeps them), so the decoder then goes back
+    /// to the copy taken before it read them. The throttle counts the bytes on the wire.
     static let write: afc_data_callback = { buffer, size, count, userdata in
         let length = size * count
         guard let buffer, let userdata else { return length }
@@ -170,8 +189,33 @@ enum TransferCallbacks {
             throttle.take(.down, length)
             throttled = true
         }
-        transfer.markForFlush()
-        switch delegate.transfer(transfer, didReceiveBodyBytes: UnsafeRawBufferPointer(start: buffer, count: length)) {
+        let raw = UnsafeRawBufferPointer(start: buffer, count: length)
+        let receipt: BodyReceipt
+        if let before = transfer.chunked {
+            let shared = transfer.scratch.flatMap { $0.inUse ? nil : $0 }
+            let scratch = shared ?? DecodeScratch()
+            scratch.inUse = true
+            defer { scratch.inUse = false }
+            var decoder = before
+            scratch.bytes.removeAll(keepingCapacity: true)
+            if case .invalid(let reason) = decoder.decode(raw, into: &scratch.bytes) {
+                transfer.chunked = decoder
+                transfer.abortReason = .badResponse("upstream sent invalid chunked framing: \(reason)")
+                return 0
+            }
+            transfer.lastActivity = .now
+            guard !scratch.bytes.isEmpty else {
+                transfer.chunked = decoder
+                return length
+            }
+            transfer.markForFlush()
+            receipt = scratch.bytes.withUnsafeBytes { delegate.transfer(transfer, didReceiveBodyBytes: $0) }
+            if receipt != .refused { transfer.chunked = decoder }
+        } else {
+            transfer.markForFlush()
+            receipt = delegate.transfer(transfer, didReceiveBodyBytes: raw)
+        }
+        switch receipt {
         case .taken:
             transfer.lastActivity = .now
             return length

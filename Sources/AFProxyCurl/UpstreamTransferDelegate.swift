@@ -10,6 +10,8 @@ package protocol UpstreamTransferDelegate: AnyObject, Sendable {
     func transfer(_ transfer: UpstreamTransfer, didReceiveInterim head: ProxyResponseHead)
     /// `metrics` holds the phases up to the first byte (DNS, connect, TLS, TTFB) for live views.
     func transfer(_ transfer: UpstreamTransfer, didReceive head: ProxyResponseHead, metrics: TaskMetrics)
+    /// The body as the client is to get it: chunked framing removed (`ChunkedBodyDecoder`), any
+    /// other coding as the origin applied it. At most one call per curl write callback.
     func transfer(_ transfer: UpstreamTransfer, didReceiveBodyBytes bytes: UnsafeRawBufferPointer) -> BodyReceipt
     func transfer(
         _ transfer: UpstreamTransfer, fillRequestBody buffer: UnsafeMutableRawBufferPointer

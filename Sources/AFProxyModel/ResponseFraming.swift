@@ -27,10 +27,25 @@ package enum ResponseFraming {
         if let first = lengths.first, let other = lengths.first(where: { $0 != first }) {
             return .failure(FramingError("conflicting Content-Length values \(first) and \(other)"))
         }
+        // `chunked, chunked`: RFC 9112 §6.1 forbids applying chunked twice, yet curl reads it as
+        // one chunked coding and so does afproxy, which frames the body anew for its client: the
+        // repeats are dropped, and the client is told of the one coding it gets.
+        var repeated = false
+        while codings.count > 1, codings[codings.count - 1] == "chunked", codings[codings.count - 2] == "chunked" {
+            codings.removeLast()
+            repeated = true
+        }
         if let chunked = codings.firstIndex(of: "chunked"), chunked != codings.count - 1 {
             return .failure(FramingError("Transfer-Encoding applies \(codings[chunked + 1]) after chunked"))
         }
         var normalized = head
+        if repeated {
+            let first = head.headers.firstIndex { $0.hasName("transfer-encoding") }!
+            let name = head.headers[first].name
+            normalized.headers.removeAll { $0.hasName("transfer-encoding") }
+            // Where the first one was: no Transfer-Encoding field comes before it.
+            normalized.headers.insert(HTTPHeaderField(name, codings.joined(separator: ", ")), at: first)
+        }
         if !codings.isEmpty {
             if codings.last != "chunked" && !lengths.isEmpty {
                 // The body then ends with the connection (§6.3 item 4), while curl would stop at
@@ -40,7 +55,7 @@ package enum ResponseFraming {
             normalized.headers.removeAll { $0.hasName("content-length") }
         } else if let first = lengths.first, lengths.count > 1 {
             var merged = false
-            normalized.headers = head.headers.compactMap { field in
+            normalized.headers = normalized.headers.compactMap { field in
                 guard field.hasName("content-length") else { return field }
                 defer { merged = true }
                 return merged ? nil : HTTPHeaderField(field.name, String(first))

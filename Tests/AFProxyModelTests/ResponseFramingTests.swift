@@ -32,6 +32,28 @@ import Testing
                 == "Content-Length beside a Transfer-Encoding that does not end in chunked")
     }
 
+    @Test func chunkedAppliedTwiceIsOneChunkedCoding() throws {
+        let normalized = try ResponseFraming.normalize(
+            self.head([("X-A", "1"), ("Transfer-Encoding", "chunked, Chunked"), ("X-B", "2")])
+        ).get()
+        #expect(
+            normalized.headers == [
+                HTTPHeaderField("X-A", "1"), HTTPHeaderField("Transfer-Encoding", "chunked"),
+                HTTPHeaderField("X-B", "2"),
+            ])
+        let split = try ResponseFraming.normalize(
+            self.head([
+                ("Transfer-Encoding", "gzip"), ("Content-Length", "3"), ("Transfer-Encoding", "chunked"),
+                ("transfer-encoding", "chunked"),
+            ])
+        ).get()
+        #expect(split.headers == [HTTPHeaderField("Transfer-Encoding", "gzip, chunked")])
+        #expect(split.transferCodings == ["gzip", "chunked"])
+        #expect(
+            self.error([("Transfer-Encoding", "chunked, gzip, chunked")])
+                == "Transfer-Encoding applies gzip after chunked")
+    }
+
     @Test func transferEncodingOverridesContentLength() throws {
         let normalized = try ResponseFraming.normalize(
             self.head([("Content-Length", "5"), ("Transfer-Encoding", "chunked")])

@@ -38,7 +38,9 @@ reason phrase, body, trailers, interim heads), or invalid; an invalid one is `re
 the RFC lets a proxy repair it instead of answering 502 (obs-fold replaced by SP, bare CR or NUL
 replaced, whitespace before a colon removed, duplicate equal Content-Lengths merged, Content-Length
 dropped beside Transfer-Encoding, HTTP/1.2 read as 1.1, a single LF as line end, ...). For a
-recoverable one the plan's status, reason and body are what the repaired message carries.
+recoverable one the plan's status, reason and body are what the repaired message carries. A
+chunked body is never repaired (junk after a size's digits, a cut in the final CRLF): its framing
+is read strictly, and only `Transfer-Encoding: chunked, chunked` counts as one chunked coding.
 `head_ok` says the final head may already have gone out when the body turns out bad (a truncated
 or mis-chunked body): the client then sees a connection closed before the message completed.
 
@@ -411,10 +413,13 @@ def _framing(rng: random.Random, d: _Draft, name: str, rid: str, method: str) ->
         d.invalid(recoverable=True)
         d.keep = False
     elif name == "te-chunked-twice":
-        d.body = d.plain = body
+        # RFC 9112 §6.1 forbids chunked twice; curl and afproxy read one chunked coding, so the
+        # repaired message's body is the inner chunked bytes, framed once for the client.
+        inner = _chunk(rng, body)
+        d.body = d.plain = inner
         d.fields.append(b"Transfer-Encoding: chunked, chunked")
-        d.body_wire = _chunk(rng, _chunk(rng, body))
-        d.invalid(recoverable=False)
+        d.body_wire = _chunk(rng, inner)
+        d.invalid(recoverable=True)
         d.keep = False
     elif name == "te-chunked-notlast":
         # RFC 9112 §6.3 item 4: chunked not last in a response: the body ends at the close
@@ -455,10 +460,11 @@ def _framing(rng: random.Random, d: _Draft, name: str, rid: str, method: str) ->
         if rng.random() < 0.3:
             d.trailers = [(b"X-Trailer-Rid", rid.encode())]
         full = _chunk(rng, body, d.trailers)
+        # Cut anywhere, even in the final CRLF: afproxy reads chunked bodies strictly (issue 22),
+        # so the client always sees a truncated message.
         d.body_wire = full[: rng.randint(0, len(full) - 1)]
-        lenient = _only_final_line_cut(d, full, len(d.body_wire))
-        d.body_fail = not lenient
-        d.invalid(recoverable=lenient, head=False)
+        d.body_fail = True
+        d.invalid(recoverable=False, head=False)
         d.keep = False
     elif name in ("chunk-bad-size", "chunk-bad-crlf"):
         body = body or b"rid=%s;x" % rid.encode()
@@ -476,25 +482,14 @@ def _framing(rng: random.Random, d: _Draft, name: str, rid: str, method: str) ->
             d.body_wire = good + size + CRLF + rest + CRLF + b"0\r\n\r\n"
         else:
             d.body_wire = good + b"%x" % len(rest) + CRLF + rest + b"XY" + b"0\r\n\r\n"
-        # A size whose hex digits are followed by junk on its line: libcurl reads the digits and
-        # skips the rest of the line as a chunk extension. The size is unambiguous, and afproxy
-        # chunks the body anew for its client, so that client gets exactly these bytes, framed
-        # well: a repair, not a body passed off as something else.
-        lenient = name == "chunk-bad-size" and d.variant in ("space", "nul", "junk-after")
-        d.body_fail = not lenient
-        d.invalid(recoverable=lenient, head=False)
+        # libcurl 7.88 reads a size line as its leading hex digits and skips the rest ("space",
+        # "nul", "junk-after", and "0x" as a last chunk); afproxy reads chunked bodies strictly
+        # (issue 22), so every variant ends the client's response truncated.
+        d.body_fail = True
+        d.invalid(recoverable=False, head=False)
         d.keep = False
     else:
         raise ValueError(name)
-
-
-def _only_final_line_cut(d: _Draft, wire: bytes, k: int) -> bool:
-    """A chunked message without trailers cut only in its final empty line, after the complete
-    last-chunk line: libcurl 7.88 takes the last chunk as the end. The body is complete, and
-    afproxy frames the message anew for its client: a repair, not a body passed off as whole."""
-    chunked = any(f.lower().startswith(b"transfer-encoding:") and f.lower().rstrip().endswith(b"chunked")
-                  for f in d.fields)
-    return chunked and not d.trailers and wire[k:] in (b"\n", b"\r\n")
 
 
 def _mutate(rng: random.Random, d: _Draft, name: str, rid: str) -> None:
@@ -719,9 +714,8 @@ def make_plan(seed: int | str, rid: str, method: str) -> Plan:
     elif transport == "disconnect-body":
         k = rng.randint(head_end, len(wire) - 1)
         steps.append(("send", wire[:k]))
-        lenient = _only_final_line_cut(d, wire, k)
-        d.invalid(recoverable=lenient, head=False)
-        d.body_fail = not lenient
+        d.invalid(recoverable=False, head=False)
+        d.body_fail = True
         d.keep = False
     elif transport == "extra":
         if d.has_body:
