@@ -263,3 +263,19 @@ def test_valid_request_then_malformed_one_in_one_packet(proxy, origin):
         assert statuses == [200, 200, 400]
         assert c.wait_closed(5)
     assert_serves(proxy, origin)
+
+
+def test_a_short_via_name_is_no_false_loop(start_proxy, origin):
+    """A loop is a Via entry received by this proxy (RFC 9110 §7.6.3), not the name's letters
+    somewhere in the field: with --via-name a, a request that passed through `squid.local` is
+    served with our entry after the others, while one received by `A` is the 508 loop."""
+    proxy = start_proxy("--via-name", "a")
+    with RawConn(proxy.port) as c:
+        c.send(request_bytes("GET", origin.url("/echo"), [("Via", "1.1 squid.local (squid/5.7), 1.0 cache")]))
+        resp = c.read_response()
+        assert resp.status == 200, (resp.status, resp.body[:300])
+        vias = [v for k, v in resp.json()["headers"] if k.lower() == "via"]
+        assert vias == ["1.1 squid.local (squid/5.7), 1.0 cache, 1.1 a"], vias
+        c.send(request_bytes("GET", origin.url("/echo"), [("Via", "1.1 cache (a comment, a), 1.1 A")]))
+        resp = c.read_response()
+        assert resp.status == 508, (resp.status, resp.body[:300])
