@@ -136,6 +136,8 @@ final class ConnectHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if case .some(.inputClosed) = event as? ChannelEvent {
             self.inputEnded = true
+            // A held tunnel whose client left ends here; its `established` then fails.
+            if !self.answered { self.task?.clientHalfClosed(sentBytes: !self.early.isEmpty) }
         } else {
             context.fireUserInboundEventTriggered(event)
         }
