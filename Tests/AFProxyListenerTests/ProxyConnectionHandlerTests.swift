@@ -267,6 +267,18 @@ import Testing
         #expect(self.currentTask?.request.url == "http://origin.test/third")
     }
 
+    /// llhttp's rule: `Upgrade` with the `upgrade` token in `Connection`, nothing less; with
+    /// `Upgrade` alone the parser never stopped, and it is kept as it is.
+    @Test func anUpgradeFieldWithoutTheConnectionTokenAsksForNoUpgrade() throws {
+        #expect(UpgradeDeclineHandler.asksForUpgrade(["Upgrade": "h2c", "Connection": "keep-alive, Upgrade"]))
+        #expect(!UpgradeDeclineHandler.asksForUpgrade(["Upgrade": "h2c"]))
+        #expect(!UpgradeDeclineHandler.asksForUpgrade(["Connection": "upgrade"]))
+        try self.send(
+            "GET http://origin.test/a HTTP/1.1\r\nHost: origin.test\r\nUpgrade: h2c\r\n\r\n" + self.request("b"))
+        self.answer(try #require(self.currentTask), "one")
+        #expect(self.currentTask?.request.url == "http://origin.test/b")
+    }
+
     @Test func aRequestWithConflictingFramingIsRefusedAndTheConnectionCloses() throws {
         try self.send(
             "POST http://origin.test/ HTTP/1.1\r\nHost: origin.test\r\nContent-Length: 3\r\n"
