@@ -9,9 +9,15 @@ import Glibc
 /// and exits, so plain POSIX calls serve it better than an event loop.
 package struct ControlClient: Sendable {
     package let socketPath: String
+    /// Whether a system call that a signal interrupted (EINTR) ends the request rather than
+    /// going on: a signal handler installed without SA_RESTART (`download --wait`'s Ctrl-C)
+    /// interrupts a blocked read, and only the handler's own flag says whether that was the point.
+    /// Any other interruption is retried: it says nothing about the daemon's answer.
+    package var interrupted: @Sendable () -> Bool
 
-    package init(socketPath: String) {
+    package init(socketPath: String, interrupted: @escaping @Sendable () -> Bool = { false }) {
         self.socketPath = socketPath
+        self.interrupted = interrupted
     }
 
     package struct Response: Sendable {
@@ -35,7 +41,7 @@ package struct ControlClient: Sendable {
             "\(method) \(target) HTTP/1.1\r\nHost: afproxy\r\n\(type)Content-Length: \(body.count)\r\n"
                 + "Connection: close\r\n\r\n")
         if !body.isEmpty { try connection.send(body) }
-        var reader = ResponseReader(fd: connection.fd)
+        var reader = ResponseReader(fd: connection.fd, interrupted: self.interrupted)
         let head = try reader.readHead()
         var body: [UInt8] = []
         try reader.readBody(head) { body.append(contentsOf: $0) }
@@ -47,7 +53,7 @@ package struct ControlClient: Sendable {
         let connection = try self.connect()
         defer { close(connection.fd) }
         try connection.send("GET \(target) HTTP/1.1\r\nHost: afproxy\r\n\r\n")
-        var reader = ResponseReader(fd: connection.fd)
+        var reader = ResponseReader(fd: connection.fd, interrupted: self.interrupted)
         let head = try reader.readHead()
         var pending: [UInt8] = []
         var going = true
@@ -65,6 +71,7 @@ package struct ControlClient: Sendable {
 
     private struct Connection {
         var fd: Int32
+        var interrupted: @Sendable () -> Bool
 
         func send(_ text: String) throws(Failure) {
             try self.send(Array(text.utf8))
@@ -74,8 +81,10 @@ package struct ControlClient: Sendable {
             var bytes = bytes
             var offset = 0
             while offset < bytes.count {
-                let sent = bytes.withUnsafeMutableBytes {
-                    Glibc.send(self.fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+                let sent = ResponseReader.retryingInterrupts(self.interrupted) {
+                    bytes.withUnsafeMutableBytes {
+                        Glibc.send(self.fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+                    }
                 }
                 guard sent > 0 else {
                     throw .protocolError("cannot send to the daemon: \(String(cString: strerror(errno)))")
@@ -109,7 +118,7 @@ package struct ControlClient: Sendable {
             close(fd)
             throw .unreachable(reason)
         }
-        return Connection(fd: fd)
+        return Connection(fd: fd, interrupted: self.interrupted)
     }
 }
 
@@ -133,14 +142,28 @@ struct ResponseReader {
         self.receive = receive
     }
 
-    /// Reads `fd` with blocking `recv` calls.
-    init(fd: Int32) {
+    /// Reads `fd` with blocking `recv` calls (`receive`, which a test replaces); an EINTR is
+    /// retried unless `interrupted` says the signal was meant to end the wait.
+    init(
+        fd: Int32, interrupted: @escaping () -> Bool = { false },
+        receive: @escaping (Int32, UnsafeMutableRawBufferPointer) -> Int = { recv($0, $1.baseAddress, $1.count, 0) }
+    ) {
         self.init { () throws(ControlClient.Failure) -> [UInt8] in
             var chunk = [UInt8](repeating: 0, count: 65536)
-            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            let count = Self.retryingInterrupts(interrupted) { chunk.withUnsafeMutableBytes { receive(fd, $0) } }
             if count < 0 { throw .protocolError("cannot read from the daemon: \(String(cString: strerror(errno)))") }
             chunk.removeSubrange(count...)
             return chunk
+        }
+    }
+
+    /// `call` again while it fails with EINTR and `interrupted` answers false. An interrupted
+    /// read was reported as "the control socket answered badly", a protocol error, though the
+    /// daemon had done nothing wrong.
+    static func retryingInterrupts(_ interrupted: () -> Bool, _ call: () -> Int) -> Int {
+        while true {
+            let result = call()
+            if result >= 0 || errno != EINTR || interrupted() { return result }
         }
     }
 

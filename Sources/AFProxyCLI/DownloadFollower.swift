@@ -24,7 +24,9 @@ struct DownloadFollower {
         let terminal = isatty(2) == 1
         // A terminal's bar moves smoothly at 4 redraws a second; a log wants a line a second.
         let interval = terminal ? 0.25 : 1.0
-        let client = self.global.client
+        var client = self.global.client
+        // Ctrl-C ends a request that hangs; any other interruption of it is retried.
+        client.interrupted = { Interrupt.received.load(ordering: .relaxed) }
         var rate = TransferRate()
         var drawn = false
         var window = ReconnectWindow()

@@ -3,8 +3,8 @@ import NIOCore
 import NIOHTTP1
 
 /// The HTTP handlers of a client connection between the bytes and `ProxyConnectionHandler`: the
-/// response encoder, the request decoder, the response head validator and the parser-error
-/// handler. A connection idle for a while sheds them (`shed`), for a `WakeHandler` that puts
+/// response encoder, the request decoder and its `UpgradeDeclineHandler`, the response head
+/// validator and the parser-error handler. A connection idle for a while sheds them (`shed`), for a `WakeHandler` that puts
 /// fresh ones back when the next bytes arrive (`restore`): an idle keep-alive connection then
 /// holds neither their pipeline slots nor the decoder's buffer, about 0.8 KiB together. They
 /// keep no state from one request to the next once the decoder has let its parser go, which is
@@ -28,7 +28,8 @@ final class ClientCodec {
     func install(in pipeline: ChannelPipeline.SynchronousOperations, before handler: (any ChannelHandler)? = nil) throws
     {
         var handlers: [any RemovableChannelHandler] = [
-            ClientResponseEncoder(), ByteToMessageHandler(self.decoder), NIOHTTPResponseHeadersValidator(),
+            ClientResponseEncoder(), ByteToMessageHandler(self.decoder), UpgradeDeclineHandler(decoder: self.decoder),
+            NIOHTTPResponseHeadersValidator(),
             ProxyErrorHandler(),
         ]
         if let authenticator = self.authenticator { handlers.append(ProxyAuthGate(authenticator: authenticator)) }

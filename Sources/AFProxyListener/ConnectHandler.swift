@@ -58,6 +58,7 @@ final class ConnectHandler: ChannelDuplexHandler, RemovableChannelHandler {
             try pipeline.removeHandler(pipeline.handler(type: ClientResponseEncoder.self), promise: nil)
             try pipeline.removeHandler(pipeline.handler(type: NIOHTTPResponseHeadersValidator.self), promise: nil)
             try pipeline.removeHandler(pipeline.handler(type: ProxyErrorHandler.self), promise: nil)
+            try pipeline.removeHandler(pipeline.handler(type: UpgradeDeclineHandler.self), promise: nil)
             if let gate = try? pipeline.handler(type: ProxyAuthGate.self) { pipeline.removeHandler(gate, promise: nil) }
             pipeline.removeHandler(context: context, promise: nil)
             let decoder = try pipeline.handler(type: ByteToMessageHandler<RequestDecoder>.self)
@@ -135,6 +136,8 @@ final class ConnectHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if case .some(.inputClosed) = event as? ChannelEvent {
             self.inputEnded = true
+            // A held tunnel whose client left ends here; its `established` then fails.
+            if !self.answered { self.task?.clientHalfClosed(sentBytes: !self.early.isEmpty) }
         } else {
             context.fireUserInboundEventTriggered(event)
         }

@@ -13,6 +13,8 @@ package final class ProxyListener: Service, Sendable {
     private let configuration: Locked<ListenerConfiguration>
     private let group: any EventLoopGroup
     private let limiter: ConnectionLimiter
+    /// The refused connections still open (`RefusedConnectionHandler`), outside `limiter`.
+    private let refusals = ConnectionLimiter(limit: ProxyListener.maxRefusals)
     private let channels = Locked<[any Channel]>([])
     /// One for the listener's life, so that a reload's users apply to open connections too.
     private let authenticator: ProxyAuthenticator
@@ -89,6 +91,7 @@ package final class ProxyListener: Service, Sendable {
     private func bootstrap() -> ServerBootstrap {
         let manager = self.manager
         let limiter = self.limiter
+        let refusals = self.refusals
         return ServerBootstrap(group: self.group)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -99,7 +102,8 @@ package final class ProxyListener: Service, Sendable {
                 let configuration = self.configuration.withLock { $0 }
                 let peer = channel.remoteAddress?.ipAddress.flatMap { IPAddress($0) }
                 guard configuration.allowedClients.allows(peer) else {
-                    return Self.refuseClient(channel, via: configuration.viaName)
+                    let refusal = ProxyRefusal(.forbidden, "this client address may not use the proxy (allow-clients)")
+                    return Self.refuse(channel, refusal.bytes(version: .http1_1, via: configuration.viaName), refusals)
                 }
                 let authenticator = configuration.proxyUsers == nil ? nil : self.authenticator
                 let validator = RequestValidator(
@@ -107,7 +111,8 @@ package final class ProxyListener: Service, Sendable {
                     connectPorts: configuration.allowedConnectPorts, authenticator: authenticator)
                 let limits = Self.decoderLimits(configuration)
                 guard limiter.acquire() else {
-                    return Self.refuseOverLimit(channel, limit: limiter.limit, via: configuration.viaName)
+                    let refusal = Self.overLimitRefusal(limit: limiter.limit)
+                    return Self.refuse(channel, refusal.bytes(version: .http1_1, via: configuration.viaName), refusals)
                 }
                 channel.closeFuture.whenComplete { _ in limiter.release() }
                 let client = channel.remoteAddress.map(Self.describe) ?? "unknown"
@@ -158,28 +163,28 @@ package final class ProxyListener: Service, Sendable {
         ProxyRefusal(.serviceUnavailable, "the proxy is at its limit of \(limit) client connections", retryAfter: 1)
     }
 
-    private static func refuseOverLimit(_ channel: any Channel, limit: Int, via: String) -> EventLoopFuture<Void> {
-        let response = Self.overLimitRefusal(limit: limit).bytes(version: .http1_1, via: via)
-        channel.writeAndFlush(response).whenComplete { _ in
-            channel.close(promise: nil)
+    /// Answers a connection refused at accept with `response`, nothing of it read or parsed:
+    /// lingering half-closed (`RefusedConnectionHandler`) while fewer than `maxRefusals` do,
+    /// else written and closed at once, at the risk of a reset that loses the answer.
+    private static func refuse(
+        _ channel: any Channel, _ response: ByteBuffer, _ refusals: ConnectionLimiter
+    ) -> EventLoopFuture<Void> {
+        guard refusals.acquire() else {
+            channel.writeAndFlush(response).whenComplete { _ in channel.close(promise: nil) }
+            return channel.eventLoop.makeSucceededVoidFuture()
         }
-        return channel.eventLoop.makeSucceededVoidFuture()
+        channel.closeFuture.whenComplete { _ in refusals.release() }
+        return channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.addHandler(
+                RefusedConnectionHandler(response: response, linger: Self.lingerTime))
+        }
     }
 
-    /// A peer outside `allow-clients`: 403 at once, nothing of it read or parsed. The output is
-    /// shut after the answer and the connection closed once the client closes or after
-    /// `lingerTime`: closing at once, with the client's request unread, would reset the
-    /// connection and could destroy the answer before the client read it.
-    private static func refuseClient(_ channel: any Channel, via: String) -> EventLoopFuture<Void> {
-        let refusal = ProxyRefusal(.forbidden, "this client address may not use the proxy (allow-clients)")
-        channel.writeAndFlush(refusal.bytes(version: .http1_1, via: via)).whenComplete { _ in
-            channel.close(mode: .output, promise: nil)
-            channel.eventLoop.scheduleTask(in: Self.lingerTime) { channel.close(promise: nil) }
-        }
-        return channel.eventLoop.makeSucceededVoidFuture()
-    }
-
-    static let lingerTime = TimeAmount.seconds(2)
+    /// How long a refused connection waits, half-closed, for its client to close: long enough
+    /// for the request to arrive and the answer to be read, on any link a local proxy serves.
+    static let lingerTime = TimeAmount.seconds(1)
+    /// Refused connections lingering at once; beyond them a refusal is closed at once.
+    static let maxRefusals = 32
 
     static func describe(_ address: SocketAddress) -> String {
         switch address {

@@ -19,6 +19,9 @@ final class RequestDecoder: ByteToMessageDecoder {
     private var decoding = false
     /// The input so far ends with an empty line (CRLF CRLF), and the parser took all of it.
     private var inputEndsWithEmptyLine = false
+    /// The parser just passed on the end of a request that it took for a protocol upgrade, and
+    /// has stopped for good (`UpgradeDeclineHandler`).
+    private var parserStoppedAtUpgrade = false
 
     init(limits: NIOHTTPDecoderLimitConfiguration) {
         self.limits = limits
@@ -44,7 +47,23 @@ final class RequestDecoder: ByteToMessageDecoder {
         defer { self.decoding = false }
         let state = try self.parser(context).decode(context: context, buffer: &buffer)
         self.inputEndsWithEmptyLine = endsWithEmptyLine && buffer.readableBytes == 0
+        if self.parserStoppedAtUpgrade {
+            // It stopped right behind that request's end; a fresh one parses what follows.
+            self.parserStoppedAtUpgrade = false
+            self.parser?.decoderRemoved(context: context)
+            self.parser = nil
+            return .continue
+        }
         return state
+    }
+
+    /// The request whose `.end` the parser is passing on asked for a protocol upgrade, which
+    /// llhttp takes as the end of HTTP on the connection: NIO's parser reads nothing after it.
+    /// This proxy never upgrades (it drops `Upgrade` as hop-by-hop, so the origin answers in
+    /// HTTP), so what the client sends next is its next request, and the parser is replaced as
+    /// soon as it returns. Without that, the connection's next request sat unread until 408.
+    func upgradeDeclined() {
+        if self.decoding { self.parserStoppedAtUpgrade = true }
     }
 
     func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
@@ -52,7 +71,10 @@ final class RequestDecoder: ByteToMessageDecoder {
         // between two messages: it would say nothing.
         guard self.parser != nil || buffer.readableBytes > 0 else { return .needMoreData }
         self.decoding = true
-        defer { self.decoding = false }
+        defer {
+            self.decoding = false
+            self.parserStoppedAtUpgrade = false
+        }
         return try self.parser(context).decodeLast(context: context, buffer: &buffer, seenEOF: seenEOF)
     }
 

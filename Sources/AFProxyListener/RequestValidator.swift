@@ -107,12 +107,12 @@ package struct RequestValidator: Sendable {
         return .failure(refusal)
     }
 
-    /// The `Via` a request arrived with, all its fields joined, or 508 when that already names
-    /// this proxy: the request came back to us (a proxy chain that loops). Checked last, after
-    /// the request's own checks, for CONNECT and the other methods alike.
+    /// The `Via` a request arrived with, all its fields joined, or 508 when one of its entries
+    /// was received by this proxy: the request came back to us (a proxy chain that loops).
+    /// Checked last, after the request's own checks, for CONNECT and the other methods alike.
     func receivedVia(_ received: HTTPHeaderList) -> Result<String, ProxyRefusal> {
         let via = received.values("via").joined(separator: ", ")
-        if via.contains(self.via) {
+        if ViaEntries.contains(via, receivedBy: self.via) {
             return .failure(ProxyRefusal(.loopDetected, "the request already passed through this proxy (Via: \(via))"))
         }
         return .success(via)

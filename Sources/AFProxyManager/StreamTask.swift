@@ -101,6 +101,11 @@ package final class StreamTask: Sendable {
         self.perform(self.machine.withLock { $0.clientClosed() })
     }
 
+    /// The client half-closed before the 200 (`StreamTaskStateMachine.clientHalfClosed`).
+    package func clientHalfClosed(sentBytes: Bool) {
+        self.perform(self.machine.withLock { $0.clientHalfClosed(sentBytes: sentBytes) })
+    }
+
     /// Carries out what the machine decided; never called with the machine's lock held.
     private func perform(_ action: StreamTaskStateMachine.Action) {
         switch action {

@@ -77,6 +77,24 @@ package struct StreamTaskStateMachine: Sendable, Equatable {
         (try? self.cancel(.clientClosed("canceled: client closed the connection"))) ?? .none
     }
 
+    /// The client half-closed before the tunnel was established; `sentBytes`: it sent bytes for
+    /// the tunnel behind its CONNECT first.
+    ///
+    /// A held tunnel whose client half-closed with nothing sent ends as if the client had closed:
+    /// a half-close cannot be told from a full close until something is written, and before the
+    /// 200 nothing can be (any byte would be the CONNECT's answer). A client that gave up while
+    /// held (curl timed out, a browser tab closed, a killed process) sends exactly this, and kept
+    /// its task held and a descriptor open until a person acted. The client that only half-closed
+    /// loses little: it has nothing more to send, and all it could still receive comes through a
+    /// tunnel it cannot use yet, so only a server-speaks-first exchange (a banner) is lost.
+    /// A client that sent bytes first and then half-closed (`printf … | nc -N`) meant its request
+    /// to go through; it stays held, and the release carries the bytes and the half-close on.
+    /// A tunnel that is not held is connecting at once, within the connect timeout: it goes on.
+    package mutating func clientHalfClosed(sentBytes: Bool) -> Action {
+        guard self.heldBy != nil, !sentBytes else { return .none }
+        return self.clientClosed()
+    }
+
     /// The transport reports the end, once; a second report answers `.none` rather than
     /// trapping in a daemon.
     package mutating func complete(_ end: TunnelEnd) -> Action {

@@ -2,6 +2,10 @@ import Testing
 
 @testable import AFProxyCLI
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The framing of the control socket's answers as afproxyctl reads them, fed from canned pieces
 /// instead of a socket: how the bytes are cut into reads must never change what is read.
 @Suite struct ResponseReaderTests {
@@ -274,5 +278,40 @@ import Testing
         #expect(throws: ControlClient.Failure.protocolError("cannot read from the daemon: Connection reset by peer")) {
             try reader.readHead()
         }
+    }
+}
+
+/// A signal that interrupts a read of the daemon's answer (EINTR) is no answer at all.
+@Suite struct InterruptedReadTests {
+    let response = Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}".utf8)
+
+    /// `recv` that fails with EINTR `interruptions` times, then hands over the response.
+    private func reader(interruptions: Int, interrupted: @escaping () -> Bool) -> ResponseReader {
+        var left = interruptions
+        var sent = false
+        return ResponseReader(fd: -1, interrupted: interrupted) { _, buffer in
+            if left > 0 {
+                left -= 1
+                errno = EINTR
+                return -1
+            }
+            guard !sent else { return 0 }
+            sent = true
+            buffer.copyBytes(from: self.response)
+            return self.response.count
+        }
+    }
+
+    @Test func anInterruptedReadIsReadAgain() throws {
+        var reader = self.reader(interruptions: 3, interrupted: { false })
+        let head = try reader.readHead()
+        var body: [UInt8] = []
+        try reader.readBody(head) { body.append(contentsOf: $0) }
+        #expect(head.status == 200 && body == Array("{}".utf8))
+    }
+
+    @Test func anInterruptionMeantToStopTheWaitEndsIt() {
+        var reader = self.reader(interruptions: 1, interrupted: { true })
+        #expect(throws: ControlClient.Failure.self) { try reader.readHead() }
     }
 }

@@ -246,14 +246,37 @@ import Testing
         #expect(try self.written().hasPrefix("HTTP/1.1 400 Bad Request\r\n"))
     }
 
-    /// A request that asks for a protocol upgrade: NIO's parser reads nothing after it, and it
-    /// stays, so that the connection behaves as it always did.
-    @Test func aRequestAskingForAnUpgradeKeepsTheParser() throws {
+    /// A request that asks for a protocol upgrade, which NIO's parser takes as the end of HTTP on
+    /// the connection: the proxy never upgrades, so the request behind it (here in the same
+    /// packet, pipelined) is parsed and answered in turn, not left unread until 408.
+    @Test func aRequestAfterOneAskingForAnUpgradeIsServed() throws {
         try self.send(
-            "GET http://origin.test/ws HTTP/1.1\r\nHost: origin.test\r\nConnection: upgrade\r\n"
-                + "Upgrade: websocket\r\n\r\n")
+            "GET http://origin.test/ws HTTP/1.1\r\nHost: origin.test\r\nConnection: Upgrade\r\n"
+                + "Upgrade: websocket\r\n\r\n" + self.request("second"))
+        let first = try #require(self.currentTask)
+        #expect(first.request.url == "http://origin.test/ws")
+        #expect(first.request.headers.first("upgrade") == nil)
+        self.answer(first, "one")
+        let second = try #require(self.currentTask)
+        #expect(second.request.url == "http://origin.test/second")
+        self.answer(second, "two")
+        let text = try self.written()
+        #expect(text.contains("one") && text.hasSuffix("two"), "\(text)")
+        // And a third, sent after the answers.
+        try self.send(self.request("third"))
+        #expect(self.currentTask?.request.url == "http://origin.test/third")
+    }
+
+    /// llhttp's rule: `Upgrade` with the `upgrade` token in `Connection`, nothing less; with
+    /// `Upgrade` alone the parser never stopped, and it is kept as it is.
+    @Test func anUpgradeFieldWithoutTheConnectionTokenAsksForNoUpgrade() throws {
+        #expect(UpgradeDeclineHandler.asksForUpgrade(["Upgrade": "h2c", "Connection": "keep-alive, Upgrade"]))
+        #expect(!UpgradeDeclineHandler.asksForUpgrade(["Upgrade": "h2c"]))
+        #expect(!UpgradeDeclineHandler.asksForUpgrade(["Connection": "upgrade"]))
+        try self.send(
+            "GET http://origin.test/a HTTP/1.1\r\nHost: origin.test\r\nUpgrade: h2c\r\n\r\n" + self.request("b"))
         self.answer(try #require(self.currentTask), "one")
-        #expect(self.handler.decoder.holdsParser)
+        #expect(self.currentTask?.request.url == "http://origin.test/b")
     }
 
     @Test func aRequestWithConflictingFramingIsRefusedAndTheConnectionCloses() throws {

@@ -90,6 +90,12 @@ import Testing
         ("0.0.0.0", "unspecified"), ("0.1.2.3", "unspecified"), ("::", "unspecified"), ("fc00::1", "private"),
         ("fd12:3456::1", "private"), ("fe80::1", "link-local"), ("febf::1", "link-local"),
         ("::ffff:192.168.0.1", "private"), ("::ffff:169.254.1.1", "link-local"),
+        // NAT64 and 6to4 stand for the IPv4 address they carry.
+        ("64:ff9b::7f00:1", "loopback"), ("64:ff9b::127.0.0.1", "loopback"), ("64:ff9b::a00:1", "private"),
+        ("64:ff9b::a9fe:a9fe", "link-local"), ("64:ff9b::6440:1", "shared (CGNAT)"), ("64:ff9b::", "unspecified"),
+        ("64:ff9b:1::c0a8:101", "private"), ("64:ff9b:1:ffff::7f00:1", "loopback"),
+        ("2002:c0a8:0101::", "private"), ("2002:7f00:1::1", "loopback"), ("2002:a9fe:a9fe:1:2:3:4:5", "link-local"),
+        ("2002::1", "unspecified"),
     ])
     func nonPublic(address: String, scope: String) {
         #expect(IPAddress(address)?.nonPublicScope == scope)
@@ -98,6 +104,9 @@ import Testing
     @Test(arguments: [
         "8.8.8.8", "172.32.0.1", "172.15.255.255", "100.128.0.1", "100.63.255.255", "192.169.0.1", "169.255.0.1",
         "1.1.1.1", "2001:db8::1", "2606:4700::1111", "fec0::1", "::ffff:8.8.8.8",
+        "64:ff9b::808:808", "64:ff9b::8.8.8.8", "64:ff9b:1::101:101", "2002:808:808::1", "2002:101:101:7f00:1::",
+        // Next to the blocks, not in them: no IPv4 address read out of these.
+        "64:ff9b:0:0:0:1:7f00:1", "64:ff9b:2::7f00:1", "2003:c0a8:101::",
     ])
     func publicAddress(address: String) {
         #expect(IPAddress(address)?.nonPublicScope == nil)

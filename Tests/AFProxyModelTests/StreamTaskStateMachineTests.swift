@@ -92,4 +92,26 @@ import Testing
         #expect(early.clientClosed() == .abort(.clientClosed("canceled: client closed the connection")))
         #expect(early.begin() == .none)
     }
+
+    @Test func aHeldTunnelWhoseClientHalfClosesWithNothingSentEnds() throws {
+        var held = StreamTaskStateMachine(heldBy: 3)
+        #expect(held.begin() == .hold(rule: 3))
+        let closed = StreamTaskStateMachine.Action.abort(.clientClosed("canceled: client closed the connection"))
+        #expect(held.clientHalfClosed(sentBytes: false) == closed)
+        #expect(held.state == .canceling)
+        // Bytes sent first: the client meant them to go through; the release carries them on.
+        var sent = StreamTaskStateMachine(heldBy: 3)
+        #expect(sent.begin() == .hold(rule: 3))
+        #expect(sent.clientHalfClosed(sentBytes: true) == .none)
+        #expect(try sent.resume() == .release(start: true))
+        // Not held (connecting, or released): the tunnel goes on.
+        var connecting = StreamTaskStateMachine()
+        #expect(connecting.begin() == .start)
+        #expect(connecting.clientHalfClosed(sentBytes: false) == .none)
+        var released = StreamTaskStateMachine(heldBy: 3)
+        _ = released.begin()
+        _ = try released.resume()
+        #expect(released.clientHalfClosed(sentBytes: false) == .none)
+        #expect(released.state == .running)
+    }
 }

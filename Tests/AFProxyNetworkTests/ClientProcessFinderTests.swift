@@ -46,6 +46,27 @@ import Glibc
         #expect(diag.socket(client: nobody, server: plain.local) == nil)
     }
 
+    @Test func aSignalDuringTheQuestionIsNoMissingAnswer() throws {
+        let connection = try LoopbackConnection()
+        var interruptions = 2
+        // What a signal handler or a stop and continue does to a blocked recv: -1 and EINTR.
+        let diag = try #require(
+            SockDiagSocket { descriptor, buffer in
+                interruptions -= 1
+                if interruptions >= 0 {
+                    errno = EINTR
+                    return -1
+                }
+                return recv(descriptor, buffer.baseAddress, buffer.count, 0)
+            })
+        let plain = connection.addresses.unmapped
+        let found = diag.socket(client: plain.peer, server: plain.local)
+        let table = String(decoding: ProcFS.read("/proc/self/net/tcp") ?? [], as: UTF8.self)
+        let entry = SocketTable.find(client: plain.peer, server: plain.local, in: table)
+        #expect(found != nil && found?.inode == entry?.inode)
+        #expect(interruptions < 0)
+    }
+
     @Test func aConnectionWhoseClientIsNotInTheTableGivesNothing() throws {
         let connection = try LoopbackConnection()
         var addresses = connection.addresses

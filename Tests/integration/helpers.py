@@ -594,6 +594,29 @@ class RawConn:
             return False
 
 
+def client_descriptors(proxy: AfproxyProcess) -> int:
+    """How many of the daemon's descriptors are client connections to its proxy port: its
+    /proc/PID/fd socket inodes that /proc/net/tcp{,6} lists with that local port, not listening.
+    Unlike the whole descriptor count it is 0 at rest, whatever the daemon opens lazily."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{proxy.pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{proxy.pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            for line in f.readlines()[1:]:
+                fields = line.split()
+                local_port, state, inode = int(fields[1].rsplit(":", 1)[1], 16), fields[3], fields[9]
+                if local_port == proxy.port and state != "0A" and inode in inodes:
+                    count += 1
+    return count
+
+
 def request_bytes(method: str, url: str, headers: list[tuple[str, str]] | None = None,
                   body: bytes = b"", version: str = "HTTP/1.1") -> bytes:
     """A raw request. A Host header is derived from the URL unless given; Content-Length added for a body."""

@@ -7,7 +7,7 @@ import socket
 import pytest
 
 from helpers import (
-    RawConn, assert_serves, closed_port, curl, parse_status, raw, request_bytes, wait_for,
+    RawConn, assert_serves, client_descriptors, closed_port, curl, parse_status, raw, request_bytes, wait_for,
 )
 
 # ---- malformed requests ----------------------------------------------------------------------------
@@ -263,3 +263,65 @@ def test_valid_request_then_malformed_one_in_one_packet(proxy, origin):
         assert statuses == [200, 200, 400]
         assert c.wait_closed(5)
     assert_serves(proxy, origin)
+
+
+def test_a_short_via_name_is_no_false_loop(start_proxy, origin):
+    """A loop is a Via entry received by this proxy (RFC 9110 §7.6.3), not the name's letters
+    somewhere in the field: with --via-name a, a request that passed through `squid.local` is
+    served with our entry after the others, while one received by `A` is the 508 loop."""
+    proxy = start_proxy("--via-name", "a")
+    with RawConn(proxy.port) as c:
+        c.send(request_bytes("GET", origin.url("/echo"), [("Via", "1.1 squid.local (squid/5.7), 1.0 cache")]))
+        resp = c.read_response()
+        assert resp.status == 200, (resp.status, resp.body[:300])
+        vias = [v for k, v in resp.json()["headers"] if k.lower() == "via"]
+        assert vias == ["1.1 squid.local (squid/5.7), 1.0 cache, 1.1 a"], vias
+        c.send(request_bytes("GET", origin.url("/echo"), [("Via", "1.1 cache (a comment, a), 1.1 A")]))
+        resp = c.read_response()
+        assert resp.status == 508, (resp.status, resp.body[:300])
+
+
+def test_refused_connections_cost_few_descriptors_and_briefly(start_proxy, origin):
+    """Over --max-connections every refused client reads its whole 503, and the daemon holds at
+    most 32 refused connections at a time (the rest are answered and closed at once), each only
+    until its client closes: once the clients close, the daemon holds no descriptor for them.
+    The same for clients outside allow-clients, refused with 403."""
+    proxy = start_proxy("--max-connections", "2")
+    held = [RawConn(proxy.port), RawConn(proxy.port)]
+    refused = []
+    try:
+        for c in held:
+            c.send(request_bytes("GET", origin.url("/bytes/10")))
+            assert c.read_response().status == 200
+        for _ in range(80):
+            c = RawConn(proxy.port)
+            refused.append(c)
+            c.send(request_bytes("GET", origin.url("/bytes/10")))
+        for c in refused:
+            resp = c.read_response()
+            assert resp.status == 503 and resp.complete, (resp.status, resp.headers)
+            assert b"at its limit of 2 client connections" in resp.body
+        # The clients keep their ends open: the lingering ones are the daemon's only cost (and a
+        # few closed at once whose close may still be on its way).
+        assert client_descriptors(proxy) <= 2 + 32 + 4, client_descriptors(proxy)
+    finally:
+        for c in refused + held:
+            c.close()
+    wait_for(lambda: client_descriptors(proxy) == 0, timeout=10,
+             message=lambda: f"the daemon to close its client connections (holds {client_descriptors(proxy)})")
+
+    outsider = start_proxy("--allow-clients", "127.0.0.2/32")
+    refused = []
+    try:
+        for _ in range(80):
+            c = RawConn(outsider.port)
+            refused.append(c)
+            c.send(request_bytes("GET", origin.url("/bytes/10")))
+        for c in refused:
+            assert c.read_response().status == 403
+        assert client_descriptors(outsider) <= 32 + 4, client_descriptors(outsider)
+    finally:
+        for c in refused:
+            c.close()
+    wait_for(lambda: client_descriptors(outsider) == 0, timeout=10,
+             message=lambda: f"the daemon to close its client connections (holds {client_descriptors(outsider)})")

@@ -12,12 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 import signal
+import socket
 import subprocess
 import time
 
 import pytest
 
-from helpers import EventStream, ctl, curl, start_curl, wait_for
+from helpers import EventStream, RawConn, client_descriptors, ctl, curl, start_curl, wait_for
 from origin import payload, payload_sha256, start_origin
 
 
@@ -297,3 +298,36 @@ def test_a_client_that_leaves_while_held_ends_its_task(start_proxy, tmp_path, fr
                       message="the held task to end with its client")
     assert record["errorCode"] == "client-closed", record
     assert fresh_origin.connections == 0
+
+
+def test_a_held_tunnel_whose_client_half_closes_with_nothing_sent_ends(start_proxy, tmp_path, fresh_origin):
+    """A client that sends its CONNECT and then its FIN, nothing else, while the tunnel is held has
+    gone as far as the proxy can tell (a half-close looks like a close until something is
+    written): the task ends, client-closed, and its descriptor is freed without a resume. A client
+    that sent bytes for the tunnel before half-closing stays held, and the resume carries them and
+    the half-close to the origin and the answer back."""
+    proxy = start_proxy("--state-dir", str(tmp_path / "state"), "--allow-connect-port", str(fresh_origin.port))
+    add_rule(proxy, "--kind", "stream")
+    connect = f"CONNECT {fresh_origin.host} HTTP/1.1\r\nHost: {fresh_origin.host}\r\n\r\n".encode()
+    with RawConn(proxy.port) as c:
+        c.send(connect)
+        [task] = wait_held(proxy)
+        c.sock.shutdown(socket.SHUT_WR)
+        record = wait_for(lambda: (lambda t: t if t["state"] == "completed" else None)(proxy.task(task["id"])), 20,
+                          message="the held tunnel to end with its client's half-close")
+        assert record["errorCode"] == "client-closed", record
+        assert c.wait_closed(timeout=10), "the connection stayed open"
+        wait_for(lambda: client_descriptors(proxy) == 0, timeout=10, message="the daemon to close the connection")
+    assert fresh_origin.connections == 0
+
+    with RawConn(proxy.port) as c:
+        c.send(connect + b"GET /bytes/10 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        [task] = wait_held(proxy)
+        c.sock.shutdown(socket.SHUT_WR)
+        time.sleep(1.5)  # time the half-close would have needed to end it
+        assert proxy.task(task["id"])["state"] == "suspended"
+        assert ctl(proxy, "resume", str(task["id"])).returncode == 0
+        assert c.read_response(head=True).status == 200
+        resp = c.read_response()
+        assert resp.status == 200 and resp.body == payload(10), (resp.status, resp.body[:200])
+    assert fresh_origin.connections == 1
