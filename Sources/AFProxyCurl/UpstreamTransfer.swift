@@ -206,11 +206,15 @@ enum TransferCallbacks {
             transfer.lastActivity = .now
             guard !scratch.bytes.isEmpty else {
                 transfer.chunked = decoder
+                if decoder.isComplete && !before.isComplete { delegate.transferDidReceiveWholeBody(transfer) }
                 return length
             }
             transfer.markForFlush()
             receipt = scratch.bytes.withUnsafeBytes { delegate.transfer(transfer, didReceiveBodyBytes: $0) }
-            if receipt != .refused { transfer.chunked = decoder }
+            if receipt != .refused {
+                transfer.chunked = decoder
+                if decoder.isComplete && !before.isComplete { delegate.transferDidReceiveWholeBody(transfer) }
+            }
         } else {
             transfer.markForFlush()
             receipt = delegate.transfer(transfer, didReceiveBodyBytes: raw)

@@ -13,6 +13,9 @@ package protocol UpstreamTransferDelegate: AnyObject, Sendable {
     /// The body as the client is to get it: chunked framing removed (`ChunkedBodyDecoder`), any
     /// other coding as the origin applied it. At most one call per curl write callback.
     func transfer(_ transfer: UpstreamTransfer, didReceiveBodyBytes bytes: UnsafeRawBufferPointer) -> BodyReceipt
+    /// A chunked body ended (its last chunk and trailer section came), after its last bytes and
+    /// before completion, once: the end of a body of known length the delegate counts itself.
+    func transferDidReceiveWholeBody(_ transfer: UpstreamTransfer)
     func transfer(
         _ transfer: UpstreamTransfer, fillRequestBody buffer: UnsafeMutableRawBufferPointer
     ) -> RequestBodyRead

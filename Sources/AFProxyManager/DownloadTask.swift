@@ -247,6 +247,9 @@ extension DownloadTask: ManagedTask {
 extension DownloadTask: UpstreamTransferDelegate {
     package func transfer(_ transfer: UpstreamTransfer, didReceiveInterim head: ProxyResponseHead) {}
 
+    /// A download's end is curl's completion: the file is checked and renamed then.
+    package func transferDidReceiveWholeBody(_ transfer: UpstreamTransfer) {}
+
     package func transfer(_ transfer: UpstreamTransfer, didReceive head: ProxyResponseHead, metrics: TaskMetrics) {
         guard self.isCurrent(transfer) else { return }
         var metrics = metrics

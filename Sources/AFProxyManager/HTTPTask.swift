@@ -52,6 +52,8 @@ package final class HTTPTask: @unchecked Sendable {
     /// arriving (nil when it is not known ahead: chunked, or until the connection closes); the
     /// machine hears of the whole response once that many bytes came.
     private var awaitedBody: (status: Int, length: Int64)?
+    /// Session thread only: the final head's status, for the end of a chunked body.
+    private var finalStatus = 0
 
     /// `heldBy`: the hold rule that caught the task, which is then created suspended.
     init(id: Int, request: ProxyRequest, client: any TaskClient, manager: SessionManager, heldBy: Int? = nil) {
@@ -259,6 +261,7 @@ extension HTTPTask: UpstreamTransferDelegate {
             recorded.metrics = metrics
         }
         self.pendingHead = head
+        self.finalStatus = head.status
         let length: Int64? =
             self.request.isHead || head.status == 204 || head.status == 304 ? 0 : head.contentLength
         if let length {
@@ -296,6 +299,12 @@ extension HTTPTask: UpstreamTransferDelegate {
         self.pendingBody!.writeBytes(bytes)
         self.checkWholeResponse()
         return receipt
+    }
+
+    package func transferDidReceiveWholeBody(_ transfer: UpstreamTransfer) {
+        guard !self.discarding else { return }
+        let status = self.finalStatus
+        self.perform(self.machine.withLock { $0.responseArrived(status: status, length: self.bytesDown) })
     }
 
     package func transfer(

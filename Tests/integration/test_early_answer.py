@@ -26,6 +26,7 @@ class EarlyOrigin:
     """An origin whose paths say how it answers:
     /early-close   401 as soon as the head is in, then closes
     /early-keep    401 as soon as the head is in, then reads (and drops) whatever comes until the peer closes
+    /early-chunked the same as /early-keep with a chunked 401
     /ignore-expect never sends a 100: reads the whole body (Content-Length), answers 200 with its length
                    and SHA-256 as JSON, and keeps the connection
     `heads` counts the request heads seen; `bodies_read` the bytes read after the heads."""
@@ -70,8 +71,12 @@ class EarlyOrigin:
                 with self.lock:
                     self.heads.append(head)
                 path = head.split(b" ")[1].decode()
-                if path.startswith("/early"):
+                if path.startswith("/early-chunked"):
+                    conn.sendall(b"HTTP/1.1 401 Unauthorized\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                 b"%x\r\n%s\r\n0\r\n\r\n" % (len(ANSWER), ANSWER))
+                elif path.startswith("/early"):
                     conn.sendall(b"HTTP/1.1 401 Unauthorized\r\nContent-Length: %d\r\n\r\n%s" % (len(ANSWER), ANSWER))
+                if path.startswith("/early"):
                     if path.startswith("/early-close"):
                         return
                     while True:
@@ -148,11 +153,12 @@ def post_head(url: str, expect: bool = False) -> bytes:
     return b"POST %s HTTP/1.1\r\nHost: %s\r\nContent-Length: 3\r\n%s\r\n" % (url.encode(), host.encode(), extra)
 
 
-@pytest.mark.parametrize("origin_closes", [True, False], ids=["origin-closes", "origin-keeps"])
+@pytest.mark.parametrize("path", ["/early-close", "/early-keep", "/early-chunked"],
+                         ids=["origin-closes", "origin-keeps", "origin-keeps-chunked"])
 @pytest.mark.parametrize("client", ["closes", "stays-silent", "sends-body", "expects-100"])
-def test_an_early_answer_ends_the_task_whatever_the_client_does(proxy, early_origin, origin_closes, client):
+def test_an_early_answer_ends_the_task_whatever_the_client_does(proxy, early_origin, path, client):
     idle = idle_fds(proxy, early_origin)
-    url = early_origin.url("/early-close" if origin_closes else "/early-keep")
+    url = early_origin.url(path)
     for _ in range(3):
         with RawConn(proxy.port) as conn:
             conn.send(post_head(url, expect=client == "expects-100"))
