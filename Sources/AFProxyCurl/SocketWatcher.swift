@@ -38,6 +38,14 @@ final class SocketWatcher {
     /// that transfer's activity even before curl hands any over (a head line trickled slowly
     /// reaches no callback until it is complete).
     private var owners: [Int32: UnsafeMutableRawPointer] = [:]
+    /// The socket of each plain-HTTP connection a transfer read a response on, by its ports (from
+    /// the transfer's prerequest callback): curl may finish one transfer and hand its connection
+    /// to the next within one `curl_multi_socket_action`, before the finished one is reaped and
+    /// its connection marked idle. An answer nobody asked for that came in the same segment as
+    /// the end of the last response is in the socket then; the taker's check finds it through
+    /// this map (the fuzzing origin's `extra` answers: a HEAD took one for its own).
+    private var plainSockets: [ConnectionPorts: Int32] = [:]
+    private var plainPorts: [Int32: ConnectionPorts] = [:]
     /// When curl wants `CURL_SOCKET_TIMEOUT`; nil when it has no timer.
     private(set) var deadline: ContinuousClock.Instant?
     private var events = [epoll_event](repeating: epoll_event(), count: 256)
@@ -102,8 +110,9 @@ final class SocketWatcher {
             handle.raw,
             { userdata, primaryIP, _, remotePort, localPort in
                 let transfer = Unmanaged<UpstreamTransfer>.fromOpaque(userdata!).takeUnretainedValue()
-                transfer.watcher?.connectionTaken(
-                    ConnectionPorts(local: localPort, remote: remotePort), by: ObjectIdentifier(transfer))
+                let ports = ConnectionPorts(local: localPort, remote: remotePort)
+                transfer.ports = transfer.isPlainHTTP ? ports : nil
+                transfer.watcher?.connectionTaken(ports, by: ObjectIdentifier(transfer), plain: transfer.isPlainHTTP)
                 if let denial = DestinationCheck.denial(before: transfer, primaryIP: primaryIP) {
                     transfer.abortReason = .destinationDenied(denial)
                     return CURL_PREREQFUNC_ABORT
@@ -127,22 +136,46 @@ final class SocketWatcher {
     }
 
     /// A transfer took the connection with these ports: it is no longer idle.
-    private func connectionTaken(_ ports: ConnectionPorts, by transfer: ObjectIdentifier) {
+    private func connectionTaken(_ ports: ConnectionPorts, by transfer: ObjectIdentifier, plain: Bool) {
         self.takenSinceReap[ports, default: []].append(transfer)
+        if plain, let socket = self.plainSockets[ports], self.idle[socket] == nil, !self.wanted.contains(socket) {
+            // Left by a transfer that finished in this very call (not yet marked idle): nothing
+            // may be waiting on it before this transfer's request goes out. Not for TLS, whose
+            // records (a session ticket) may wait on a socket without being an answer.
+            Self.shutDownIfStirred(socket)
+        }
         guard !self.idle.isEmpty else { return }
         // Two idle connections to different hosts may share both ports: release every match
         // (an idle connection left unwatched is the old behaviour; a live one cut off is not).
         for (socket, idlePorts) in self.idle where idlePorts == ports {
             self.idle.removeValue(forKey: socket)
             // Bytes (or an end) that came while it was idle, which the watcher has not seen stir
-            // yet: a response nobody asked for, which this transfer would take for its own. Shut
-            // down, the connection fails at once and curl sends the request again on a new one.
-            var byte: UInt8 = 0
-            let peeked = recv(socket, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
-            if peeked >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK) {
-                shutdown(socket, Int32(SHUT_RDWR))
-            }
+            // yet: a response nobody asked for, which this transfer would take for its own.
+            Self.shutDownIfStirred(socket)
         }
+    }
+
+    /// Shut down, the connection fails at once and curl sends the request again on a new one.
+    private static func shutDownIfStirred(_ socket: Int32) {
+        var byte: UInt8 = 0
+        let peeked = recv(socket, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        if peeked >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK) {
+            Self.discardAndShutDown(socket)
+        }
+    }
+
+    /// What waits on the socket is dropped before it is shut down: Linux still hands out bytes
+    /// queued before a `shutdown(SHUT_RD)`, and curl, whose request then failed to go out, read an
+    /// unsolicited answer waiting there as the answer to it (the fuzzing origin's `extra`: a HEAD
+    /// that never reached the origin got the smuggled 200). Emptied first, the socket reads as
+    /// closed, and curl sends the request again on a fresh connection. Bounded: an origin
+    /// streaming at it is cut off by the shutdown all the same.
+    static func discardAndShutDown(_ socket: Int32) {
+        withUnsafeTemporaryAllocation(byteCount: 16 << 10, alignment: 1) { scratch in
+            var reads = 0
+            while reads < 64, recv(socket, scratch.baseAddress, scratch.count, Int32(MSG_DONTWAIT)) > 0 { reads += 1 }
+        }
+        shutdown(socket, Int32(SHUT_RDWR))
     }
 
     /// The transfer on `socket` ended and curl kept the connection for reuse.
@@ -165,12 +198,26 @@ final class SocketWatcher {
     }
 
     private func forget(_ socket: curl_socket_t) {
+        if let ports = self.plainPorts.removeValue(forKey: socket), self.plainSockets[ports] == socket {
+            self.plainSockets.removeValue(forKey: ports)
+        }
         self.wanted.remove(socket)
         self.owners.removeValue(forKey: socket)
         self.idle.removeValue(forKey: socket)
         if self.registered.removeValue(forKey: socket) != nil {
             epoll_ctl(self.epoll, EPOLL_CTL_DEL, socket, nil)
         }
+    }
+
+    /// A plain-HTTP transfer reads on `socket`: remember which connection (ports) it is.
+    private func learnPorts(of socket: curl_socket_t, easy: UnsafeMutableRawPointer) {
+        var userdata: UnsafeMutableRawPointer? = nil
+        _ = afc_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &userdata)
+        guard let userdata, let ports = Unmanaged<UpstreamTransfer>.fromOpaque(userdata).takeUnretainedValue().ports
+        else { return }
+        if let old = self.plainPorts[socket], old != ports { self.plainSockets.removeValue(forKey: old) }
+        self.plainPorts[socket] = ports
+        self.plainSockets[ports] = socket
     }
 
     /// The easy handle that last asked to watch `socket`, while curl watches it.
@@ -185,6 +232,7 @@ final class SocketWatcher {
             return
         }
         self.wanted.insert(socket)
+        if what & CURL_POLL_IN != 0, let easy, self.owners[socket] != easy { self.learnPorts(of: socket, easy: easy) }
         self.owners[socket] = easy
         self.idle.removeValue(forKey: socket)
         var events: UInt32 = 0
@@ -235,7 +283,7 @@ final class SocketWatcher {
                 guard self.wanted.contains(fd) else {
                     // A socket curl does not watch now stirred: a paused transfer's (it is
                     // registered again when the transfer resumes), or an idle connection's.
-                    if self.idle.removeValue(forKey: fd) != nil { shutdown(fd, Int32(SHUT_RDWR)) }
+                    if self.idle.removeValue(forKey: fd) != nil { Self.discardAndShutDown(fd) }
                     self.unregister(fd)
                     continue
                 }

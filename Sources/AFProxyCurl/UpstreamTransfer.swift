@@ -26,6 +26,11 @@ package final class UpstreamTransfer: @unchecked Sendable {
     var scratch: DecodeScratch?
     /// The session's socket watcher, told which cached connection this transfer takes.
     var watcher: SocketWatcher?
+    /// The ports of the connection a plain-HTTP transfer took (its prerequest callback), for the
+    /// watcher's map of sockets; nil for TLS, and until then.
+    var ports: ConnectionPorts?
+    /// Plain HTTP to the origin: its socket carries HTTP itself, no TLS records.
+    var isPlainHTTP: Bool { self.request.url.utf8.starts(with: "http://".utf8) }
     /// Why the transfer was aborted from a callback (an invalid response head), which then
     /// replaces curl's own code for it.
     var abortReason: TaskFailure?
