@@ -288,7 +288,9 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             ended.whenComplete { [channel = context.channel] _ in channel.close(promise: nil) }
         case .closeLingering:
             let channel = context.channel
-            ended.whenComplete { _ in channel.close(mode: .output, promise: nil) }
+            ended.whenComplete { _ in
+                channel.close(mode: .output).whenFailure { _ in channel.close(promise: nil) }
+            }
             // The client's FIN closes the channel (remote half-closure is not allowed here);
             // one that neither sends its FIN nor stops sending is closed after a short while.
             channel.eventLoop.scheduleTask(in: Self.lingerLimit) { channel.close(promise: nil) }
