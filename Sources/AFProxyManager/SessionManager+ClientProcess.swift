@@ -17,8 +17,13 @@ extension StreamTask {
 extension SessionManager {
     /// A task can complete before the lookup of its client's process ended (the lookup is kept
     /// off the request's path): its history record gets the process when it is found.
+    ///
+    /// The lookup may also end while the task completes, after `record` was taken without the
+    /// process and before this runs: the slot is then settled, and `whenSettled` hands its
+    /// process over at once. Asking `isSettled` first, as this did, lost that process for good
+    /// (a quick request's or a tunnel's history record without it, more often on a busy machine).
     func recordProcessLater(of task: any ManagedTask, in record: TaskRecord) {
-        guard record.clientProcess == nil, let slot = task.processSlot, !slot.isSettled else { return }
+        guard record.clientProcess == nil, let slot = task.processSlot else { return }
         let id = task.id
         slot.whenSettled { [weak self] process in
             self?.registry.withLock { registry in

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from helpers import RawConn, assert_serves, closed_port, curl, request_bytes
+from helpers import RawConn, assert_serves, closed_port, curl, request_bytes, wait_for
 from scripted_origin import CLOSE, ScriptedOrigin
 
 OK3 = b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc"
@@ -239,17 +239,24 @@ def test_a_reused_descriptor_number_does_not_stall(proxy, scripted):
     """A connect that fails leaves its descriptor number free, and the next upstream socket gets
     it: that socket was taken for the old, still-registered one, left out of the session's epoll
     set, and its connect waited for curl's 200 ms timer. 20 refused connects alternating with
-    good requests took over 4 s; they take a fraction of a second now."""
+    good requests took over 4 s; they take a fraction of a second now.
+
+    What tells the stall from a busy machine is not the run's length but the daemon's own
+    timing of each good request: with the stall every one of them took 200 ms or more; on a
+    machine busy enough to slow a few past that, most still take a few milliseconds."""
     scripted.script("/ok", b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
     dead = f"http://127.0.0.1:{closed_port()}/x"
     args: list[str] = []
     for _ in range(20):
         args += ["-o", "/dev/null", "-w", "%{http_code} ", dead, "-o", "/dev/null", "-w", "%{http_code} ", scripted.url("/ok")]
-    started = time.monotonic()
     result = curl(proxy, *args)
-    elapsed = time.monotonic() - started
     assert result.stdout.split() == [b"502", b"200"] * 20
-    assert elapsed < 2.0, f"20 refused connects and 20 requests took {elapsed:.2f} s"
+    def completed():
+        done = [t for t in proxy.tasks(all=True) if t["url"] == scripted.url("/ok") and t["state"] == "completed"]
+        return done if len(done) == 20 else None
+    good = wait_for(completed, message="the 20 good requests' records")
+    stalled = [t["metrics"]["totalMs"] for t in good if t["metrics"]["totalMs"] >= 200]
+    assert len(stalled) < len(good) // 2, f"good requests that waited for curl's 200 ms timer: {stalled}"
 
 
 def test_a_live_response_on_a_reused_connection_is_never_cut_off(proxy, scripted):

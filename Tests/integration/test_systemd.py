@@ -327,9 +327,8 @@ def test_sigterm_lets_a_running_download_finish(start_proxy, origin, tmp_path):
         out, err = slow.communicate(timeout=60)
         assert slow.returncode == 0, err
         assert out == payload(n)
-        done = time.monotonic()
-        assert p.proc.wait(timeout=10) == 0
-        assert time.monotonic() - done < 3, "afproxy waited for the whole grace period"
+        assert p.proc.wait(timeout=30) == 0
+        assert not any("grace period over" in l for l in p.stderr_lines), "it waited for the grace period"
         # No line computed before SIGTERM (by the once-a-second reporter) is sent after STOPPING=1's.
         statuses = [m[2]["STATUS"] for m in notify.with_key("STATUS")]
         assert all(s.startswith("stopping: ") for s in statuses[statuses.index(stopping["STATUS"]):]), statuses
@@ -343,9 +342,9 @@ def test_grace_period_over_cancels_what_runs(start_proxy, origin, tmp_path):
     wait_for(lambda: p.tasks(), message="the request to reach the origin")
     started = time.monotonic()
     os.kill(p.pid, signal.SIGTERM)
-    assert p.proc.wait(timeout=10) == 0
+    assert p.proc.wait(timeout=30) == 0
     elapsed = time.monotonic() - started
-    assert 0.9 <= elapsed < 5, elapsed
+    assert elapsed >= 0.9, f"stopped {elapsed:.1f} s after SIGTERM, before its 1 s grace period"
     assert hung.wait(timeout=10) != 0  # its client got no answer
     p.stopped_by_test = True
     assert any("grace period over: canceling 1 task" in l for l in p.stderr_lines)
