@@ -11,6 +11,7 @@ import Testing
     private final class QuietClient: TaskClient, @unchecked Sendable {
         func task(_ task: HTTPTask, deliver delivery: ResponseDelivery) {}
         func taskWantsRequestBody(_ task: HTTPTask) {}
+        func taskAwaitsRequestBody(_ task: HTTPTask) {}
         func task(_ task: HTTPTask, didChangeSuspension suspended: Bool) {}
     }
 
