@@ -81,8 +81,18 @@ enum FuzzRequest {
         for name in names {
             // Framing is set by the session from `body`; hop-by-hop fields are this hop's.
             check(
-                !HopByHopHeaders.fixed.contains(name) && !["content-length", "expect", "trailer"].contains(name),
+                !HopByHopHeaders.fixed.contains(name) && !["content-length", "trailer"].contains(name),
                 "forwarded a \(name) field")
+        }
+        // `Expect` goes on only as one `100-continue`, for a body, from an HTTP/1.1 client: the
+        // origin decides whether the client is to send it (RFC 9110 §10.1.1).
+        let expectations = request.headers.filter { $0.name.lowercased() == "expect" }
+        if !expectations.isEmpty {
+            let hasBody = request.body != .none && request.body != .length(0)
+            check(
+                expectations.count == 1 && expectations[0].value.lowercased() == "100-continue" && hasBody
+                    && (head.version.major, head.version.minor) >= (1, 1),
+                "forwarded an Expect field that is not one 100-continue for a body from HTTP/1.1: \(expectations)")
         }
         for token in head.headers["connection"].flatMap({ $0.split(separator: ",") }) {
             let named = String(token).trimmingBlanks().lowercased()
