@@ -64,6 +64,10 @@ struct Download: ParsableCommand {
                 throw ExitCode(1)
             }
         }
+        // Ctrl-C is caught from before the download exists: one that came between the daemon's
+        // answer and the follower's start ended the process without a word about the download
+        // going on (seen on a busy machine).
+        if self.wait { Interrupt.catchIt() }
         let answer = try self.global.call("POST", "/v1/downloads", body: try Self.encoded(body))
         let task = try Console.decoder().decode(TaskRecord.self, from: Data(answer))
         if self.wait {

@@ -155,7 +155,7 @@ struct DownloadFollower {
 
 /// SIGINT as a flag instead of the end of the process, so that `--wait` can say the download
 /// goes on. No SA_RESTART: a request blocked on a daemon that does not answer is interrupted too.
-private enum Interrupt {
+enum Interrupt {
     static let received = Atomic<Bool>(false)
 
     static func catchIt() {
