@@ -29,6 +29,13 @@ struct ResponseHeadParser {
     /// curl follows redirects for this transfer: a 3xx head with a Location is a step on the way,
     /// not the final head, and the next response's head follows it.
     var followsRedirects = false
+    /// The origin's message needed leniency to be read: a line ended in a bare LF, a line was
+    /// folded, or the framing fields had to be made unambiguous (two equal lengths merged, a length
+    /// beside chunked dropped, chunked named twice, a transfer coding in an HTTP/1.0 answer). Its
+    /// connection is then not reused (RFC 9112 §6.1, §6.3 ask this for the framing cases): where
+    /// one message was sloppy, where the next begins is a guess, and a guess on a reused
+    /// connection hands one request another's answer.
+    private(set) var retiresConnection = false
 
     /// Feeds one line, with its line ending. Answers an event when this line completed a head or
     /// was invalid.
@@ -42,7 +49,11 @@ struct ResponseHeadParser {
     private mutating func parse(_ line: UnsafeRawBufferPointer) -> Event? {
         var end = line.count
         if end > 0, line[end - 1] == UInt8(ascii: "\n") { end -= 1 }
-        if end > 0, line[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+        if end > 0, line[end - 1] == UInt8(ascii: "\r") {
+            end -= 1
+        } else if end < line.count {
+            self.retiresConnection = true
+        }
         let bytes = UnsafeRawBufferPointer(rebasing: line[0..<end])
 
         if bytes.isEmpty {
@@ -51,21 +62,25 @@ struct ResponseHeadParser {
                 status: self.status, reason: self.reason, version: self.version, headers: self.headers)
             if (100..<200).contains(self.status) {
                 guard self.status != 101 else { return .invalid("upstream switched protocols (101) unasked") }
-                self = ResponseHeadParser()
+                self.startOver()
                 return .interim(head)
             }
             if self.followsRedirects, (300..<400).contains(self.status), self.status != 304,
                 self.headers.first("location") != nil
             {
-                self = ResponseHeadParser()
-                self.followsRedirects = true
+                self.startOver()
                 return nil
             }
             self.isComplete = true
             self.headers = []
             switch ResponseFraming.normalize(head) {
-            case .success(let normalized): return .final(normalized)
-            case .failure(let error): return .invalid(error.message)
+            case .success(let normalized):
+                if normalized.headers != head.headers || (head.version == "1.0" && !head.transferCodings.isEmpty) {
+                    self.retiresConnection = true
+                }
+                return .final(normalized)
+            case .failure(let error):
+                return .invalid(error.message)
             }
         }
         if !self.isComplete && bytes.starts(with: "HTTP/".utf8) {
@@ -76,6 +91,7 @@ struct ResponseHeadParser {
             return .invalid(reason)
         case .continuation(let folded):
             // obs-fold (RFC 9112 §5.2): replaced with a space.
+            self.retiresConnection = true
             if self.isComplete {
                 guard !self.trailers.isEmpty else { return .invalid("a trailer section starts with a folded line") }
                 self.trailers[self.trailers.count - 1].value += " " + folded
@@ -91,6 +107,15 @@ struct ResponseHeadParser {
             }
         }
         return nil
+    }
+
+    /// The next head on the same transfer (after an interim head or a followed redirect): what the
+    /// connection has shown so far still counts.
+    private mutating func startOver() {
+        let (follows, retires) = (self.followsRedirects, self.retiresConnection)
+        self = ResponseHeadParser()
+        self.followsRedirects = follows
+        self.retiresConnection = retires
     }
 
     /// `HTTP/1.1 200 OK`: curl has checked the version and the code by now.

@@ -232,7 +232,11 @@ final class SocketWatcher {
             return
         }
         self.wanted.insert(socket)
-        if what & CURL_POLL_IN != 0, let easy, self.owners[socket] != easy { self.learnPorts(of: socket, easy: easy) }
+        // Not only when the owner changes: a fresh connection's transfer first asks for output
+        // alone (the connect), and its ports are known only from the prerequest callback on.
+        if what & CURL_POLL_IN != 0, let easy, self.owners[socket] != easy || self.plainPorts[socket] == nil {
+            self.learnPorts(of: socket, easy: easy)
+        }
         self.owners[socket] = easy
         self.idle.removeValue(forKey: socket)
         var events: UInt32 = 0

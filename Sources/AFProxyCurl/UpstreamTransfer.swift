@@ -31,6 +31,9 @@ package final class UpstreamTransfer: @unchecked Sendable {
     var ports: ConnectionPorts?
     /// Plain HTTP to the origin: its socket carries HTTP itself, no TLS records.
     var isPlainHTTP: Bool { self.request.url.utf8.starts(with: "http://".utf8) }
+    /// The origin's head needed leniency (`ResponseHeadParser.retiresConnection`), and curl was
+    /// told not to keep the connection.
+    var reuseForbidden = false
     /// Why the transfer was aborted from a callback (an invalid response head), which then
     /// replaces curl's own code for it.
     var abortReason: TaskFailure?
@@ -152,7 +155,14 @@ enum TransferCallbacks {
 
     /// False when the line ends the transfer (any count other than the length does).
     private static func headerLine(_ line: UnsafeRawBufferPointer, of transfer: UpstreamTransfer) -> Bool {
-        switch transfer.headParser.feed(line) {
+        let event = transfer.headParser.feed(line)
+        if transfer.headParser.retiresConnection, !transfer.reuseForbidden {
+            // Read when curl is done with the transfer, so setting it now still closes the
+            // connection then instead of returning it to the cache.
+            transfer.reuseForbidden = true
+            transfer.handle?.set(CURLOPT_FORBID_REUSE, 1)
+        }
+        switch event {
         case nil:
             return true
         case .interim(let head):

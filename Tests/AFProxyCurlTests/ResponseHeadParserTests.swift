@@ -104,4 +104,33 @@ import Testing
                 .final(ProxyResponseHead(status: 200, reason: "OK", version: "1.0", headers: []))
             ])
     }
+
+    private func retires(_ lines: [String]) -> Bool {
+        var parser = ResponseHeadParser()
+        for line in lines { _ = self.feed(&parser, line) }
+        return parser.retiresConnection
+    }
+
+    @Test func aStrictHeadKeepsItsConnection() {
+        #expect(!self.retires(["HTTP/1.1 200 OK\r\n", "Content-Length: 2\r\n", "\r\n"]))
+        #expect(
+            !self.retires(["HTTP/1.1 200 OK\r\n", "Transfer-Encoding: gzip, chunked\r\n", "\r\n", "X-T: 1\r\n", "\r\n"])
+        )
+        #expect(!self.retires(["HTTP/1.1 103 Early Hints\r\n", "\r\n", "HTTP/1.1 204 No Content\r\n", "\r\n"]))
+    }
+
+    @Test(arguments: [
+        ["HTTP/1.1 200 OK\n", "Content-Length: 2\n", "\n"],  // bare LF
+        ["HTTP/1.1 200 OK\r\n", "Content-Length: 2\n", "\r\n"],  // one bare LF is enough
+        ["HTTP/1.1 200 OK\r\n", "X-A: a\r\n", " b\r\n", "Content-Length: 2\r\n", "\r\n"],  // folded
+        ["HTTP/1.1 200 OK\r\n", "Content-Length: 2\r\n", "Content-Length: 2\r\n", "\r\n"],  // merged
+        ["HTTP/1.1 200 OK\r\n", "Content-Length: 2\r\n", "Transfer-Encoding: chunked\r\n", "\r\n"],
+        ["HTTP/1.1 200 OK\r\n", "Transfer-Encoding: chunked, chunked\r\n", "\r\n"],
+        ["HTTP/1.0 200 OK\r\n", "Transfer-Encoding: chunked\r\n", "\r\n"],
+        ["HTTP/1.1 100 Continue\n", "\n", "HTTP/1.1 200 OK\r\n", "Content-Length: 2\r\n", "\r\n"],  // interim
+        ["HTTP/1.1 200 OK\r\n", "Transfer-Encoding: chunked\r\n", "\r\n", "X-T: 1\n", "\r\n"],  // trailer
+    ])
+    func aHeadThatNeededLeniencyRetiresItsConnection(_ lines: [String]) {
+        #expect(self.retires(lines))
+    }
 }
