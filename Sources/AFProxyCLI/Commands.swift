@@ -148,7 +148,7 @@ struct Stats: ParsableCommand {
             """
             afproxy \(stats.version), up \(Formatting.duration(stats.uptimeSeconds))
             live tasks     \(stats.live) (\(counts(stats.byState)); \(counts(stats.byKind)))
-            served         \(stats.served) (\(stats.failed) with an error), \(stats.history) in history
+            served         \(stats.served) (\(stats.failed) failed, \(stats.canceled) canceled), \(stats.history) in history
             bytes          up \(Formatting.bytes(stats.bytesUp)), down \(Formatting.bytes(stats.bytesDown))
             connections    \(stats.openConnections) open
             """)

@@ -24,7 +24,7 @@ struct Status: ParsableCommand {
         return """
             afproxy \(status.version), up \(Formatting.duration(status.uptimeSeconds))
             network   \(ReachabilityText.describe(status.network))
-            tasks     \(live), \(tasks.served) served (\(tasks.failed) with an error)
+            tasks     \(live), \(tasks.served) served (\(tasks.failed) failed, \(tasks.canceled) canceled)
             """
     }
 }

@@ -62,7 +62,7 @@ final class TaskLog: Sendable {
         // `finish()` unsubscribes, which ends the cycle bus → subscriber → self → manager → bus.
         let token = self.manager.events.subscribe([.completed]) { [self] event in
             let record = event.task
-            guard Self.isFailure(record) || self.logsCompletedTasks else { return }
+            guard record.isFailure || self.logsCompletedTasks else { return }
             let duration = Date().timeIntervalSince(record.createdAt) * 1000
             self.enqueue(Entry(record: record, durationMs: max(0, Int(duration.rounded()))))
         }
@@ -117,13 +117,6 @@ final class TaskLog: Sendable {
         self.ring.finish()
     }
 
-    /// A task that failed for another reason than a cancel (by a person, by its client, by a
-    /// stopping daemon).
-    static func isFailure(_ record: TaskRecord) -> Bool {
-        guard let code = record.errorCode else { return record.error != nil }
-        return !TaskFailure.isCancellation(code: code)
-    }
-
     static func entry(
         _ record: TaskRecord, durationMs: Int, structured: Bool = true
     ) -> (Logger.Level, String, Logger.Metadata) {
@@ -131,7 +124,7 @@ final class TaskLog: Sendable {
         if let status = record.status { message += " \(status)" }
         if let error = record.error { message += " failed: \(error)" }
         message += ", \(record.download.completed) bytes down, \(record.upload.completed) up, \(durationMs) ms"
-        let level: Logger.Level = Self.isFailure(record) ? .error : .info
+        let level: Logger.Level = record.isFailure ? .error : .info
         guard structured else { return (level, message, [:]) }
         var metadata: Logger.Metadata = [
             "task_id": "\(record.id)",

@@ -46,6 +46,7 @@ package final class SessionManager: Sendable {
         var nextID = 1
         var served = 0
         var failed = 0
+        var canceled = 0
         var bytesUp: Int64 = 0
         var bytesDown: Int64 = 0
         /// Tasks started since start, by kind, for the metrics (`taskCounts()`): counted here, under
@@ -116,7 +117,8 @@ package final class SessionManager: Sendable {
             registry.live.removeValue(forKey: task.id)
             registry.history.append(record)
             registry.served += 1
-            if record.error != nil { registry.failed += 1 }
+            if record.isFailure { registry.failed += 1 }
+            if record.isCancellation { registry.canceled += 1 }
             registry.bytesUp += record.upload.completed
             registry.bytesDown += record.download.completed
         }
@@ -153,6 +155,8 @@ package final class SessionManager: Sendable {
         stats.live = live.count
         stats.served = registry.served
         stats.failed = registry.failed
+        stats.canceled = registry.canceled
+        stats.canceled = registry.canceled
         stats.bytesUp += registry.bytesUp
         stats.bytesDown += registry.bytesDown
         stats.history = registry.history.count

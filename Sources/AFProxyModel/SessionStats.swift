@@ -4,9 +4,12 @@ package struct SessionStats: Sendable, Codable, Equatable {
     package var live = 0
     package var byState: [String: Int] = [:]
     package var byKind: [String: Int] = [:]
-    /// Tasks completed since start, and how many of them with an error.
+    /// Tasks completed since start; how many of them failed, and how many were canceled (by a
+    /// person, by their client, by a stopping daemon), which are not failures
+    /// (`TaskRecord.isFailure`).
     package var served = 0
     package var failed = 0
+    package var canceled = 0
     /// Completed records kept for `list --all`.
     package var history = 0
     package var bytesUp: Int64 = 0

@@ -77,6 +77,7 @@ import Testing
         tasks.byState = ["running": 2, "suspended": 1]
         tasks.served = 40
         tasks.failed = 1
+        tasks.canceled = 2
         let status = DaemonStatus(
             version: "0.1.0", uptimeSeconds: 3725,
             network: Reachability(status: .reachable, interface: "wlan0", interfaceKind: "wifi", changedAt: self.since),
@@ -85,7 +86,7 @@ import Testing
         #expect(lines.count == 3)
         #expect(lines[0].hasPrefix("afproxy 0.1.0, up "))
         #expect(lines[1] == "network   reachable via wlan0 (wifi) since 1970-01-01T00:01:00Z")
-        #expect(lines[2] == "tasks     3 live (running 2, suspended 1), 40 served (1 with an error)")
+        #expect(lines[2] == "tasks     3 live (running 2, suspended 1), 40 served (1 failed, 2 canceled)")
         #expect(
             Status.render(DaemonStatus(uptimeSeconds: 1, network: .unknown, tasks: SessionStats()))
                 .contains("network   unknown (the daemon has no answer from the kernel)"))

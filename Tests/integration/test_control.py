@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from helpers import (
-    EventStream, clean_env, curl, curl_sha256, file_sha256, live_task, short_socket_dir, start_curl,
-    wait_for,
+    EventStream, clean_env, closed_port, ctl, curl, curl_sha256, file_sha256, live_task, short_socket_dir,
+    start_curl, wait_for,
 )
 from origin import payload, payload_sha256
 
@@ -248,6 +248,39 @@ def test_cancel_task_waiting_for_response(proxy, origin):
     rec = proxy.history_record(url)
     assert rec["id"] == tid
     assert rec["state"] == "completed" and rec["error"] == "canceled", rec
+
+
+def test_failures_and_cancellations_are_counted_apart(proxy, origin):
+    """One meaning of failed in the stats, the log and `afproxyctl status`: a refused connection is a
+    failure; a canceled task is not (it was counted as one in the stats, not in the log)."""
+    before = proxy.stats()
+    refused = f"http://127.0.0.1:{closed_port()}/nothing-here"
+    assert curl(proxy, "-o", "/dev/null", "-w", "%{http_code}", refused).stdout == b"502"
+    url = origin.url("/hang?counted-apart")
+    client = start_curl(proxy, "--max-time", "30", "-o", "/dev/null", url)
+    try:
+        steer(proxy, "cancel", live_task(proxy, url, min_download=0)["id"])
+        client.wait(timeout=15)
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.wait(timeout=10)
+    wait_for(lambda: proxy.stats()["served"] >= before["served"] + 2, message="both tasks to end")
+    after = proxy.stats()
+    assert (after["failed"] - before["failed"], after["canceled"] - before["canceled"]) == (1, 1), after
+    status = ctl(proxy, "stats")
+    assert status.returncode == 0, status.stderr
+    assert f"({after['failed']} failed, {after['canceled']} canceled)" in status.stdout, status.stdout
+
+    def levels():
+        found = {}
+        for line in proxy.log().splitlines():
+            for marker in ("nothing-here", "counted-apart"):
+                if marker in line and " failed: " in line:
+                    found[marker] = line.split()[1]
+        return len(found) == 2 and (found["nothing-here"], found["counted-apart"])
+
+    assert wait_for(levels, 10, message=lambda: proxy.log()[-2000:]) == ("error", "info")
 
 
 def test_suspend_all_resume_all(proxy, origin):

@@ -51,7 +51,12 @@ function ms(value) {
   return value < 10 ? `${value.toFixed(2)} ms` : value < 1000 ? `${value.toFixed(1)} ms` : `${(value / 1000).toFixed(2)} s`;
 }
 
-function failed(r) { return r.state === "completed" && (r.error != null || r.errorCode != null); }
+// One meaning of failed, as in the daemon's stats (TaskRecord.isFailure): an error that is not a
+// cancellation by a person, the client or a stopping daemon.
+const CANCELLATIONS = new Set(["canceled", "client-closed", "daemon-stopping"]);
+function failed(r) {
+  return r.state === "completed" && (r.error != null || r.errorCode != null) && !CANCELLATIONS.has(r.errorCode);
+}
 
 /// The transfer a person watches: an upload's request body until it is sent, else the response.
 function progressOf(r) {
@@ -172,14 +177,15 @@ function paint(tr, r, nowMs) {
   set(tr, "state", r.state, (v) => { tr.dataset.state = v; });
   set(tr, "failed", failed(r) ? "1" : "0", (v) => { tr.dataset.failed = v; });
   set(tr, "kind", r.kind, (v) => { c.kind.textContent = v; tr.dataset.kind = v; });
-  const label = failed(r) ? (r.errorCode || "failed") : r.waiting ? `${r.state}, waiting` : r.state;
+  const ended = r.state === "completed" && (r.error != null || r.errorCode != null);
+  const label = ended ? (r.errorCode || "failed") : r.waiting ? `${r.state}, waiting` : r.state;
   set(tr, "badge", label, (v) => { c.badge.textContent = v; c.badge.title = r.waiting || r.error || ""; });
   set(tr, "method", r.method || "", (v) => { c.method.textContent = v; });
   set(tr, "url", r.url || "", (v) => { c.url.textContent = v; c.url.title = v; });
   set(tr, "status", r.status == null ? "" : String(r.status), (v) => { c.status.textContent = v; });
   const p = progressOf(r);
   const total = p.total;
-  const fraction = total ? Math.min(1, p.completed / total) : r.state === "completed" && !failed(r) ? 1 : null;
+  const fraction = total ? Math.min(1, p.completed / total) : r.state === "completed" && !ended ? 1 : null;
   set(tr, "fraction", fraction, (v) => {
     c.bar.classList.toggle("indeterminate", v == null);
     c.fill.style.width = v == null ? "" : `${(v * 100).toFixed(1)}%`;
@@ -426,6 +432,7 @@ function totals(t) {
   $("total-served").textContent = String(t.served);
   $("total-history").textContent = `${t.history} kept in history`;
   $("total-failed").textContent = String(t.failed);
+  $("total-canceled").textContent = `${t.canceled || 0} canceled`;
   $("total-bytes").textContent = bytes(t.bytesUp + t.bytesDown);
   $("total-bytes-split").textContent = `↓ ${bytes(t.bytesDown)} ↑ ${bytes(t.bytesUp)}`;
   const now = performance.now();
@@ -504,7 +511,7 @@ function renderDetail() {
   const panel = $("detail");
   panel.dataset.id = String(r.id);
   panel.dataset.state = r.state;
-  $("detail-title").textContent = `Task ${r.id} · ${r.kind} · ${failed(r) ? "failed" : r.state}`;
+  $("detail-title").textContent = `Task ${r.id} · ${r.kind} · ${failed(r) ? "failed" : CANCELLATIONS.has(r.errorCode) ? r.errorCode : r.state}`;
   $("detail-url").textContent = `${r.method} ${r.url}`;
   const m = r.metrics || {};
   const facts = [
