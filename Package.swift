@@ -56,9 +56,14 @@ let package = Package(
         /// reachability decision made from what it reports.
         .target(name: "AFProxyNetwork", dependencies: ["CNetlink", "AFProxyModel"]),
         /// What must survive a restart and the files it names: the download journal and each
-        /// download's partial file, in the state directory and where the person asked; and
-        /// `proxy-auth-file`, its users checked with the system's crypt.
-        .target(name: "AFProxyStore", dependencies: ["CCrypto", "CCrypt", "AFProxyModel"]),
+        /// download's partial file, in the state directory and where the person asked; the rule
+        /// sets' state files; and `proxy-auth-file`, its users checked with the system's crypt.
+        .target(
+            name: "AFProxyStore",
+            dependencies: [
+                "CCrypto", "CCrypt", "AFProxyModel", .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .target(
             name: "AFProxyCurl",
             dependencies: [

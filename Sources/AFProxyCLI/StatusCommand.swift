@@ -2,7 +2,8 @@ import AFProxyModel
 import ArgumentParser
 import FoundationEssentials
 
-/// `afproxyctl status`: the daemon at a glance — version, uptime, the network, task counts.
+/// `afproxyctl status`: the daemon at a glance — version, uptime, the network, task counts, and
+/// a state file that does not hold what is in force, when there is one.
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Version, uptime, whether the network is reachable (and over which interface), task counts.")
@@ -21,10 +22,13 @@ struct Status: ParsableCommand {
         let tasks = status.tasks
         let states = tasks.byState.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
         let live = states.isEmpty ? "\(tasks.live) live" : "\(tasks.live) live (\(states.joined(separator: ", ")))"
-        return """
+        let lines = """
             afproxy \(status.version), up \(Formatting.duration(status.uptimeSeconds))
             network   \(ReachabilityText.describe(status.network))
             tasks     \(live), \(tasks.served) served (\(tasks.failed) failed, \(tasks.canceled) canceled)
             """
+        guard let problems = tasks.stateFiles, !problems.isEmpty else { return lines }
+        let files = problems.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+        return lines + "\nstate files " + files.joined(separator: "\n            ")
     }
 }

@@ -5,12 +5,8 @@ extension DaemonService {
     /// The hold rules a previous run saved are in force before the first request is read. A file
     /// that cannot be read is kept aside and the daemon starts without rules, saying so.
     func restoreHolds() {
-        do throws(FileError) {
-            let restored = try self.manager.holds.restore()
-            if restored > 0 { self.logger.notice("restored \(restored) hold rule(s)") }
-        } catch {
-            self.logger.error("hold rules not restored: \(error)")
-        }
+        let restored = self.manager.holds.restore()
+        if restored > 0 { self.logger.notice("restored \(restored) hold rule(s)") }
     }
 
     /// A stop does not wait for held tasks: they wait for a person, not for their transfer, and

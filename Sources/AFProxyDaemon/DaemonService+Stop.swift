@@ -29,7 +29,7 @@ extension DaemonService {
             await self.waitUntilIdle(until: clock.now + .seconds(2))
         }
         self.manager.parkDownloads()
-        self.manager.holds.flush()
+        self.manager.flushStateFiles()
         self.network.stop()
         await self.control.stop()
         self.session.shutdown()

@@ -1,30 +1,32 @@
 import AFProxyModel
 import AFProxyStore
+import Logging
 import Synchronization
 
 /// The hold rules in force, for the session manager: the `HoldRuleSet` behind a lock, saved to
-/// the state directory on every change (`HoldStore`), and asked about each new task. With no
+/// the state directory on every change (`holds.json`, a `StateFile`), and asked about each new task. With no
 /// rule — the usual case — a new task costs one atomic load here, not a lock every event loop
 /// would take in turn.
 package final class HoldBook: Sendable {
     private let rules = Locked(HoldRuleSet())
     /// How many rules there are, read without the lock.
     private let count = Atomic<Int>(0)
-    private let store: HoldStore?
+    /// Where the rules are kept; nil: not kept.
+    package let file: StateFile<HoldRuleSet>?
 
-    package init(store: HoldStore?) {
-        self.store = store
+    package init(file: StateFile<HoldRuleSet>?) {
+        self.file = file
     }
 
     /// Saved in `holds.json` there; nothing is saved without a state directory.
-    package convenience init(stateDirectory: String?) {
-        self.init(store: stateDirectory.map { HoldStore(directory: $0) })
+    package convenience init(stateDirectory: String?, logger: Logger? = nil) {
+        self.init(file: stateDirectory.map { .holds(directory: $0, logger: logger) })
     }
 
-    /// Brings back the rules a previous run saved; answers how many.
-    package func restore() throws(FileError) -> Int {
-        guard let store = self.store else { return 0 }
-        let saved = try store.load()
+    /// Brings back the rules a previous run saved; answers how many. A file that cannot be read
+    /// is kept aside and said in the log (`StateFile.load`): no rule then.
+    package func restore() -> Int {
+        guard let saved = self.file?.load() else { return 0 }
         self.rules.withLock { rules in
             rules = saved
             self.count.store(rules.rules.count, ordering: .relaxed)
@@ -50,19 +52,14 @@ package final class HoldBook: Sendable {
         return self.change { $0.catchTask(facts) }
     }
 
-    /// Writes what is pending now (the daemon's stop).
-    package func flush() {
-        self.store?.flush()
-    }
-
     private func change<Result>(_ body: (inout HoldRuleSet) -> Result) -> Result {
-        // Saved under the lock, so that the saves reach the store in the order of the changes
+        // Saved under the lock, so that the saves reach the file in the order of the changes
         // (a save only queues the write).
         self.rules.withLock { rules in
             let before = rules
             let result = body(&rules)
             self.count.store(rules.rules.count, ordering: .relaxed)
-            if rules != before { self.store?.save(rules) }
+            if rules != before { self.file?.save(rules) }
             return result
         }
     }

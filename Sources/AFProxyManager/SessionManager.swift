@@ -66,7 +66,7 @@ package final class SessionManager: Sendable {
         self.network = Locked(NetworkState(policy: networkLoss))
         self.transparentResumeLimit = transparentResumeLimit
         self.downloads = DownloadCoordinator(settings: downloads)
-        self.holds = HoldBook(stateDirectory: downloads.stateDirectory)
+        self.holds = HoldBook(stateDirectory: downloads.stateDirectory, logger: logger)
         self.budget = BufferBudget(limit: bufferBudget)
         self.registry = Locked(Registry(history: TaskHistory(capacity: historyCapacity)))
     }
@@ -161,6 +161,7 @@ package final class SessionManager: Sendable {
         stats.bytesDown += registry.bytesDown
         stats.history = registry.history.count
         stats.uptimeSeconds = Double((ContinuousClock.now - self.startedAt).components.seconds)
+        stats.stateFiles = self.stateFileProblems()
         return stats
     }
 

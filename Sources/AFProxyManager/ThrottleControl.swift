@@ -4,37 +4,28 @@ import Logging
 
 /// The throttle rules as the control API changes them: the daemon's `Throttler` (which the
 /// transports consult) and the state directory's `throttle.json` (which keeps the host and
-/// global rules set at runtime), changed together under one lock so the file always holds
-/// what is in force.
+/// global rules set at runtime). A change is handed to the file under the same lock, so the
+/// writes follow the changes in order; the file writes it off the caller's thread.
 package final class ThrottleControl: Sendable {
     package let throttler: Throttler
-    private let store: ThrottleStore?
-    private let logger: Logger?
-    private let writing = Locked(())
+    /// Where runtime rules are kept; nil: not kept.
+    package let file: StateFile<SavedThrottleRules>?
+    private let changing = Locked(())
 
-    /// `defaults` from the configuration file; what `store` kept from the previous run
-    /// goes on top of them.
-    /// Runtime rules are kept in `stateDirectory` (`throttle.json`); nil: not kept.
+    /// `defaults` from the configuration file; what `throttle.json` in `stateDirectory` kept from
+    /// the previous run goes on top of them. Runtime rules are not kept without a directory.
     package convenience init(defaults: [ThrottleRule] = [], stateDirectory: String?, logger: Logger? = nil) {
-        self.init(defaults: defaults, store: stateDirectory.map { ThrottleStore(directory: $0) }, logger: logger)
+        self.init(defaults: defaults, file: stateDirectory.map { .throttle(directory: $0, logger: logger) })
     }
 
-    init(defaults: [ThrottleRule] = [], store: ThrottleStore? = nil, logger: Logger? = nil) {
-        var kept = ThrottleStore.Contents()
-        if let store {
-            do {
-                kept = try store.load()
-            } catch {
-                logger?.warning("throttle rules of the previous run not restored: \(error)")
-            }
-        }
+    init(defaults: [ThrottleRule] = [], file: StateFile<SavedThrottleRules>? = nil) {
+        let kept = file?.load() ?? SavedThrottleRules()
         self.throttler = Throttler(
             rules: ThrottleRuleSet(defaults: defaults, runtime: kept.rules, lifted: Set(kept.lifted)))
-        self.store = store
-        self.logger = logger
+        self.file = file
     }
 
-    package convenience init() { self.init(defaults: [], store: nil) }
+    package convenience init() { self.init(defaults: [], file: nil) }
 
     package var rules: [ThrottleRule] { self.throttler.rules.rules }
 
@@ -58,20 +49,13 @@ package final class ThrottleControl: Sendable {
     }
 
     private func change<R: Sendable>(_ body: (inout ThrottleRuleSet) -> R) -> R {
-        self.writing.withLock { _ in
+        self.changing.withLock { _ in
             let result = self.throttler.update(body)
-            self.persist()
+            if let file = self.file {
+                let (rules, lifted) = self.throttler.rules.persistent
+                file.save(SavedThrottleRules(rules: rules, lifted: lifted))
+            }
             return result
-        }
-    }
-
-    private func persist() {
-        guard let store = self.store else { return }
-        let (rules, lifted) = self.throttler.rules.persistent
-        do {
-            try store.save(ThrottleStore.Contents(rules: rules, lifted: lifted))
-        } catch {
-            self.logger?.error("throttle rules not saved: \(error)")
         }
     }
 }

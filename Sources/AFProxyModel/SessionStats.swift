@@ -19,6 +19,9 @@ package struct SessionStats: Sendable, Codable, Equatable {
     /// The network as the daemon last knew it (`GET /v1/status` has it too); nil from a daemon
     /// that does not follow it.
     package var network: Reachability?
+    /// The state files that do not hold what is in force, by file name, with the reason (a write
+    /// failed, or the file was unreadable at start); nil (absent from the JSON) when all do.
+    package var stateFiles: [String: String]?
 
     package init() {}
 }

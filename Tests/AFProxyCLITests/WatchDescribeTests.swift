@@ -91,4 +91,14 @@ import Testing
             Status.render(DaemonStatus(uptimeSeconds: 1, network: .unknown, tasks: SessionStats()))
                 .contains("network   unknown (the daemon has no answer from the kernel)"))
     }
+
+    @Test func statusShowsAStateFileThatDoesNotHoldWhatIsInForce() {
+        var tasks = SessionStats()
+        tasks.stateFiles = ["throttle.json": "write failed: cannot rename x: Is a directory", "holds.json": "y"]
+        let lines = Status.render(DaemonStatus(uptimeSeconds: 1, network: .unknown, tasks: tasks))
+            .split(separator: "\n").map(String.init)
+        #expect(lines.count == 5)
+        #expect(lines[3] == "state files holds.json y")
+        #expect(lines[4] == "            throttle.json write failed: cannot rename x: Is a directory")
+    }
 }

@@ -218,8 +218,11 @@ def test_rules_survive_a_restart_and_config_defaults_combine(start_proxy, tmp_pa
     ok(ctl(proxy, "throttle", "--host", "*.example.org", "250K", "--up"), "add up to a configured rule")
     before = json.loads(ok(ctl(proxy, "throttle", "--list", "--json"), "list"))
     assert [r["rule"] for r in before["rules"]] == ["host *.example.org", "host 10.0.0.0/8"], before
-    assert json.loads((tmp_path / "state" / "throttle.json").read_text())["lifted"] == [
-        {"scope": "global", "task": None, "host": None}]
+    # The file is written off the control socket's thread, soon after the change.
+    lifted = [{"scope": "global", "task": None, "host": None}]
+    saved = tmp_path / "state" / "throttle.json"
+    wait_for(lambda: saved.exists() and json.loads(saved.read_text())["lifted"] == lifted,
+             message="throttle.json with the lifted default")
     proxy.stop(by_test=True)
     again = start_proxy("--state-dir", state, "--throttle-global", "10M", "--throttle-host", "*.example.org 3M down")
     after = json.loads(ok(ctl(again, "throttle", "--list", "--json"), "list"))
