@@ -1,5 +1,6 @@
 import AFProxyManager
 import AFProxyModel
+import AFProxyServerKit
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -24,9 +25,9 @@ package final class ControlServer: Service, Sendable {
     let extraStats: @Sendable (inout SessionStats) -> Void
     private let metrics: Metrics?
     private let state = Locked<(channel: (any Channel)?, path: String?)>((nil, nil))
-    private let cap = ControlConnectionCap()
+    private let admission = ControlLimits.admission()
     /// The web port's connections count apart, so a full dashboard never locks out afproxyctl.
-    private let webCap = ControlConnectionCap()
+    private let webAdmission = ControlLimits.admission()
     private let web = Locked<WebAddress?>(nil)
     /// The event streams and live feeds open now: a graceful stop ends them cleanly.
     private let streams = ControlStreams()
@@ -104,29 +105,23 @@ package final class ControlServer: Service, Sendable {
     /// Sets up a connection of the web dashboard's port: the same limits and API as the socket,
     /// with `gate` (its access check and page) in front of the API in place of peer credentials.
     package func configureWebConnection(_ channel: any Channel, gate: [any ChannelHandler]) -> EventLoopFuture<Void> {
-        let cap = self.webCap
-        guard cap.acquire() else {
-            return channel.eventLoop.makeCompletedFuture {
-                try channel.pipeline.syncOperations.addHandler(OverCapacityHandler(limit: cap.limit))
-            }
+        let admission = self.webAdmission
+        guard admission.admit(channel) else {
+            return admission.refuse(channel, with: ControlLimits.overCapacity(limit: admission.limit).bytes())
         }
-        channel.closeFuture.whenComplete { _ in cap.release() }
         return channel.eventLoop.makeCompletedFuture {
             try self.configure(channel.pipeline.syncOperations, caller: .web, gate: gate)
         }
     }
 
     private func bootstrap() -> ServerBootstrap {
-        let cap = self.cap
+        let admission = self.admission
         return ServerBootstrap(group: self.group)
             .serverChannelOption(.backlog, value: 64)
             .childChannelInitializer { [self] channel in
-                guard cap.acquire() else {
-                    return channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(OverCapacityHandler(limit: cap.limit))
-                    }
+                guard admission.admit(channel) else {
+                    return admission.refuse(channel, with: ControlLimits.overCapacity(limit: admission.limit).bytes())
                 }
-                channel.closeFuture.whenComplete { _ in cap.release() }
                 return PeerCredentials.of(channel)
                     .map { Optional($0) }
                     .recover { _ in nil }
@@ -140,7 +135,7 @@ package final class ControlServer: Service, Sendable {
         _ sync: ChannelPipeline.SynchronousOperations, caller: ControlCaller, gate: [any ChannelHandler]
     ) throws {
         let web = self.web
-        try sync.addHandler(ControlTimeoutHandler())
+        try sync.addHandler(ControlLimits.timeoutHandler())
         try sync.configureHTTPServerPipeline(
             withErrorHandling: false, withEncoderConfiguration: .init(),
             withDecoderLimitConfiguration: ControlLimits.decoder)
