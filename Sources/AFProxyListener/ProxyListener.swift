@@ -8,14 +8,15 @@ import NIOPosix
 import ServiceLifecycle
 
 /// The proxy's listening sockets (bound here, or adopted from systemd) and the pipeline of each
-/// client connection. As a `Service` it runs until graceful shutdown, then stops accepting.
+/// client connection. As a `Service` it runs until graceful shutdown, then stops accepting
+/// (`ServerSockets`); the daemon's grace period for running tasks follows it in the group.
 package final class ProxyListener: Service, Sendable {
     private let manager: SessionManager
     private let configuration: Locked<ListenerConfiguration>
     private let group: any EventLoopGroup
     /// `max-connections`, and the 503 beyond it; also answers clients outside `allow-clients`.
     private let admission: ConnectionAdmission
-    private let channels = Locked<[any Channel]>([])
+    private let sockets = ServerSockets()
     /// One for the listener's life, so that a reload's users apply to open connections too.
     private let authenticator: ProxyAuthenticator
     /// Starts the lookup of a local client's process (the daemon's `ClientProcessLookup`); it
@@ -38,16 +39,14 @@ package final class ProxyListener: Service, Sendable {
     /// Binds `host:port`; answers the bound address (the port is known when 0 was asked for).
     @discardableResult
     package func bind(host: String, port: Int) async throws -> SocketAddress {
-        let channel = try await self.bootstrap().bind(host: host, port: port).get()
-        self.channels.withLock { $0.append(channel) }
+        let channel = try await self.sockets.bind(self.bootstrap(), host: host, port: port)
         return channel.localAddress!
     }
 
     /// Adopts a listening socket handed over by systemd.
     @discardableResult
     package func adopt(descriptor: CInt) async throws -> SocketAddress {
-        let channel = try await self.bootstrap().withBoundSocket(descriptor).get()
-        self.channels.withLock { $0.append(channel) }
+        let channel = try await self.sockets.adopt(self.bootstrap(), descriptor: descriptor)
         return channel.localAddress!
     }
 
@@ -65,18 +64,7 @@ package final class ProxyListener: Service, Sendable {
     }
 
     package func run() async throws {
-        try? await gracefulShutdown()
-        await self.stopAccepting()
-    }
-
-    package func stopAccepting() async {
-        let channels = self.channels.withLock { channels in
-            defer { channels = [] }
-            return channels
-        }
-        for channel in channels {
-            try? await channel.close()
-        }
+        await self.sockets.serve()
     }
 
     /// Reads start at 512 bytes, which hold most request heads, and grow while they fill, to
