@@ -4,7 +4,8 @@ import PackageDescription
 /// Modules follow DESIGN.md, one direction of dependency:
 /// AFProxyModel ← AFProxyCurl / AFProxyTunnel (the transports), AFProxyStore ← AFProxyManager ← AFProxyListener /
 /// AFProxyControl / AFProxyMetrics ← AFProxyDaemon ← executables; AFProxyControl ← AFProxyWeb (the dashboard) ←
-/// AFProxyDaemon; AFProxyModel ← AFProxyNetwork (the network watcher) ← AFProxyDaemon.
+/// AFProxyDaemon; AFProxyModel ← AFProxyNetwork (the network watcher) ← AFProxyDaemon; AFProxyServerKit (NIO
+/// only) ← the four servers (AFProxyListener, AFProxyControl, AFProxyWeb, AFProxyMetrics).
 let package = Package(
     name: "afproxy",
     platforms: [.macOS(.v15)],
@@ -88,10 +89,23 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        /// What the four servers share (the proxy listener, the control socket, the dashboard and the
+        /// metrics port): the connection cap and its refusals, the idle and request timers, the
+        /// writing of an answer of their own, and their listening sockets as services of the one
+        /// group (bind or adopt, graceful stop). NIO only: it knows nothing of tasks.
+        .target(
+            name: "AFProxyServerKit",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .target(
             name: "AFProxyListener",
             dependencies: [
-                "AFProxyModel", "AFProxyManager", "AFProxyStore",
+                "AFProxyModel", "AFProxyManager", "AFProxyStore", "AFProxyServerKit",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -102,7 +116,7 @@ let package = Package(
         .target(
             name: "AFProxyControl",
             dependencies: [
-                "AFProxyModel", "AFProxyManager",
+                "AFProxyModel", "AFProxyManager", "AFProxyServerKit",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -124,12 +138,13 @@ let package = Package(
         .target(
             name: "AFProxyMetrics",
             dependencies: [
-                "AFProxyModel", "AFProxyManager",
+                "AFProxyModel", "AFProxyManager", "AFProxyServerKit",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         /// The web dashboard (`web-listen`): its page, compiled into the binary as resources, and
@@ -137,10 +152,11 @@ let package = Package(
         .target(
             name: "AFProxyWeb",
             dependencies: [
-                "AFProxyModel", "AFProxyControl",
+                "AFProxyModel", "AFProxyControl", "AFProxyServerKit",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             resources: [
                 .embedInCode("Resources/index.html"), .embedInCode("Resources/app.js"),
@@ -151,7 +167,7 @@ let package = Package(
             name: "AFProxyDaemon",
             dependencies: [
                 "AFProxyModel", "AFProxyCurl", "AFProxyManager", "AFProxyListener", "AFProxyControl", "AFProxyStore",
-                "AFProxySystemd", "AFProxyNetwork", "AFProxyMetrics", "AFProxyWeb",
+                "AFProxySystemd", "AFProxyNetwork", "AFProxyMetrics", "AFProxyWeb", "AFProxyServerKit",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -194,12 +210,24 @@ let package = Package(
             path: "Fuzz/FuzzResponseHead"
         ),
         .testTarget(name: "AFProxyModelTests", dependencies: ["AFProxyModel"]),
+        .testTarget(
+            name: "AFProxyServerKitTests",
+            dependencies: [
+                "AFProxyServerKit",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+            ]
+        ),
         .testTarget(name: "AFProxyNetworkTests", dependencies: ["AFProxyNetwork", "AFProxyModel", "CNetlink"]),
         .testTarget(name: "AFProxyStoreTests", dependencies: ["AFProxyStore", "AFProxyModel"]),
         .testTarget(
             name: "AFProxyListenerTests",
             dependencies: [
-                "AFProxyListener", "AFProxyManager", "AFProxyCurl", "AFProxyModel", "AFProxyStore",
+                "AFProxyListener", "AFProxyManager", "AFProxyCurl", "AFProxyModel", "AFProxyStore", "AFProxyServerKit",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -209,7 +237,7 @@ let package = Package(
         .testTarget(
             name: "AFProxyControlTests",
             dependencies: [
-                "AFProxyControl", "AFProxyManager", "AFProxyCurl", "AFProxyModel",
+                "AFProxyControl", "AFProxyManager", "AFProxyCurl", "AFProxyModel", "AFProxyServerKit",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

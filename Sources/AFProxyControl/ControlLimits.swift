@@ -1,3 +1,4 @@
+import AFProxyServerKit
 import NIOCore
 import NIOHTTP1
 
@@ -43,4 +44,31 @@ enum ControlLimits {
     /// the client is sending: closing it at once would make the client's write fail (EPIPE) before
     /// it reads the 503 that says why.
     static let refusalLinger = TimeAmount.seconds(1)
+
+    /// Refused connections lingering at once: a runaway loop of clients over the cap holds no more
+    /// descriptors than this beyond `maxConnections`; further refusals are written and closed at once.
+    static let maxLingeringRefusals = 32
+
+    /// A cap of `maxConnections` whose refusal is the API's 503.
+    static func admission() -> ConnectionAdmission {
+        ConnectionAdmission(
+            limit: Self.maxConnections, linger: Self.refusalLinger, maxLingering: Self.maxLingeringRefusals)
+    }
+
+    /// The 503 of a connection over the cap.
+    static func overCapacity(limit: Int) -> ControlRefusal {
+        ControlRefusal(
+            .serviceUnavailable, "the control socket is at its limit of \(limit) connections; close one and retry")
+    }
+
+    /// The idle timer and the request timer (head and body), whose 408 is the API's error; no
+    /// codec shedding: control connections are few.
+    static func timeoutHandler(
+        idleTimeout: TimeAmount = Self.idleTimeout, requestTimeout: TimeAmount = Self.requestTimeout
+    ) -> ConnectionTimeoutHandler {
+        let seconds = requestTimeout.nanoseconds / 1_000_000_000
+        return ConnectionTimeoutHandler(idleTimeout: idleTimeout, requestTimeout: requestTimeout) {
+            ControlRefusal(.requestTimeout, "the request did not arrive in full within \(seconds) s").bytes()
+        }
+    }
 }

@@ -1,4 +1,5 @@
 import AFProxyModel
+import AFProxyServerKit
 import FoundationEssentials
 import NIOCore
 import NIOHTTP1
@@ -40,20 +41,12 @@ struct ControlRefusal: Equatable {
     /// The same answer as bytes, for handlers in front of the HTTP encoder.
     func bytes() -> ByteBuffer {
         let (head, body) = self.response()
-        var text = "HTTP/1.1 \(head.status.code) \(head.status.reasonPhrase)\r\n"
-        for (name, value) in head.headers { text += "\(name): \(value)\r\n" }
-        var buffer = ByteBuffer(string: text + "\r\n")
-        buffer.writeImmutableBuffer(body)
-        return buffer
+        return RefusalWriter.bytes(head: head, body: body)
     }
 
     /// Writes the answer through the HTTP encoder, then closes the connection once it is written.
     func send(on context: ChannelHandlerContext, version: HTTPVersion) {
         let (head, body) = self.response(version: version)
-        context.write(NIOAny(HTTPServerResponsePart.head(head)), promise: nil)
-        context.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(body))), promise: nil)
-        context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil))).whenComplete { [channel = context.channel] _ in
-            channel.close(promise: nil)
-        }
+        RefusalWriter.send(head: head, body: body, on: context)
     }
 }

@@ -1,5 +1,6 @@
 import AFProxyManager
 import AFProxyModel
+import AFProxyServerKit
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -23,10 +24,12 @@ package final class ControlServer: Service, Sendable {
     private let group: any EventLoopGroup
     let extraStats: @Sendable (inout SessionStats) -> Void
     private let metrics: Metrics?
-    private let state = Locked<(channel: (any Channel)?, path: String?)>((nil, nil))
-    private let cap = ControlConnectionCap()
+    private let sockets = ServerSockets()
+    /// The socket file this server created, removed at the stop (an adopted one is systemd's).
+    private let path = Locked<String?>(nil)
+    private let admission = ControlLimits.admission()
     /// The web port's connections count apart, so a full dashboard never locks out afproxyctl.
-    private let webCap = ControlConnectionCap()
+    private let webAdmission = ControlLimits.admission()
     private let web = Locked<WebAddress?>(nil)
     /// The event streams and live feeds open now: a graceful stop ends them cleanly.
     private let streams = ControlStreams()
@@ -71,29 +74,35 @@ package final class ControlServer: Service, Sendable {
             try? await channel.close()
             throw Failure(description: "cannot set mode \(String(mode, radix: 8)) on \(path): \(reason)")
         }
-        self.state.withLock { $0 = (channel, path) }
+        self.path.withLock { $0 = path }
+        do {
+            try await self.sockets.add(channel)
+        } catch {
+            self.removeSocketFile()
+            throw error
+        }
     }
 
     /// Adopts a control socket handed over by systemd (afproxy.socket sets its mode).
     package func adopt(descriptor: CInt) async throws {
-        let channel = try await self.bootstrap().withBoundSocket(descriptor).get()
-        self.state.withLock { $0 = (channel, nil) }
+        try await self.sockets.adopt(self.bootstrap(), descriptor: descriptor)
     }
 
+    /// Serves until the group stops it, then closes the socket, removes its file, and gives the
+    /// event streams and live feeds their last chunk (no new one can start now).
     package func run() async throws {
-        try? await gracefulShutdown()
-        await self.stop()
+        await self.sockets.serve {
+            self.removeSocketFile()
+            await self.streams.endAll(within: .seconds(2))
+        }
     }
 
-    package func stop() async {
-        let (channel, path) = self.state.withLock { state in
-            defer { state = (nil, nil) }
-            return state
+    private func removeSocketFile() {
+        let path = self.path.withLock { path in
+            defer { path = nil }
+            return path
         }
-        try? await channel?.close()
         if let path { unlink(path) }
-        // No new stream can start now; the open ones get their last chunk.
-        await self.streams.endAll(within: .seconds(2))
     }
 
     /// What `GET /v1/web` answers from now on (nil: the dashboard is off).
@@ -104,29 +113,23 @@ package final class ControlServer: Service, Sendable {
     /// Sets up a connection of the web dashboard's port: the same limits and API as the socket,
     /// with `gate` (its access check and page) in front of the API in place of peer credentials.
     package func configureWebConnection(_ channel: any Channel, gate: [any ChannelHandler]) -> EventLoopFuture<Void> {
-        let cap = self.webCap
-        guard cap.acquire() else {
-            return channel.eventLoop.makeCompletedFuture {
-                try channel.pipeline.syncOperations.addHandler(OverCapacityHandler(limit: cap.limit))
-            }
+        let admission = self.webAdmission
+        guard admission.admit(channel) else {
+            return admission.refuse(channel, with: ControlLimits.overCapacity(limit: admission.limit).bytes())
         }
-        channel.closeFuture.whenComplete { _ in cap.release() }
         return channel.eventLoop.makeCompletedFuture {
             try self.configure(channel.pipeline.syncOperations, caller: .web, gate: gate)
         }
     }
 
     private func bootstrap() -> ServerBootstrap {
-        let cap = self.cap
+        let admission = self.admission
         return ServerBootstrap(group: self.group)
             .serverChannelOption(.backlog, value: 64)
             .childChannelInitializer { [self] channel in
-                guard cap.acquire() else {
-                    return channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(OverCapacityHandler(limit: cap.limit))
-                    }
+                guard admission.admit(channel) else {
+                    return admission.refuse(channel, with: ControlLimits.overCapacity(limit: admission.limit).bytes())
                 }
-                channel.closeFuture.whenComplete { _ in cap.release() }
                 return PeerCredentials.of(channel)
                     .map { Optional($0) }
                     .recover { _ in nil }
@@ -140,7 +143,7 @@ package final class ControlServer: Service, Sendable {
         _ sync: ChannelPipeline.SynchronousOperations, caller: ControlCaller, gate: [any ChannelHandler]
     ) throws {
         let web = self.web
-        try sync.addHandler(ControlTimeoutHandler())
+        try sync.addHandler(ControlLimits.timeoutHandler())
         try sync.configureHTTPServerPipeline(
             withErrorHandling: false, withEncoderConfiguration: .init(),
             withDecoderLimitConfiguration: ControlLimits.decoder)

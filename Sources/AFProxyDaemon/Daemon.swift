@@ -16,9 +16,10 @@ import ServiceLifecycle
 import Glibc
 #endif
 
-/// Wires the parts together for one run: the upstream session thread, the session manager, the
-/// proxy listener and the control server, driven by `DaemonService` (start, reload on SIGHUP,
-/// graceful stop on SIGTERM or SIGINT) in a service group.
+/// Wires the parts together for one run: the upstream session thread, the session manager and
+/// the four servers (the proxy listener, the control socket, the dashboard and the metrics port),
+/// all services of one group with `DaemonService` (start, reload on SIGHUP); the group's order is
+/// the one stop sequence on SIGTERM or SIGINT (`stopSequence`).
 struct Daemon {
     let configuration: DaemonConfiguration
     let environment: [String: String]
@@ -91,21 +92,41 @@ struct Daemon {
             network: network)
         let services = ServiceGroup(
             configuration: .init(
-                services: [.init(service: service)],
+                services: Self.stopSequence(
+                    service: service, listener: listener, control: control, web: web, metrics: metricsServer
+                ).reversed().map { .init(service: $0) },
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
         do {
             try await services.run()
         } catch {
-            await metricsServer.stop()
-            await web.stop()
             try? await group.shutdownGracefully()
             throw error
         }
-        await metricsServer.stop()
-        await web.stop()
         try await group.shutdownGracefully()
         logger.notice("stopped")
+    }
+
+    /// The services in the order they stop: the group starts them all at once and, on SIGTERM or
+    /// SIGINT, stops them one at a time in the reverse of the order it was given, each after the
+    /// one before has finished. STOPPING=1 first; the proxy stops accepting; running tasks get the
+    /// grace period, then the rest is canceled and downloads parked; the control socket, which
+    /// showed the draining, closes and ends its streams; then the metrics port and the dashboard;
+    /// last `DaemonService` (its watchdog pings and STATUS= lines go on until then) shuts the
+    /// session thread down.
+    static func stopSequence(
+        service: DaemonService, listener: ProxyListener, control: ControlServer, web: WebServer,
+        metrics: MetricsServer
+    ) -> [any Service] {
+        [
+            ShutdownStep { service.announceStop() },
+            listener,
+            ShutdownStep { await service.drain() },
+            control,
+            metrics,
+            web,
+            service,
+        ]
     }
 
     /// Reads `proxy-auth-file` (at start and on reload), hence the throw and the logger for its warning.

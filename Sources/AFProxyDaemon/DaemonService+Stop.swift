@@ -1,13 +1,15 @@
 import AFProxyModel
 import Logging
 
-/// SIGTERM or SIGINT: STOPPING=1, stop accepting, give running tasks `grace-period` seconds to
-/// finish, cancel what is left, then close the control socket and the session. Download tasks
-/// are neither waited for nor canceled: they stay in the journal as they are and continue at the
-/// next start. The control
-/// socket stays open during the grace period, so `afproxyctl list` shows what is draining.
+/// SIGTERM or SIGINT, in the steps of `Daemon.stopSequence`: STOPPING=1; (the proxy stops
+/// accepting;) running tasks get `grace-period` seconds to finish, what is left is canceled; (the
+/// control socket, the metrics port and the dashboard close;) the session thread stops. Download
+/// tasks are neither waited for nor canceled: they stay in the journal as they are and continue
+/// at the next start. The control socket stays open during the grace period, so `afproxyctl
+/// list` shows what is draining.
 extension DaemonService {
-    func stop() async {
+    /// The first step, before any socket closes.
+    func announceStop() {
         let grace = self.state.withLock { state in
             state.stopping = true
             return state.configuration.gracePeriod
@@ -16,7 +18,14 @@ extension DaemonService {
         self.notifyStatus(.stopping)
         self.logger.notice(
             "stopping: no new connections; \(live) running task(s) get up to \(Self.seconds(grace)) s to finish")
-        await self.listener.stopAccepting()
+    }
+
+    var isStopping: Bool { self.state.withLock { $0.stopping } }
+
+    /// Once the proxy accepts no more: the grace period, then what is left is canceled, downloads
+    /// parked, holds written and the network watcher stopped.
+    func drain() async {
+        let grace = self.state.withLock { $0.configuration.gracePeriod }
         self.cancelHeldTasks()
 
         let clock = ContinuousClock()
@@ -31,8 +40,6 @@ extension DaemonService {
         self.manager.parkDownloads()
         self.manager.flushStateFiles()
         self.network.stop()
-        await self.control.stop()
-        self.session.shutdown()
     }
 
     /// Waits until no task is live, the deadline passes or this task is canceled.

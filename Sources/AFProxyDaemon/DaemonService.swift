@@ -14,9 +14,10 @@ import UnixSignals
 import Glibc
 #endif
 
-/// One run of the daemon as a service: start (bind or adopt every socket, then READY=1), serve
-/// (STATUS= once a second, WATCHDOG=1 pings, SIGHUP reloads), and on graceful shutdown stop
-/// (STOPPING=1, stop accepting, a grace period for running tasks, cancel the rest, exit 0).
+/// One run of the daemon as a service: start (bind or adopt the proxy's and the control socket,
+/// then READY=1), serve (STATUS= once a second, WATCHDOG=1 pings, SIGHUP reloads), and, the last
+/// of `Daemon.stopSequence` to stop, shut the session thread down. Its steps of the stop
+/// (STOPPING=1, the grace period) are in DaemonService+Stop.swift.
 final class DaemonService: Service, Sendable {
     struct State {
         /// The configuration in force: the last one read that was valid.
@@ -76,11 +77,13 @@ final class DaemonService: Service, Sendable {
         do {
             try await self.start()
         } catch {
-            await self.listener.stopAccepting()
-            await self.control.stop()
+            // The servers close as the group cancels them. A SIGTERM during the start makes a
+            // server refuse its socket: then this is a stop, and this service waits for its turn.
+            if self.isStopping { try? await gracefulShutdown() }
             self.session.shutdown()
             self.taskLog.finish()
             await taskLogging.value
+            if self.isStopping { return }
             throw error
         }
         do throws(FileError) {
@@ -113,7 +116,7 @@ final class DaemonService: Service, Sendable {
                 group.addTask { await pinger.run() }
             }
             try? await gracefulShutdown()
-            await self.stop()
+            self.session.shutdown()
             group.cancelAll()
         }
         self.taskLog.finish()

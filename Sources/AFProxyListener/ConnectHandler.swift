@@ -9,7 +9,7 @@ import NIOHTTP1
 /// being connected it holds the client's reads and keeps what the client sent early; once the
 /// 200 is out it hands both to the task's relay and leaves the pipeline.
 ///
-/// `RequestTimeoutHandler` stays at the head of the pipeline: to it the tunnel is one long
+/// `ConnectionTimeoutHandler` stays at the head of the pipeline: to it the tunnel is one long
 /// request, during which no timer of its runs.
 final class ConnectHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer

@@ -1,5 +1,6 @@
 import AFProxyManager
 import AFProxyModel
+import AFProxyServerKit
 import NIOCore
 import NIOHTTP1
 
@@ -80,7 +81,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is RequestTimeoutHandler.IdleForAWhile {
+        if event is ConnectionTimeoutHandler.IdleForAWhile {
             return self.shedIfIdle(context: context)
         }
         guard let malformed = event as? ProxyErrorHandler.MalformedRequest else {
@@ -149,7 +150,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     private func receiveHead(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
         guard case .idle = self.state.phase else { return }
-        context.triggerUserOutboundEvent(ConnectionPhase.requestStarted, promise: nil)
+        context.triggerUserOutboundEvent(ConnectionPhase.requestReceived, promise: nil)
         if head.method == .CONNECT {
             switch self.validator.validateConnect(head, client: self.clientAddress) {
             case .success(var request):
@@ -282,7 +283,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         let ended = context.writeAndFlush(self.wrapOutboundOut(.end(nil)))
         switch end {
         case .keepOpen:
-            context.triggerUserOutboundEvent(ConnectionPhase.responseEnded, promise: nil)
+            context.triggerUserOutboundEvent(ConnectionPhase.responseEnding, promise: nil)
             self.drainQueued(context: context)
         case .close:
             ended.whenComplete { [channel = context.channel] _ in channel.close(promise: nil) }
@@ -323,7 +324,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         if refusal.closeConnection {
             ended.whenComplete { [channel = context.channel] _ in channel.close(promise: nil) }
         } else {
-            context.triggerUserOutboundEvent(ConnectionPhase.responseEnded, promise: nil)
+            context.triggerUserOutboundEvent(ConnectionPhase.responseEnding, promise: nil)
             self.drainQueued(context: context)
         }
     }

@@ -1,5 +1,6 @@
 import AFProxyManager
 import AFProxyModel
+import AFProxyServerKit
 import AFProxyStore
 import NIOCore
 import NIOHTTP1
@@ -7,15 +8,15 @@ import NIOPosix
 import ServiceLifecycle
 
 /// The proxy's listening sockets (bound here, or adopted from systemd) and the pipeline of each
-/// client connection. As a `Service` it runs until graceful shutdown, then stops accepting.
+/// client connection. As a `Service` it runs until graceful shutdown, then stops accepting
+/// (`ServerSockets`); the daemon's grace period for running tasks follows it in the group.
 package final class ProxyListener: Service, Sendable {
     private let manager: SessionManager
     private let configuration: Locked<ListenerConfiguration>
     private let group: any EventLoopGroup
-    private let limiter: ConnectionLimiter
-    /// The refused connections still open (`RefusedConnectionHandler`), outside `limiter`.
-    private let refusals = ConnectionLimiter(limit: ProxyListener.maxRefusals)
-    private let channels = Locked<[any Channel]>([])
+    /// `max-connections`, and the 503 beyond it; also answers clients outside `allow-clients`.
+    private let admission: ConnectionAdmission
+    private let sockets = ServerSockets()
     /// One for the listener's life, so that a reload's users apply to open connections too.
     private let authenticator: ProxyAuthenticator
     /// Starts the lookup of a local client's process (the daemon's `ClientProcessLookup`); it
@@ -30,27 +31,26 @@ package final class ProxyListener: Service, Sendable {
         self.manager = manager
         self.configuration = Locked(configuration)
         self.group = group
-        self.limiter = ConnectionLimiter(limit: configuration.maxConnections)
+        self.admission = ConnectionAdmission(
+            limit: configuration.maxConnections, linger: Self.lingerTime, maxLingering: Self.maxRefusals)
         self.authenticator = ProxyAuthenticator(users: configuration.proxyUsers ?? ProxyUsers())
     }
 
     /// Binds `host:port`; answers the bound address (the port is known when 0 was asked for).
     @discardableResult
     package func bind(host: String, port: Int) async throws -> SocketAddress {
-        let channel = try await self.bootstrap().bind(host: host, port: port).get()
-        self.channels.withLock { $0.append(channel) }
+        let channel = try await self.sockets.bind(self.bootstrap(), host: host, port: port)
         return channel.localAddress!
     }
 
     /// Adopts a listening socket handed over by systemd.
     @discardableResult
     package func adopt(descriptor: CInt) async throws -> SocketAddress {
-        let channel = try await self.bootstrap().withBoundSocket(descriptor).get()
-        self.channels.withLock { $0.append(channel) }
+        let channel = try await self.sockets.adopt(self.bootstrap(), descriptor: descriptor)
         return channel.localAddress!
     }
 
-    package var openConnections: Int { self.limiter.count }
+    package var openConnections: Int { self.admission.openConnections }
 
     /// New connections get `configuration`; open ones keep theirs. `maxConnections` stays as at init.
     /// The users of `proxy-auth-file` apply to every connection at once, open ones included
@@ -64,18 +64,7 @@ package final class ProxyListener: Service, Sendable {
     }
 
     package func run() async throws {
-        try? await gracefulShutdown()
-        await self.stopAccepting()
-    }
-
-    package func stopAccepting() async {
-        let channels = self.channels.withLock { channels in
-            defer { channels = [] }
-            return channels
-        }
-        for channel in channels {
-            try? await channel.close()
-        }
+        await self.sockets.serve()
     }
 
     /// Reads start at 512 bytes, which hold most request heads, and grow while they fill, to
@@ -90,8 +79,7 @@ package final class ProxyListener: Service, Sendable {
 
     private func bootstrap() -> ServerBootstrap {
         let manager = self.manager
-        let limiter = self.limiter
-        let refusals = self.refusals
+        let admission = self.admission
         return ServerBootstrap(group: self.group)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -103,18 +91,17 @@ package final class ProxyListener: Service, Sendable {
                 let peer = channel.remoteAddress?.ipAddress.flatMap { IPAddress($0) }
                 guard configuration.allowedClients.allows(peer) else {
                     let refusal = ProxyRefusal(.forbidden, "this client address may not use the proxy (allow-clients)")
-                    return Self.refuse(channel, refusal.bytes(version: .http1_1, via: configuration.viaName), refusals)
+                    return admission.refuse(channel, with: refusal.bytes(version: .http1_1, via: configuration.viaName))
                 }
                 let authenticator = configuration.proxyUsers == nil ? nil : self.authenticator
                 let validator = RequestValidator(
                     via: configuration.viaName, maxHeaderBytes: configuration.maxHeaderBytes,
                     connectPorts: configuration.allowedConnectPorts, authenticator: authenticator)
                 let limits = Self.decoderLimits(configuration)
-                guard limiter.acquire() else {
-                    let refusal = Self.overLimitRefusal(limit: limiter.limit)
-                    return Self.refuse(channel, refusal.bytes(version: .http1_1, via: configuration.viaName), refusals)
+                guard admission.admit(channel) else {
+                    let refusal = Self.overLimitRefusal(limit: admission.limit)
+                    return admission.refuse(channel, with: refusal.bytes(version: .http1_1, via: configuration.viaName))
                 }
-                channel.closeFuture.whenComplete { _ in limiter.release() }
                 let client = channel.remoteAddress.map(Self.describe) ?? "unknown"
                 let process = self.processLookup.flatMap { lookup in
                     ConnectionAddresses(local: channel.localAddress, peer: channel.remoteAddress).flatMap { addresses in
@@ -123,10 +110,7 @@ package final class ProxyListener: Service, Sendable {
                 }
                 return channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
-                    try sync.addHandler(
-                        RequestTimeoutHandler(
-                            idleTimeout: configuration.idleTimeout, headerTimeout: configuration.headerTimeout,
-                            via: configuration.viaName))
+                    try sync.addHandler(Self.timeoutHandler(configuration))
                     try Self.addHTTPHandlers(
                         to: sync, manager: manager, validator: validator, clientAddress: client, limits: limits,
                         authenticator: authenticator, clientProcess: process)
@@ -163,27 +147,29 @@ package final class ProxyListener: Service, Sendable {
         ProxyRefusal(.serviceUnavailable, "the proxy is at its limit of \(limit) client connections", retryAfter: 1)
     }
 
-    /// Answers a connection refused at accept with `response`, nothing of it read or parsed:
-    /// lingering half-closed (`RefusedConnectionHandler`) while fewer than `maxRefusals` do,
-    /// else written and closed at once, at the risk of a reset that loses the answer.
-    private static func refuse(
-        _ channel: any Channel, _ response: ByteBuffer, _ refusals: ConnectionLimiter
-    ) -> EventLoopFuture<Void> {
-        guard refusals.acquire() else {
-            channel.writeAndFlush(response).whenComplete { _ in channel.close(promise: nil) }
-            return channel.eventLoop.makeSucceededVoidFuture()
-        }
-        channel.closeFuture.whenComplete { _ in refusals.release() }
-        return channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.addHandler(
-                RefusedConnectionHandler(response: response, linger: Self.lingerTime))
+    /// The idle timer, and the header timer whose 408 names this proxy in `Via`. The head never
+    /// arrived, so neither did its version: the 408 is HTTP/1.1.
+    static func timeoutHandler(_ configuration: ListenerConfiguration) -> ConnectionTimeoutHandler {
+        let via = configuration.viaName
+        return ConnectionTimeoutHandler(
+            idleTimeout: TimeAmount(configuration.idleTimeout), requestTimeout: TimeAmount(configuration.headerTimeout),
+            shedDelay: Self.shedDelay
+        ) {
+            ProxyRefusal(.requestTimeout, "the request head did not arrive in time").bytes(version: .http1_1, via: via)
         }
     }
+
+    /// When an idle connection may shed its codec (`ConnectionTimeoutHandler.IdleForAWhile`): 250 ms
+    /// is longer than the gap between a busy client's requests on one connection, far shorter than
+    /// the seconds to minutes a browser keeps an idle connection open. Putting the codec back costs
+    /// four handler allocations, a small part of a request through the proxy.
+    static let shedDelay = TimeAmount.milliseconds(250)
 
     /// How long a refused connection waits, half-closed, for its client to close: long enough
     /// for the request to arrive and the answer to be read, on any link a local proxy serves.
     static let lingerTime = TimeAmount.seconds(1)
-    /// Refused connections lingering at once; beyond them a refusal is closed at once.
+    /// Refused connections lingering at once (over `max-connections` or outside `allow-clients`);
+    /// beyond them a refusal is written and closed at once, at the risk of a reset that loses it.
     static let maxRefusals = 32
 
     static func describe(_ address: SocketAddress) -> String {

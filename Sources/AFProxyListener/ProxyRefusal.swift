@@ -1,4 +1,5 @@
 import AFProxyModel
+import AFProxyServerKit
 import NIOCore
 import NIOHTTP1
 
@@ -44,8 +45,6 @@ package struct ProxyRefusal: Error, Sendable, Equatable {
     /// connection limit before any handler was added.
     func bytes(version: HTTPVersion, via: String) -> ByteBuffer {
         let (head, body) = self.response(version: version, via: via)
-        var text = "HTTP/\(version.major).\(version.minor) \(head.status.code) \(head.status.reasonPhrase)\r\n"
-        for (name, value) in head.headers { text += "\(name): \(value)\r\n" }
-        return ByteBuffer(string: text + "\r\n" + body)
+        return RefusalWriter.bytes(head: head, body: ByteBuffer(string: body))
     }
 }

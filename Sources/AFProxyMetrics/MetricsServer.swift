@@ -1,12 +1,15 @@
 import AFProxyModel
+import AFProxyServerKit
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import ServiceLifecycle
 
 /// The `metrics-listen` port: plain HTTP/1.1 for Prometheus to scrape, off unless configured.
 /// It has no access control of its own: whoever can reach the address reads the metrics (task
-/// counts and rates, never URLs or hosts), which is why the README advises loopback.
-package final class MetricsServer: Sendable {
+/// counts and rates, never URLs or hosts), which is why the README advises loopback. As a
+/// `Service` it serves until graceful shutdown, then closes its port.
+package final class MetricsServer: Service, Sendable {
     /// A scraper that keeps a connection open but sends nothing this long is dropped.
     static let idleTimeout = TimeAmount.seconds(120)
 
@@ -17,14 +20,14 @@ package final class MetricsServer: Sendable {
 
     private let group: any EventLoopGroup
     private let exposition: @Sendable () -> [UInt8]
-    private let channel = Locked<(any Channel)?>(nil)
+    private let sockets = ServerSockets()
 
     package init(group: any EventLoopGroup, exposition: @escaping @Sendable () -> [UInt8]) {
         self.group = group
         self.exposition = exposition
     }
 
-    /// Binds `host:port` and serves until `stop()`; answers the bound address (port 0 picks one).
+    /// Binds `host:port`; answers the bound address (port 0 picks one).
     package func bind(host: String, port: Int) async throws -> SocketAddress? {
         let exposition = self.exposition
         let bootstrap = ServerBootstrap(group: self.group)
@@ -40,19 +43,14 @@ package final class MetricsServer: Sendable {
             }
         let channel: any Channel
         do {
-            channel = try await bootstrap.bind(host: host, port: port).get()
+            channel = try await self.sockets.bind(bootstrap, host: host, port: port)
         } catch {
             throw Failure(description: "metrics-listen: cannot listen on \(host):\(port): \(error)")
         }
-        self.channel.withLock { $0 = channel }
         return channel.localAddress
     }
 
-    package func stop() async {
-        let channel = self.channel.withLock { channel in
-            defer { channel = nil }
-            return channel
-        }
-        try? await channel?.close()
+    package func run() async throws {
+        await self.sockets.serve()
     }
 }

@@ -1,5 +1,6 @@
 import AFProxyControl
 import AFProxyModel
+import AFProxyServerKit
 import NIOCore
 import NIOHTTP1
 
@@ -103,7 +104,7 @@ final class WebGateHandler: ChannelInboundHandler {
     }
 
     private func send(_ answer: Answer, to request: HTTPRequestHead, _ context: ChannelHandlerContext) {
-        context.triggerUserOutboundEvent(ControlPhase.requestReceived, promise: nil)
+        context.triggerUserOutboundEvent(ConnectionPhase.requestReceived, promise: nil)
         var headers = answer.headers
         headers.add(name: "Content-Length", value: String(answer.body.count))
         headers.add(name: "Date", value: HTTPDate.now())
@@ -117,7 +118,7 @@ final class WebGateHandler: ChannelInboundHandler {
         if request.method != .HEAD || !answer.body.isEmpty {
             context.write(self.wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: answer.body)))), promise: nil)
         }
-        if keepAlive { context.triggerUserOutboundEvent(ControlPhase.responseEnding, promise: nil) }
+        if keepAlive { context.triggerUserOutboundEvent(ConnectionPhase.responseEnding, promise: nil) }
         let done = context.writeAndFlush(self.wrapOutboundOut(.end(nil)))
         if !keepAlive {
             done.whenComplete { [channel = context.channel] _ in channel.close(promise: nil) }

@@ -1,7 +1,9 @@
 import AFProxyControl
 import AFProxyModel
+import AFProxyServerKit
 import NIOCore
 import NIOPosix
+import ServiceLifecycle
 
 #if canImport(Glibc)
 import Glibc
@@ -11,7 +13,8 @@ import Glibc
 /// unless configured. The API is the control socket's own (`ControlServer.configureWebConnection`
 /// builds the same pipeline), so the page can do exactly what afproxyctl can, and nothing more.
 /// A new token is made at every start and kept, mode 0600, in `tokenFile` until the daemon stops.
-package final class WebServer: Sendable {
+/// As a `Service` it serves until graceful shutdown, then closes its port and removes the token.
+package final class WebServer: Service, Sendable {
     package struct Failure: Error, CustomStringConvertible {
         package var description: String
     }
@@ -19,7 +22,8 @@ package final class WebServer: Sendable {
     private let control: ControlServer
     private let group: any EventLoopGroup
     private let access = Locked<WebAccess?>(nil)
-    private let state = Locked<(channel: (any Channel)?, tokenFile: String?)>((nil, nil))
+    private let sockets = ServerSockets()
+    private let tokenFile = Locked<String?>(nil)
 
     package init(control: ControlServer, group: any EventLoopGroup) {
         self.control = control
@@ -46,7 +50,7 @@ package final class WebServer: Sendable {
             }
         let channel: any Channel
         do {
-            channel = try await bootstrap.bind(host: host, port: port).get()
+            channel = try await self.sockets.bind(bootstrap, host: host, port: port)
         } catch {
             throw Failure(
                 description: "web-listen: cannot listen on \(EndpointText.of(host: host, port: port)): \(error)")
@@ -55,20 +59,21 @@ package final class WebServer: Sendable {
         do {
             try WebTokenFile.write(rules.token, to: tokenFile)
         } catch {
-            try? await channel.close()
+            await self.sockets.quiesce()
             throw error
         }
         access.withLock { $0 = rules }
-        self.state.withLock { $0 = (channel, tokenFile) }
+        self.tokenFile.withLock { $0 = tokenFile }
         return WebAddress(url: rules.url, token: rules.token, tokenFile: tokenFile)
     }
 
-    package func stop() async {
-        let (channel, tokenFile) = self.state.withLock { state in
-            defer { state = (nil, nil) }
-            return state
+    package func run() async throws {
+        await self.sockets.serve {
+            let tokenFile = self.tokenFile.withLock { file in
+                defer { file = nil }
+                return file
+            }
+            if let tokenFile { unlink(tokenFile) }
         }
-        try? await channel?.close()
-        if let tokenFile { unlink(tokenFile) }
     }
 }

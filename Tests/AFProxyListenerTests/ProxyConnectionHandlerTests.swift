@@ -1,6 +1,7 @@
 import AFProxyCurl
 import AFProxyManager
 import AFProxyModel
+import AFProxyServerKit
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
@@ -173,7 +174,7 @@ import Testing
 
     /// What the timeout handler says once the connection has been idle for a while.
     private func idleForAWhile() {
-        self.channel.pipeline.fireUserInboundEventTriggered(RequestTimeoutHandler.IdleForAWhile())
+        self.channel.pipeline.fireUserInboundEventTriggered(ConnectionTimeoutHandler.IdleForAWhile())
         self.channel.embeddedEventLoop.run()  // the decoder leaves on the next loop turn
     }
 
@@ -225,7 +226,7 @@ import Testing
     @Test func bytesArrivingWhileTheDecoderLeavesWaitForIt() throws {
         try self.send(self.request("first"))
         self.answer(try #require(self.currentTask), "one")
-        self.channel.pipeline.fireUserInboundEventTriggered(RequestTimeoutHandler.IdleForAWhile())
+        self.channel.pipeline.fireUserInboundEventTriggered(ConnectionTimeoutHandler.IdleForAWhile())
         try self.send("GET http://origin.test/second HTTP/1.1\r\n")
         #expect(self.currentTask == nil)
         self.channel.embeddedEventLoop.run()

@@ -1,17 +1,17 @@
 import Synchronization
 
-/// Counts open control connections against `limit`; the server asks it for a slot as it accepts
-/// each connection and gives the slot back when the connection closes.
-final class ControlConnectionCap: Sendable {
-    let limit: Int
+/// Counts open connections against `limit`: a server asks it for a slot as it accepts each
+/// connection and gives the slot back when the connection closes.
+package final class ConnectionLimiter: Sendable {
     private let open = Atomic<Int>(0)
+    package let limit: Int
 
-    init(limit: Int = ControlLimits.maxConnections) {
+    package init(limit: Int) {
         self.limit = limit
     }
 
     /// Takes a slot, or answers false, taking nothing, when all `limit` are taken.
-    func acquire() -> Bool {
+    package func acquire() -> Bool {
         let now = self.open.add(1, ordering: .relaxed).newValue
         guard now <= self.limit else {
             self.open.subtract(1, ordering: .relaxed)
@@ -20,9 +20,9 @@ final class ControlConnectionCap: Sendable {
         return true
     }
 
-    func release() {
+    package func release() {
         self.open.subtract(1, ordering: .relaxed)
     }
 
-    var count: Int { self.open.load(ordering: .relaxed) }
+    package var count: Int { self.open.load(ordering: .relaxed) }
 }

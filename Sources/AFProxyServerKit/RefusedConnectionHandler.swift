@@ -1,7 +1,7 @@
 import NIOCore
 
-/// The whole pipeline of a client connection refused at accept (over `max-connections`, or
-/// outside `allow-clients`): it writes the refusal, shuts its side of the connection once the
+/// The whole pipeline of a connection refused at accept (`ConnectionAdmission.refuse`: over a
+/// server's cap, or a client it does not allow): it writes the refusal, shuts its side of the connection once the
 /// bytes are out, reads and drops what the client sends, and closes as soon as the client
 /// closes or `linger` has passed, whichever comes first.
 ///
@@ -9,9 +9,7 @@ import NIOCore
 /// answer with a reset, which can destroy the refusal before the client reads it; the
 /// half-closed wait lets the client read it and close first (a client that read the answer and
 /// its end closes at once), so such a connection usually costs a descriptor for one round trip.
-/// `ProxyListener` counts these connections against a cap of their own, beyond which a refused
-/// connection is written to and closed at once, so that a flood of refused clients cannot hold
-/// many descriptors outside `max-connections`.
+/// A write that fails closes the connection at once: nothing is left to wait for.
 final class RefusedConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer

@@ -1,36 +1,41 @@
 import NIOCore
-import NIOHTTP1
 
-/// Closes connections that hold a slot without using it: idle keep-alive connections after
-/// `idleTimeout`, and clients that started a request head but did not finish it within
-/// `headerTimeout` (408, the slowloris defence). It sits first in the pipeline, on raw bytes, so it
-/// sees the first byte of a head before the parser does.
-final class RequestTimeoutHandler: ChannelDuplexHandler {
-    typealias InboundIn = ByteBuffer
-    typealias InboundOut = ByteBuffer
-    typealias OutboundIn = ByteBuffer
-    typealias OutboundOut = ByteBuffer
+/// Closes connections that hold a slot without using it: a connection with no request under way
+/// (just opened, or its last answer ended) is closed quietly after `idleTimeout`; a request that
+/// started but did not arrive within `requestTimeout` of its first byte gets `timeoutAnswer` (a
+/// 408) and the connection closes (the slowloris defence). A connection being answered has no
+/// timer: the answering handler says when a request arrived and when its answer ends
+/// (`ConnectionPhase`). It sits first in the pipeline, on raw bytes, so it sees a request's first
+/// byte before the parser does; the deadlines read the event loop's clock, so tests move it.
+///
+/// The proxy times the head only (`header-timeout`; a body may stream for as long as the client
+/// sends it) and sheds an idle connection's codec (`shedDelay`); the control socket times head and
+/// body and sheds nothing. Both answer with their own refusal.
+package final class ConnectionTimeoutHandler: ChannelDuplexHandler {
+    package typealias InboundIn = ByteBuffer
+    package typealias InboundOut = ByteBuffer
+    package typealias OutboundIn = ByteBuffer
+    package typealias OutboundOut = ByteBuffer
 
     private enum Phase {
         case idle
-        case receivingHead
+        case receiving
         case busy
     }
 
     /// Sent inbound once a connection has been idle for `shedDelay`: the connection handler may
-    /// then shed its codec (`ClientCodec`). Not at once: a busy keep-alive connection would pay
-    /// for taking it out and putting it back on every request.
-    struct IdleForAWhile: Sendable {}
-
-    /// 250 ms: longer than the gap between a busy client's requests on one connection, far
-    /// shorter than the seconds to minutes a browser keeps an idle connection open. Putting the
-    /// codec back costs four handler allocations, a small part of a request through the proxy.
-    static let shedDelay = TimeAmount.milliseconds(250)
+    /// then shed its codec. Not at once: a busy keep-alive connection would pay for taking it out
+    /// and putting it back on every request.
+    package struct IdleForAWhile: Sendable {
+        package init() {}
+    }
 
     private let idleTimeout: TimeAmount
-    private let headerTimeout: TimeAmount
-    /// This proxy's name in `Via`, for the 408.
-    private let via: String
+    private let requestTimeout: TimeAmount
+    /// How long an idle connection waits before `IdleForAWhile`; nil: never told.
+    private let shedDelay: TimeAmount?
+    /// The bytes of the 408, made when it is due (it carries a `Date`).
+    private let timeoutAnswer: () -> ByteBuffer
     private var phase = Phase.idle
     /// When the current phase expires; nil while busy. A keep-alive connection turns from idle to
     /// busy and back on every request, so the one scheduled timer is not moved each time: when
@@ -45,28 +50,32 @@ final class RequestTimeoutHandler: ChannelDuplexHandler {
     /// When the idle connection is told it has been idle for a while; nil once told, or busy.
     private var shedAt: NIODeadline?
 
-    init(idleTimeout: Duration, headerTimeout: Duration, via: String) {
-        self.idleTimeout = TimeAmount(idleTimeout)
-        self.headerTimeout = TimeAmount(headerTimeout)
-        self.via = via
+    package init(
+        idleTimeout: TimeAmount, requestTimeout: TimeAmount, shedDelay: TimeAmount? = nil,
+        timeoutAnswer: @escaping () -> ByteBuffer
+    ) {
+        self.idleTimeout = idleTimeout
+        self.requestTimeout = requestTimeout
+        self.shedDelay = shedDelay
+        self.timeoutAnswer = timeoutAnswer
     }
 
-    func handlerAdded(context: ChannelHandlerContext) {
+    package func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         if context.channel.isActive { self.enter(.idle, context) }
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
+    package func handlerRemoved(context: ChannelHandlerContext) {
         self.cancelTimer()
         self.context = nil
     }
 
-    func channelActive(context: ChannelHandlerContext) {
+    package func channelActive(context: ChannelHandlerContext) {
         self.enter(.idle, context)
         context.fireChannelActive()
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    package func channelInactive(context: ChannelHandlerContext) {
         self.cancelTimer()
         self.deadline = nil
         context.fireChannelInactive()
@@ -78,21 +87,22 @@ final class RequestTimeoutHandler: ChannelDuplexHandler {
         self.timerDeadline = nil
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if self.phase == .idle {
-            self.enter(.receivingHead, context)
+            self.enter(.receiving, context)
         }
         context.fireChannelRead(data)
     }
 
-    func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+    package func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?)
+    {
         guard let event = event as? ConnectionPhase else {
             context.triggerUserOutboundEvent(event, promise: promise)
             return
         }
         switch event {
-        case .requestStarted: self.enter(.busy, context)
-        case .responseEnded: self.enter(.idle, context)
+        case .requestReceived: self.enter(.busy, context)
+        case .responseEnding: self.enter(.idle, context)
         }
         promise?.succeed()
     }
@@ -106,9 +116,9 @@ final class RequestTimeoutHandler: ChannelDuplexHandler {
             return
         case .idle:
             self.deadline = context.eventLoop.now + self.idleTimeout
-            self.shedAt = context.eventLoop.now + Self.shedDelay
-        case .receivingHead:
-            self.deadline = context.eventLoop.now + self.headerTimeout
+            self.shedAt = self.shedDelay.map { context.eventLoop.now + $0 }
+        case .receiving:
+            self.deadline = context.eventLoop.now + self.requestTimeout
             self.shedAt = nil
         }
         // A pending timer that fires no later than the new deadline re-arms itself then; one that
@@ -151,11 +161,9 @@ final class RequestTimeoutHandler: ChannelDuplexHandler {
         switch self.phase {
         case .idle:
             context.close(promise: nil)
-        case .receivingHead:
-            // The head never arrived, so neither did its version: answer as HTTP/1.1.
-            let refusal = ProxyRefusal(.requestTimeout, "the request head did not arrive in time")
-            let response = refusal.bytes(version: .http1_1, via: self.via)
-            context.writeAndFlush(self.wrapOutboundOut(response)).whenComplete { [channel = context.channel] _ in
+        case .receiving:
+            context.writeAndFlush(self.wrapOutboundOut(self.timeoutAnswer())).whenComplete {
+                [channel = context.channel] _ in
                 channel.close(promise: nil)
             }
         case .busy:
@@ -164,8 +172,8 @@ final class RequestTimeoutHandler: ChannelDuplexHandler {
     }
 }
 
-extension RequestTimeoutHandler: NIOScheduledCallbackHandler {
-    func handleScheduledCallback(eventLoop: some EventLoop) {
+extension ConnectionTimeoutHandler: NIOScheduledCallbackHandler {
+    package func handleScheduledCallback(eventLoop: some EventLoop) {
         guard let context = self.context else { return }
         self.timerFired(context)
     }
