@@ -150,10 +150,10 @@ package final class ControlServer: Service, Sendable {
         try sync.addHandler(ControlParserErrorHandler())
         try sync.addHandler(ControlBodyLimitHandler())
         try sync.addHandlers(gate)
-        try sync.addHandler(
-            ControlHandler(
-                manager: self.manager, caller: caller, extraStats: self.extraStats, metrics: self.metrics,
-                web: { web.withLock { $0 } }, streams: self.streams))
+        let router = ControlRouter.api(
+            manager: self.manager, extraStats: self.extraStats, metrics: self.metrics, web: { web.withLock { $0 } },
+            streams: self.streams)
+        try sync.addHandler(ControlHandler(router: router, caller: caller))
     }
 
     /// Makes room for the socket: refuses a live one, removes a stale one.

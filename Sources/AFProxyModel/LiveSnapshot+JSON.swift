@@ -20,9 +20,7 @@ extension LiveSnapshot {
             out.append(contentsOf: String(id).utf8)
         }
         out.append(contentsOf: #"],"stats":"#.utf8)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        out.append(contentsOf: (try? encoder.encode(self.stats)) ?? Data("{}".utf8))
+        out.append(contentsOf: (try? JSONEncoder.api().encode(self.stats)) ?? Data("{}".utf8))
         out.append(contentsOf: #","tasks":["#.utf8)
         Self.write(self.tasks, to: &out)
         out.append(contentsOf: "]}".utf8)

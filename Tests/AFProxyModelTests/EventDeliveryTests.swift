@@ -50,9 +50,7 @@ import Testing
     }
 
     @Test func theMissedLineIsItsOwnEvent() throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let json = String(decoding: try encoder.encode(StreamEvent.missed(MissedEvents(42))), as: UTF8.self)
+        let json = String(decoding: try JSONEncoder.api().encode(StreamEvent.missed(MissedEvents(42))), as: UTF8.self)
         #expect(json == #"{"event":"missed","missed":42}"#)
         #expect(try JSONDecoder().decode(StreamEvent.self, from: Data(json.utf8)) == .missed(MissedEvents(42)))
     }

@@ -4,9 +4,7 @@ import Testing
 
 @Suite struct LiveSnapshotJSONTests {
     private func encoded(_ snapshot: LiveSnapshot) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let encoder = JSONEncoder.api()
         return String(decoding: try encoder.encode(snapshot), as: UTF8.self)
     }
 
@@ -33,6 +31,10 @@ import Testing
         stats.failed = 1
         stats.bytesDown = 1 << 33
         stats.uptimeSeconds = 12.5
+        // A date in the totals: they go through the API's encoder, dates as ISO 8601 like `/v1/stats`.
+        stats.network = Reachability(
+            status: .reachable, interface: "eth0", interfaceKind: "ethernet",
+            changedAt: Date(timeIntervalSince1970: 1_795_000_000))
         for snapshot in [
             LiveSnapshot(tasks: [], live: [], completed: [], completedNotShown: 0, stats: SessionStats()),
             LiveSnapshot(

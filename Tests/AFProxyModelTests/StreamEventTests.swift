@@ -6,10 +6,7 @@ import Testing
 /// reader tells them apart by the event's name.
 @Suite struct StreamEventTests {
     func encoder() -> JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
+        JSONEncoder.api()
     }
 
     func decoder() -> JSONDecoder {

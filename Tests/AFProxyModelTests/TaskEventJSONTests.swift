@@ -5,9 +5,7 @@ import Testing
 @Suite struct TaskEventJSONTests {
     @Test(arguments: TaskEvent.Kind.allCases)
     func writesWhatTheEncoderWrites(kind: TaskEvent.Kind) throws {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let encoder = JSONEncoder.api()
         let record = TaskRecord(
             id: 7, kind: .download, state: .running, method: "GET", url: "http://h/a?q=\"x\"", client: "c",
             createdAt: Date(timeIntervalSince1970: 1_795_000_000), status: 206,

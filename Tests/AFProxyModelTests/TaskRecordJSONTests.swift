@@ -4,9 +4,7 @@ import Testing
 
 @Suite struct TaskRecordJSONTests {
     private func encoded(_ list: TaskList) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let encoder = JSONEncoder.api()
         return String(decoding: try encoder.encode(list), as: UTF8.self)
     }
 

@@ -10,58 +10,85 @@ import NIOHTTP1
 /// the connection's event loop. A reader that stops reading costs a fixed amount of memory
 /// (`EventDelivery`): what it cannot take is dropped, counted, and reported as one `missed` line
 /// when it reads again, so a dashboard in a background tab or a paused `watch` neither grows the
-/// daemon nor loses track silently.
-final class EventStream {
+/// daemon nor loses track silently. It sits behind `ControlHandler`, which wrote the answer's head.
+final class EventStreamHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
     /// Events waiting for the event loop, per reader. Publishing can outpace a busy loop for a
     /// moment (a burst of completions); beyond this they count as missed rather than queue.
     static let capacity = 256
 
     private let manager: SessionManager
-    private let context: ChannelHandlerContext
-    private let encoder: JSONEncoder
-    private let delivery = Locked(EventDelivery(capacity: EventStream.capacity))
+    /// Where the stream is listed, so that a graceful stop ends it with its last chunk.
+    private let streams: ControlStreams?
+    private let writer = NDJSONWriter()
+    private let encoder = JSONEncoder.api()
+    private let delivery = Locked(EventDelivery(capacity: EventStreamHandler.capacity))
+    private var context: ChannelHandlerContext?
     private var token: Int?
     private var ticker: RepeatedTask?
     private var lastProgress: [Int: (Int64, Int64)] = [:]
-    /// One flush for the events written in one turn of the event loop: a flush per event was a
-    /// writev per event, as much CPU as encoding them.
-    private var flushScheduled = false
 
-    init(manager: SessionManager, context: ChannelHandlerContext) {
+    init(manager: SessionManager, streams: ControlStreams?) {
         self.manager = manager
+        self.streams = streams
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        self.encoder = JSONEncoder()
-        self.encoder.dateEncodingStrategy = .iso8601
-        self.encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
         let delivery = self.delivery
-        self.token = manager.events.subscribeStream { event in
+        self.token = self.manager.events.subscribeStream { event in
             guard delivery.withLock({ $0.offer() }) else { return }
             eventLoop.execute { loopBound.value.deliver(event) }
         }
         self.ticker = eventLoop.scheduleRepeatedTask(initialDelay: .milliseconds(250), delay: .milliseconds(250)) { _ in
             loopBound.value.tick()
         }
+        if self.streams?.add(context.channel) == false { self.end(context) }
     }
 
-    func stop() {
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.stop()
+        self.context = nil
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        self.stop()
+        self.writer.close()
+        context.fireChannelInactive()
+    }
+
+    /// The socket drained below NIO's low watermark (or filled above its high one).
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable, let missed = self.delivery.withLock({ $0.becameWritable() }) {
+            self.write(.missed(MissedEvents(missed)))
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    /// The daemon stops (`ControlStreams.endAll`).
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard event is ControlStreamEnd else { return context.fireUserInboundEventTriggered(event) }
+        self.end(context)
+    }
+
+    private func end(_ context: ChannelHandlerContext) {
+        self.stop()
+        self.writer.end(context: context)
+    }
+
+    private func stop() {
         if let token { self.manager.events.unsubscribe(token) }
         self.token = nil
         self.ticker?.cancel()
         self.ticker = nil
     }
 
-    /// The socket drained below NIO's low watermark (or filled above its high one).
-    func writabilityChanged() {
-        guard self.context.channel.isWritable, let missed = self.delivery.withLock({ $0.becameWritable() }) else {
-            return
-        }
-        self.write(.missed(MissedEvents(missed)))
-    }
-
     private func deliver(_ event: StreamEvent) {
-        let writable = self.context.channel.isWritable
+        let writable = self.context?.channel.isWritable ?? false
         switch self.delivery.withLock({ $0.dequeue(writable: writable) }) {
         case .drop:
             break
@@ -76,7 +103,7 @@ final class EventStream {
     /// Progress is a snapshot: a reader that cannot take it now gets the state of the moment at
     /// its next tick instead, so skipped ticks are not counted as missed.
     private func tick() {
-        guard self.context.channel.isWritable else { return }
+        guard self.context?.channel.isWritable == true else { return }
         var seen: [Int: (Int64, Int64)] = [:]
         for record in self.manager.tasks(includeHistory: false) where record.state != .completed {
             let counts = (record.upload.completed, record.download.completed)
@@ -88,8 +115,10 @@ final class EventStream {
         self.lastProgress = seen
     }
 
+    /// Task events, two per proxied request, are written by hand (`TaskEvent+JSON`); the rare
+    /// others through the API's encoder.
     private func write(_ event: StreamEvent) {
-        guard self.token != nil else { return }
+        guard self.token != nil, let context = self.context else { return }
         var json: [UInt8] = []
         if case .task(let taskEvent) = event {
             taskEvent.writeJSON(to: &json)
@@ -97,17 +126,6 @@ final class EventStream {
             guard let encoded = try? self.encoder.encode(event) else { return }
             json.append(contentsOf: encoded)
         }
-        var buffer = self.context.channel.allocator.buffer(capacity: json.count + 1)
-        buffer.writeBytes(json)
-        buffer.writeString("\n")
-        self.context.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(buffer))), promise: nil)
-        guard !self.flushScheduled else { return }
-        self.flushScheduled = true
-        let loopBound = NIOLoopBound(self, eventLoop: self.context.eventLoop)
-        self.context.eventLoop.execute {
-            let stream = loopBound.value
-            stream.flushScheduled = false
-            if stream.token != nil { stream.context.flush() }
-        }
+        self.writer.write(json, context: context)
     }
 }

@@ -1,0 +1,65 @@
+import AFProxyManager
+import AFProxyModel
+import FoundationEssentials
+import NIOHTTP1
+
+/// `/v1/holds`: the hold rules, added and removed at runtime and kept in the state directory by
+/// the session manager's `HoldBook` (which writes its file off the event loop itself).
+///
+///     GET    /v1/holds          the rules in order
+///     POST   /v1/holds          a rule from the JSON body (`HoldRequestBody`)
+///     DELETE /v1/holds/{id}
+struct HoldsEndpoint: ControlEndpoint {
+    enum Route: Sendable, Equatable {
+        case list
+        case add
+        case remove(Int)
+    }
+
+    let manager: SessionManager
+
+    func route(_ request: ControlRequest) -> Result<Route, RouteRefusal> {
+        let notAllowed = RouteRefusal.notAllowed(request.method, on: request.path)
+        switch request.rest.count {
+        case 1:
+            switch request.method {
+            case "GET": return .success(.list)
+            case "POST": return .success(.add)
+            default: return .failure(notAllowed)
+            }
+        case 2:
+            guard request.method == "DELETE" else { return .failure(notAllowed) }
+            return ControlRequest.id(request.rest[1], of: "hold rule").map { .remove($0) }
+        default:
+            return .failure(.noSuchEndpoint(request.path))
+        }
+    }
+
+    func answer(_ route: Route, to request: ControlRequest) -> ControlAnswer {
+        switch route {
+        case .list:
+            return .json(.ok, HoldList(holds: self.manager.holds.all))
+        case .add:
+            let body: HoldRequestBody
+            do {
+                body = try JSONDecoder().decode(HoldRequestBody.self, from: Data(request.body.readableBytesView))
+            } catch {
+                return .error(
+                    .badRequest,
+                    #"expected a JSON object {"host": …, "method": …, "url": …, "kind": …, "all": …, "once": …}"#
+                )
+            }
+            do throws(HoldRuleError) {
+                let rule = self.manager.holds.add(try body.conditions(), once: body.once ?? false)
+                return .json(.created, rule)
+            } catch {
+                return .error(.badRequest, error.message)
+            }
+        case .remove(let id):
+            guard let rule = self.manager.holds.remove(id: id) else {
+                return .error(.notFound, "no hold rule with id \(id)")
+            }
+            return .json(.ok, rule)
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import AFProxyManager
+import AFProxyModel
+import NIOHTTP1
+
+/// `/v1/tasks`: the tasks and what a person does to them.
+///
+///     GET  /v1/tasks[?all=1]                  live tasks (and the history)
+///     GET  /v1/tasks/{id}                     one, live or from the history
+///     POST /v1/tasks/{id}/suspend|resume|cancel
+///     POST /v1/tasks/suspend|resume?all=1     every live task
+struct TasksEndpoint: ControlEndpoint {
+    enum Verb: String, Sendable, CaseIterable {
+        case suspend
+        case resume
+        case cancel
+    }
+
+    enum Route: Sendable, Equatable {
+        case list(includeHistory: Bool)
+        case task(Int)
+        case verb(Verb, Int)
+        case verbAll(Verb)
+    }
+
+    let manager: SessionManager
+
+    func route(_ request: ControlRequest) -> Result<Route, RouteRefusal> {
+        let (method, rest) = (request.method, request.rest)
+        guard rest.count <= 3 else { return .failure(.noSuchEndpoint(request.path)) }
+        let notAllowed = RouteRefusal.notAllowed(method, on: request.path)
+        switch rest.count {
+        case 1:
+            guard method == "GET" else { return .failure(notAllowed) }
+            return .success(.list(includeHistory: request.all))
+        case 2:
+            if method == "POST", let verb = Verb(rawValue: rest[1]) {
+                guard verb != .cancel else {
+                    return .failure(RouteRefusal(status: 400, message: "cancel takes task ids, not all=1"))
+                }
+                guard request.all else {
+                    return .failure(RouteRefusal(status: 400, message: "POST /v1/tasks/\(verb.rawValue) needs ?all=1"))
+                }
+                return .success(.verbAll(verb))
+            }
+            guard method == "GET" else { return .failure(notAllowed) }
+            return ControlRequest.id(rest[1]).map { .task($0) }
+        default:
+            guard method == "POST" else { return .failure(notAllowed) }
+            guard let verb = Verb(rawValue: rest[2]) else {
+                return .failure(
+                    RouteRefusal(status: 404, message: "unknown verb \(rest[2]): use suspend, resume or cancel"))
+            }
+            return ControlRequest.id(rest[1]).map { .verb(verb, $0) }
+        }
+    }
+
+    func answer(_ route: Route, to request: ControlRequest) -> ControlAnswer {
+        switch route {
+        case .list(let includeHistory):
+            return .tasks(.ok, TaskList(tasks: self.manager.tasks(includeHistory: includeHistory)))
+        case .task(let id):
+            guard let record = self.manager.task(id: id) else { return .error(.notFound, "no task with id \(id)") }
+            return .task(.ok, record)
+        case .verb(let verb, let id):
+            do throws(ControlError) {
+                switch verb {
+                case .suspend: return .task(.ok, try self.manager.suspend(id: id))
+                case .resume: return .task(.ok, try self.manager.resume(id: id))
+                case .cancel: return .task(.ok, try self.manager.cancel(id: id))
+                }
+            } catch {
+                switch error {
+                case .unknownTask: return .error(.notFound, "no task with id \(id)")
+                case .illegal(let transition): return .error(.conflict, "task \(id): \(transition)")
+                }
+            }
+        case .verbAll(let verb):
+            let changed = verb == .suspend ? self.manager.suspendAll() : self.manager.resumeAll()
+            return .tasks(.ok, TaskList(tasks: changed))
+        }
+    }
+}
