@@ -141,7 +141,11 @@ def test_task_by_id_and_unknown_id(proxy, origin):
     url = origin.url("/bytes/321")
     assert curl(proxy, "--max-time", "30", "-o", "/dev/null", url).returncode == 0
     rec = proxy.history_record(url)
-    assert proxy.task(rec["id"]) == rec
+    # The client's process may reach the record after the first read (looked up late, see the
+    # README): the rest of the record is the same in both reads.
+    def without_process(record):
+        return {k: v for k, v in record.items() if k != "clientProcess"}
+    assert without_process(proxy.task(rec["id"])) == without_process(rec)
     status, body = proxy.api("GET", "/v1/tasks/987654")
     assert status == 404
     assert isinstance(body, dict) and isinstance(body.get("error"), str) and body["error"]
