@@ -97,17 +97,20 @@ final class LoopbackConnection {
     let addresses: ConnectionAddresses
 
     init() throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
         try Self.check(Self.call(address) { bind(listener, $0, $1) })
         try Self.check(listen(listener, 4))
         let server = Self.name(listener, getsockname)
-        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         try Self.check(Self.call(server) { connect(client, $0, $1) })
         let accepted = accept(listener, nil, nil)
         try Self.check(accepted)
+        // Close-on-exec, all three: a process another test starts meanwhile inherited them, and
+        // the finder found that process holding the client's end instead of this one.
+        _ = fcntl(accepted, F_SETFD, FD_CLOEXEC)
         self.listener = listener
         self.client = client
         self.accepted = accepted
