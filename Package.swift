@@ -80,6 +80,7 @@ let package = Package(
             dependencies: [
                 "AFProxyModel", "AFProxyCurl", "AFProxyTunnel", "AFProxyStore",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
