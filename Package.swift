@@ -57,8 +57,12 @@ let package = Package(
         .target(name: "AFProxyNetwork", dependencies: ["CNetlink", "AFProxyModel"]),
         /// What must survive a restart and the files it names: the download journal and each
         /// download's partial file, in the state directory and where the person asked; and
-        /// `proxy-auth-file`, its users checked with the system's crypt.
-        .target(name: "AFProxyStore", dependencies: ["CCrypto", "CCrypt", "AFProxyModel"]),
+        /// `proxy-auth-file`, its users checked with the system's crypt; the I/O executor their
+        /// writes run on (a NIOThreadPool of its own).
+        .target(
+            name: "AFProxyStore",
+            dependencies: ["CCrypto", "CCrypt", "AFProxyModel", .product(name: "NIOPosix", package: "swift-nio")]
+        ),
         .target(
             name: "AFProxyCurl",
             dependencies: [
@@ -80,7 +84,6 @@ let package = Package(
             dependencies: [
                 "AFProxyModel", "AFProxyCurl", "AFProxyTunnel", "AFProxyStore",
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -2,17 +2,17 @@ import AFProxyModel
 import NIOPosix
 
 /// Where the daemon's blocking disk work runs: a download's writes, truncations, checksum and
-/// rename. The curl session thread and the event loops must never wait on a disk (the contract
-/// in `ManagedTask`); here a write may take as long as the disk does, and what waits for it is
-/// only the one download whose bytes it is (`DownloadStateMachine.unwrittenLimit` pauses that
-/// transfer while its writer is behind).
+/// rename, and the state files (`DownloadJournal`). The curl session thread and the event loops
+/// must never wait on a disk (the contract in `ManagedTask`); here a write may take as long as
+/// the disk does, and what waits for it is only the work queued behind it on its lane (a
+/// download's transfer pauses while its writer is behind: `DownloadStateMachine.unwrittenLimit`).
 ///
 /// A few threads of a `NIOThreadPool` of its own rather than the shared one: a disk that stops
-/// answering holds a thread per download writing to it, and must not hold the resolver's and the
-/// password checks' threads with them. Process-wide, like the pool it replaces (the global
-/// dispatch queue), and never shut down.
-final class IOExecutor: Sendable {
-    static let shared = IOExecutor(threads: 4)
+/// answering holds a thread per lane writing to it, and must not hold the resolver's and the
+/// password checks' threads with them. Process-wide, like the global dispatch queue and the
+/// serial queues it replaces, and never shut down.
+package final class IOExecutor: Sendable {
+    package static let shared = IOExecutor(threads: 4)
 
     private let pool: NIOThreadPool
 
@@ -22,7 +22,7 @@ final class IOExecutor: Sendable {
     }
 
     /// A new lane: jobs that run one after another, in the order given.
-    func lane() -> IOLane {
+    package func lane() -> IOLane {
         IOLane(executor: self)
     }
 
@@ -31,11 +31,11 @@ final class IOExecutor: Sendable {
     }
 }
 
-/// One download's disk work in order: its writes land in the order its bytes arrived, and what
-/// follows them (the end of an attempt, the checksum, the rename) sees every one of them on disk.
-/// Lanes run beside each other on the executor's threads; a lane holds a thread only while it
-/// has work, and gives it back after each batch so that a busy download does not starve others.
-final class IOLane: Sendable {
+/// One owner's disk work in order: a download's writes land in the order its bytes arrived, and
+/// what follows them (the end of an attempt, the checksum, the rename) sees every one of them on
+/// disk. Lanes run beside each other on the executor's threads; a lane holds a thread only while
+/// it has work, and gives it back after each batch so that a busy download does not starve others.
+package final class IOLane: Sendable {
     private let executor: IOExecutor
     private let queue = Locked(Queue())
 
@@ -50,7 +50,7 @@ final class IOLane: Sendable {
     }
 
     /// Runs `job` after every job submitted before it.
-    func submit(_ job: @escaping @Sendable () -> Void) {
+    package func submit(_ job: @escaping @Sendable () -> Void) {
         let start = self.queue.withLock { queue in
             queue.jobs.append(job)
             defer { queue.draining = true }
