@@ -49,7 +49,7 @@ def waiting_on_disk(proxy, tid: int) -> dict:
     def find():
         seen[:] = [task_or_none(proxy, tid)]
         t = seen[0]
-        return t if t and t["state"] == "running" and "disk" in (t.get("waiting") or "") else None
+        return t if t and t["state"] == "running" and "waiting for the disk" in (t.get("waiting") or "") else None
 
     return wait_for(find, 60, interval=0.05, message=lambda: (
         f"task {tid} waiting for the disk; it is {json.dumps(seen[0] if seen else None)[:3000]}"))
@@ -73,7 +73,7 @@ def test_stalled_disk_pauses_only_its_download(stalled, range_origin, dirs):
     task = waiting_on_disk(proxy, tid)
     assert task["download"]["completed"] < size, task["download"]
     shown = ctl(proxy, "show", str(tid))
-    assert shown.returncode == 0 and "disk" in shown.stdout, shown
+    assert shown.returncode == 0 and "waiting for the disk" in shown.stdout, shown.stdout
 
     marker.unlink()
     done = wait_completed(proxy, tid, timeout=120)
