@@ -1,7 +1,6 @@
 import AFProxyCurl
 import AFProxyModel
 import AFProxyStore
-import Dispatch
 import FoundationEssentials
 
 /// A download task: a GET the daemon makes on its own behalf into a file, NSURLSession's
@@ -14,7 +13,7 @@ import FoundationEssentials
 /// any thread; the transfer's reports on the session thread, which only copies body bytes and
 /// hands them on; everything that touches the file on the task's `IOLane`, in order: preparing
 /// it, each write, the end of an attempt (so that it sees every byte on disk), the naming by the
-/// answer, the finishing (checksum, sync, rename) and the removal; retries on a dispatch timer.
+/// answer, the finishing (checksum, sync, rename) and the removal; retries after a Swift task's sleep.
 /// A disk slower than the origin pauses the transfer (`DownloadStateMachine.unwrittenLimit`).
 package final class DownloadTask: @unchecked Sendable {
     package let id: Int
@@ -185,8 +184,9 @@ package final class DownloadTask: @unchecked Sendable {
                     value += 1
                     return value
                 }
-                let nanoseconds = Int(delay / .milliseconds(1)) * 1_000_000
-                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in
+                // A Swift task sleeps it out: what follows only queues the download, never blocks.
+                Task { [self] in
+                    try? await Task.sleep(for: delay)
                     guard self.retryGeneration.withLock({ $0 }) == generation else { return }
                     self.perform(self.machine.withLock { $0.retryDue() })
                 }

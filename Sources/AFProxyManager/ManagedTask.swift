@@ -52,9 +52,9 @@ import AFProxyModel
 /// - What runs where, in the whole daemon: NIO event loops (client connections, tunnels, the
 ///   servers, their timers); two threads of their own (the session thread, every curl call; the
 ///   network watcher's netlink socket); NIO thread pools (the I/O executor for disk, NIO's shared
-///   one for getaddrinfo and password checks); Swift tasks (the daemon's services). Still on GCD:
-///   download retry timers, pin probes (`probePin` blocks the thread that asks: the control
-///   socket asks from the global queue), the client-process lookup and the hold rules' file.
+///   one for getaddrinfo and password checks); Swift tasks (the daemon's services, download retry
+///   timers). Still on GCD: pin probes (`probePin` blocks the thread that asks: the control socket
+///   asks from the global queue), the client-process lookup and the hold rules' file.
 /// - Completion: the task records its end, answers its client, publishes `completed` and leaves
 ///   the registry for the history, in that order, once (`SessionManager.taskDidComplete`).
 ///   Completion racing a cancel: whichever reaches the machine first decides; a transfer that
