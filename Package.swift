@@ -61,7 +61,11 @@ let package = Package(
         /// writes run on (a NIOThreadPool of its own).
         .target(
             name: "AFProxyStore",
-            dependencies: ["CCrypto", "CCrypt", "AFProxyModel", .product(name: "NIOPosix", package: "swift-nio")]
+            dependencies: [
+                "CCrypto", "CCrypt", "AFProxyModel",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
         ),
         .target(
             name: "AFProxyCurl",

@@ -20,8 +20,6 @@ package final class DownloadJournal: Sendable {
     package let completedLimit: Int
     private let entries = Locked<State>(State())
     private let lane = IOExecutor.shared.lane()
-    /// Held while a version is written: the lane's writes and a `flush` never write at once.
-    private let writing = Locked(())
 
     struct State {
         var entries: [Int: DownloadEntry] = [:]
@@ -66,20 +64,16 @@ package final class DownloadJournal: Sendable {
         if schedule { self.lane.submit { self.write() } }
     }
 
-    /// Writes what is pending now and returns when it is on disk (the daemon's stop), on the
-    /// caller's thread: a write the lane has yet to make then writes the same entries again.
+    /// Writes what is pending now and returns when it is on disk (the daemon's stop): after
+    /// the writes already queued, so none is left half done when the process exits.
     package func flush() {
-        self.write()
+        self.lane.wait { self.write() }
     }
 
     /// The last write's failure, if it failed (`afproxyctl status` may show it).
     package var lastError: String? { self.entries.withLock { $0.lastError } }
 
     private func write() {
-        self.writing.withLock { _ in self.writeNow() }
-    }
-
-    private func writeNow() {
         let snapshot = self.entries.withLock { state -> [DownloadEntry] in
             state.writeScheduled = false
             let completed = state.entries.values.filter { $0.state == .completed }.sorted { $0.id > $1.id }

@@ -1,4 +1,5 @@
 import AFProxyModel
+import NIOConcurrencyHelpers
 import NIOPosix
 
 /// Where the daemon's blocking disk work runs: a download's writes, truncations, checksum and
@@ -57,6 +58,20 @@ package final class IOLane: Sendable {
             return !queue.draining
         }
         if start { self.executor.submit { self.drain() } }
+    }
+
+    /// Runs `job` after every job submitted before it and returns once it ran. Blocks the
+    /// caller: only for one that may wait on a disk (the daemon's stop), never an event loop or
+    /// the session thread.
+    package func wait(for job: @escaping @Sendable () -> Void) {
+        let done = ConditionLock(value: false)
+        self.submit {
+            job()
+            done.lock()
+            done.unlock(withValue: true)
+        }
+        done.lock(whenValue: true)
+        done.unlock()
     }
 
     private func drain() {
