@@ -38,12 +38,10 @@ extension SessionManager {
         guard spec.path == nil || self.downloads.claim(path) else {
             throw DownloadRefusal(409, "another download is already making \(path)")
         }
-        // A partial file left by an earlier download of this path is of unknown origin.
-        let file = PartialFile(target: path)
-        do throws(FileError) {
-            try file.truncate()
-            file.close()
-        } catch {
+        // A partial file left by an earlier download of this path is of unknown origin: the
+        // task empties it on its lane (a large one takes the disk a while); one it could not
+        // open is refused now.
+        if let error = PartialFile.unusable(path + ".afpart") {
             self.downloads.finished(path: path)
             throw DownloadRefusal(400, error.description)
         }
@@ -57,7 +55,7 @@ extension SessionManager {
                 machine: DownloadStateMachine(
                     policy: settings.policy, keepPartial: spec.keepPartial, state: heldBy == nil ? .running : .suspended
                 ),
-                manager: self, downloads: self.downloads, heldBy: heldBy)
+                manager: self, downloads: self.downloads, heldBy: heldBy, discardsPartial: true)
             registry.nextID += 1
             registry.live[task.id] = task
             registry.started[.download, default: 0] += 1
