@@ -47,14 +47,14 @@ import AFProxyModel
 /// - **The I/O executor** (`IOExecutor`, a few threads of a `NIOThreadPool` of its own) runs a
 ///   task's blocking disk work: a `DownloadTask`'s preparation of its partial file, its writes,
 ///   the end of each attempt, its naming by the answer, checksum, sync, rename and removal, one
-///   job after another on the task's `IOLane`; the download journal is written on a lane of its
-///   own. A slow disk holds that download only.
+///   job after another on the task's `IOLane`; the download journal and the rule sets' state
+///   files are written on lanes of their own. A slow disk holds that download only.
 /// - What runs where, in the whole daemon: NIO event loops (client connections, tunnels, the
 ///   servers, their timers); two threads of their own (the session thread, every curl call; the
 ///   network watcher's netlink socket); NIO thread pools (the I/O executor for disk, NIO's shared
-///   one for getaddrinfo and password checks); Swift tasks (the daemon's services, download retry
-///   timers). Still on GCD: pin probes (`probePin` blocks the thread that asks: the control socket
-///   asks from the global queue), the client-process lookup and the hold rules' file.
+///   one for getaddrinfo, password checks and the control endpoints that block: a pin probe,
+///   starting a download); Swift tasks (the daemon's services, download retry timers). Still on
+///   GCD: the client-process lookup's serial queue.
 /// - Completion: the task records its end, answers its client, publishes `completed` and leaves
 ///   the registry for the history, in that order, once (`SessionManager.taskDidComplete`).
 ///   Completion racing a cancel: whichever reaches the machine first decides; a transfer that
