@@ -286,6 +286,13 @@ def launch_afproxy(binary: str, control_socket: str, args: tuple[str, ...] = (),
             raise AssertionError(
                 f"afproxy printed no 'listening on 127.0.0.1:PORT' line within {startup_timeout} s.\n"
                 f"argv: {argv}\nlog:\n" + "\n".join(lines))
+    if default_flags:
+        # The control socket is bound by a service of its own, a moment after the proxy port on a
+        # busy machine: a test that runs afproxyctl (`watch` exits when it finds no socket) could
+        # otherwise come first. Not an assertion: a test of a daemon that fails there checks it.
+        needle = f"control socket at {control_socket}"
+        while proc.poll() is None and time.monotonic() < deadline and not any(needle in l for l in lines):
+            time.sleep(0.02)
     return AfproxyProcess(proc=proc, port=port_box[0], control_socket=control_socket, argv=argv,
                           stderr_lines=lines)
 

@@ -150,7 +150,9 @@ def test_socket_activation_with_named_descriptors(start_proxy, origin, tmp_path)
         r = curl(p, "--max-time", "30", origin.url("/bytes/5000"))
         assert r.returncode == 0 and r.stdout == payload(5000), r.stderr
         assert any(f"listening on 127.0.0.1:{port} (socket from systemd)" in l for l in p.stderr_lines)
-        assert any(f"control socket at {control} (socket from systemd)" in l for l in p.stderr_lines)
+        # The control socket is a service of its own, ready a moment after the proxy port.
+        wait_for(lambda: any(f"control socket at {control} (socket from systemd)" in l for l in p.stderr_lines),
+                 message=lambda: "the control socket from systemd in the log:\n" + p.log())
         # It bound nothing itself: no other listening line, no control socket of its own.
         assert len([l for l in p.stderr_lines if "listening on" in l]) == 1
         assert len([l for l in p.stderr_lines if "control socket at" in l]) == 1
