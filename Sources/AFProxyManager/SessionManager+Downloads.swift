@@ -49,17 +49,13 @@ extension SessionManager {
         spec.sha256 = spec.sha256?.lowercased()
         // A download a hold rule catches is created suspended, as a restored suspended one is.
         let heldBy = self.holds.catchTask(HoldFacts(download: spec.url))
-        let task = self.registry.withLock { registry in
-            let task = DownloadTask(
-                id: registry.nextID, spec: spec, path: path, namedByAnswer: namedByAnswer, createdAt: Date(),
+        let task = self.register(.download) { id in
+            DownloadTask(
+                id: id, spec: spec, path: path, namedByAnswer: namedByAnswer, createdAt: Date(),
                 machine: DownloadStateMachine(
                     policy: settings.policy, keepPartial: spec.keepPartial, state: heldBy == nil ? .running : .suspended
                 ),
                 manager: self, downloads: self.downloads, heldBy: heldBy, discardsPartial: true)
-            registry.nextID += 1
-            registry.live[task.id] = task
-            registry.started[.download, default: 0] += 1
-            return task
         }
         self.downloads.journal?.update(task.entry())
         if spec.insecure {
