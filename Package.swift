@@ -58,11 +58,14 @@ let package = Package(
         .target(name: "AFProxyNetwork", dependencies: ["CNetlink", "AFProxyModel"]),
         /// What must survive a restart and the files it names: the download journal and each
         /// download's partial file, in the state directory and where the person asked; the rule
-        /// sets' state files; and `proxy-auth-file`, its users checked with the system's crypt.
+        /// sets' state files; `proxy-auth-file`, its users checked with the system's crypt; and
+        /// the I/O executor their writes run on (a NIOThreadPool of its own).
         .target(
             name: "AFProxyStore",
             dependencies: [
                 "CCrypto", "CCrypt", "AFProxyModel", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .target(

@@ -1,4 +1,5 @@
 import AFProxyModel
+import AFProxyServerKit
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -8,8 +9,8 @@ import NIOPosix
 /// head of a stream whose lines a feed handler added behind it writes until the client hangs up.
 /// An endpoint whose answer blocks is run on `NIOThreadPool.singleton`, the one place control
 /// work leaves the event loop; `HTTPServerPipelineHandler` holds a pipelined request back until
-/// the answer before it ended. It tells `ControlTimeoutHandler` when a request has arrived and
-/// when its answer ends (`ControlPhase`).
+/// the answer before it ended. It tells the kit's `ConnectionTimeoutHandler` when a request has arrived and
+/// when its answer ends (`ConnectionPhase`).
 final class ControlHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -37,7 +38,7 @@ final class ControlHandler: ChannelInboundHandler {
         case .end:
             guard let head = self.request, !self.streaming else { return }
             self.request = nil
-            context.triggerUserOutboundEvent(ControlPhase.requestReceived, promise: nil)
+            context.triggerUserOutboundEvent(ConnectionPhase.requestReceived, promise: nil)
             self.respond(to: head, context: context)
         }
     }
@@ -105,7 +106,7 @@ final class ControlHandler: ChannelInboundHandler {
             self.wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: status, headers: headers))),
             promise: nil)
         context.write(self.wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
-        if request.isKeepAlive { context.triggerUserOutboundEvent(ControlPhase.responseEnding, promise: nil) }
+        if request.isKeepAlive { context.triggerUserOutboundEvent(ConnectionPhase.responseEnding, promise: nil) }
         let done = context.writeAndFlush(self.wrapOutboundOut(.end(nil)))
         if !request.isKeepAlive {
             done.whenComplete { [channel = context.channel] _ in channel.close(promise: nil) }

@@ -7,7 +7,10 @@ struct ControlRequest: Sendable {
     /// As sent: the path and the query.
     var target: String
     var path: String
-    /// The query's pairs; a key given twice keeps its last value (`HAREndpoint` reads the repeated `id`).
+    /// The query's pairs, values still percent-encoded (the endpoints that take text decode it);
+    /// a key given twice keeps its last value (`HAREndpoint` reads the repeated `id`). Split by
+    /// hand rather than with `URLComponents`, which answers nil for a whole target holding a byte
+    /// a URL may not (a space, `|`), where this still finds the path and so the right 4xx.
     var query: [String: String]
     /// The path's segments after `/v1`, the resource's name first; empty outside `/v1`.
     var rest: [String]

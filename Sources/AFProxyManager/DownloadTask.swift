@@ -1,7 +1,6 @@
 import AFProxyCurl
 import AFProxyModel
 import AFProxyStore
-import Dispatch
 import FoundationEssentials
 
 /// A download task: a GET the daemon makes on its own behalf into a file, NSURLSession's
@@ -11,9 +10,11 @@ import FoundationEssentials
 ///
 /// What it decides lives in one `DownloadStateMachine` behind one lock; the actions it answers
 /// are performed here, outside the lock (`perform(_:)`). Threads: the verbs and `record()` from
-/// any thread; the transfer's reports on the session thread, which alone writes the partial file
-/// while an attempt runs; the finishing (checksum, sync, rename) on a dispatch queue once no
-/// attempt runs; retries on a dispatch timer.
+/// any thread; the transfer's reports on the session thread, which only copies body bytes and
+/// hands them on; everything that touches the file on the task's `IOLane`, in order: preparing
+/// it, each write, the end of an attempt (so that it sees every byte on disk), the naming by the
+/// answer, the finishing (checksum, sync, rename) and the removal; retries after a Swift task's sleep.
+/// A disk slower than the origin pauses the transfer (`DownloadStateMachine.unwrittenLimit`).
 package final class DownloadTask: @unchecked Sendable {
     package let id: Int
     package let spec: DownloadSpec
@@ -37,8 +38,13 @@ package final class DownloadTask: @unchecked Sendable {
     private let retryGeneration = Locked(0)
     /// The hold rule that created the task suspended, until it is resumed.
     private let held: Locked<Int?>
-    /// Session thread only: when progress was last written to the journal.
+    /// Lane only: when progress was last written to the journal.
     private var lastPersisted = ContinuousClock.now
+    /// Where the file work runs, one job after another.
+    private let lane = IOExecutor.shared.lane()
+    /// A new download: a partial file left by an earlier one of this path is of unknown origin,
+    /// emptied before the first attempt.
+    private let discardsPartial: Bool
 
     private struct Recorded {
         var head: ProxyResponseHead?
@@ -50,8 +56,9 @@ package final class DownloadTask: @unchecked Sendable {
     init(
         id: Int, spec: DownloadSpec, path: String, partialPath: String? = nil, namedByAnswer: Bool = false,
         createdAt: Date, machine: DownloadStateMachine, manager: SessionManager, downloads: DownloadCoordinator,
-        heldBy: Int? = nil
+        heldBy: Int? = nil, discardsPartial: Bool = false
     ) {
+        self.discardsPartial = discardsPartial
         self.id = id
         self.held = Locked(heldBy)
         self.spec = spec
@@ -71,8 +78,20 @@ package final class DownloadTask: @unchecked Sendable {
     package var bytesDown: Int64 { self.machine.withLock { $0.offset } }
 
     /// Queues the task (or leaves it suspended): once registered, after `created` was published.
+    /// A new download's partial file is emptied first, on the lane.
     func start() {
-        self.perform(self.machine.withLock { $0.start() })
+        guard self.discardsPartial else { return self.perform(self.machine.withLock { $0.start() }) }
+        self.lane.submit { [self] in
+            do throws(TaskFailure) {
+                try PartialFile.failure { () throws(FileError) in
+                    try self.file.truncate()
+                    self.file.close()
+                }
+            } catch {
+                return self.perform(self.machine.withLock { $0.preparationFailed(error) }, onLane: true)
+            }
+            self.perform(self.machine.withLock { $0.start() }, onLane: true)
+        }
     }
 
     func slotGranted() {
@@ -134,10 +153,19 @@ package final class DownloadTask: @unchecked Sendable {
 
     // MARK: actions
 
-    /// Carries out what the machine decided, in order; never called with its lock held.
-    private func perform(_ actions: [DownloadStateMachine.Action]) {
+    /// Carries out what the machine decided, in order; never called with its lock held. From the
+    /// first action that touches the file on, the rest runs on the lane (`onLane`: already there),
+    /// after the file work queued before it.
+    private func perform(_ actions: [DownloadStateMachine.Action], onLane: Bool = false) {
         guard !self.downloads.isParked else { return }
-        for action in actions {
+        for (index, action) in actions.enumerated() {
+            if !onLane && action.touchesFile {
+                let rest = Array(actions[index...])
+                // The record says how it ended from now on, as the verb's answer shows it.
+                for case .finish(let failure, _) in rest { self.recordEnd(failure) }
+                self.lane.submit { [self] in self.perform(rest, onLane: true) }
+                return
+            }
             switch action {
             case .startTransfer(let range):
                 self.startTransfer(range: range)
@@ -149,15 +177,16 @@ package final class DownloadTask: @unchecked Sendable {
                 do throws(TaskFailure) {
                     try PartialFile.failure { () throws(FileError) in try self.file.truncate() }
                 } catch {
-                    self.perform(self.machine.withLock { $0.fileFailed(error) })
+                    self.perform(self.machine.withLock { $0.fileFailed(error) }, onLane: true)
                 }
             case .scheduleRetry(let delay):
                 let generation = self.retryGeneration.withLock { value in
                     value += 1
                     return value
                 }
-                let nanoseconds = Int(delay / .milliseconds(1)) * 1_000_000
-                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in
+                // A Swift task sleeps it out: what follows only queues the download, never blocks.
+                Task { [self] in
+                    try? await Task.sleep(for: delay)
                     guard self.retryGeneration.withLock({ $0 }) == generation else { return }
                     self.perform(self.machine.withLock { $0.retryDue() })
                 }
@@ -168,17 +197,15 @@ package final class DownloadTask: @unchecked Sendable {
             case .finalize:
                 let (total, sha256) = (self.machine.withLock { $0.total }, self.spec.sha256)
                 self.file.target = self.path
-                DispatchQueue.global().async { [self] in
-                    do throws(TaskFailure) {
-                        // The machine's lock orders the rename against a cancel; the rename
-                        // itself runs outside it (a cancel then answers 409 at once, not later).
-                        try self.file.finish(length: total, sha256: sha256) {
-                            self.machine.withLock { $0.renameDue() }
-                        }
-                        self.perform(self.machine.withLock { $0.finalized(nil) })
-                    } catch {
-                        self.perform(self.machine.withLock { $0.finalized(error) })
+                do throws(TaskFailure) {
+                    // The machine's lock orders the rename against a cancel; the rename itself
+                    // runs outside it (a cancel then answers 409 at once, not later).
+                    try self.file.finish(length: total, sha256: sha256) {
+                        self.machine.withLock { $0.renameDue() }
                     }
+                    self.perform(self.machine.withLock { $0.finalized(nil) }, onLane: true)
+                } catch {
+                    self.perform(self.machine.withLock { $0.finalized(error) }, onLane: true)
                 }
             case .publishResumedAtOffset:
                 self.manager.events.publish(.resumedAtOffset, self.record())
@@ -187,16 +214,23 @@ package final class DownloadTask: @unchecked Sendable {
             case .publishResumed:
                 self.manager.events.publish(.resumed, self.record())
             case .finish(let failure, let removePartial):
-                self.recorded.withLock { recorded in
-                    recorded.failure = failure
-                    recorded.completedAt = Date()
-                }
+                self.recordEnd(failure)
                 if removePartial { self.file.remove() } else { self.file.close() }
                 self.downloads.finished(self)
                 self.manager.taskDidComplete(self)
             case .persist:
                 self.downloads.journal?.update(self.entry())
+            case .continueReceiving:
+                if let transfer = self.current.withLock({ $0 }) { self.manager.session.continueReceiving(transfer) }
             }
+        }
+    }
+
+    private func recordEnd(_ failure: TaskFailure?) {
+        self.recorded.withLock { recorded in
+            guard recorded.completedAt == nil else { return }
+            recorded.failure = failure
+            recorded.completedAt = Date()
         }
     }
 
@@ -259,11 +293,12 @@ extension DownloadTask: UpstreamTransferDelegate {
             recorded.metrics = metrics
         }
         self.perform(self.machine.withLock { $0.headReceived(head, now: Date()) })
-        if (200..<300).contains(head.status) { self.takeName(from: head) }
+        if (200..<300).contains(head.status) { self.lane.submit { [self] in self.takeName(from: head) } }
     }
 
     /// A URL that names no file: the first successful answer's `Content-Disposition` names it,
-    /// in the same directory, unless that name is taken (then the provisional one stays).
+    /// in the same directory, unless that name is taken (then the provisional one stays). On the
+    /// lane: it renames the partial file.
     private func takeName(from head: ProxyResponseHead) {
         let (path, open) = self.target.withLock { ($0.path, $0.namedByAnswer) }
         guard open else { return }
@@ -289,21 +324,35 @@ extension DownloadTask: UpstreamTransferDelegate {
     ) -> BodyReceipt {
         // Bytes of an attempt being stopped are dropped: it ends without them.
         guard self.isCurrent(transfer), !self.downloads.isParked,
-            let offset = self.machine.withLock({ $0.isAccepting ? $0.offset : nil })
+            let (offset, pause) = self.machine.withLock({ $0.bodyArrived(bytes.count) })
         else { return .taken }
-        do throws(TaskFailure) {
-            try PartialFile.failure { () throws(FileError) in try self.file.write(bytes, at: offset) }
-        } catch {
-            self.perform(self.machine.withLock { $0.fileFailed(error) })
-            return .taken
+        let chunk = [UInt8](bytes)
+        self.lane.submit { [self] in self.write(chunk, at: offset) }
+        return pause ? .takenWindowFull : .taken
+    }
+
+    /// On the lane: one chunk into the partial file, unless a cancel or a failed write came since.
+    private func write(_ chunk: [UInt8], at offset: Int64) {
+        // Parked: the journal keeps the task as it is; the next start continues at the file's length.
+        guard !self.downloads.isParked else { return }
+        guard self.machine.withLock({ $0.isWriteDue }) else {
+            return self.perform(self.machine.withLock { $0.bodyDropped(chunk.count) }, onLane: true)
         }
-        self.machine.withLock { $0.bodyWritten(bytes.count) }
+        Failpoints.waitOutDiskStall(beside: self.file.path)
+        do throws(TaskFailure) {
+            try PartialFile.failure { () throws(FileError) in try self.file.write(chunk, at: offset) }
+        } catch {
+            let actions = self.machine.withLock { machine in
+                machine.bodyDropped(chunk.count) + machine.fileFailed(error)
+            }
+            return self.perform(actions, onLane: true)
+        }
+        self.perform(self.machine.withLock { $0.bodyWritten(chunk.count) }, onLane: true)
         let now = ContinuousClock.now
         if now - self.lastPersisted >= .seconds(1) {
             self.lastPersisted = now
             self.downloads.journal?.update(self.entry())
         }
-        return .taken
     }
 
     package func transfer(
@@ -325,6 +374,20 @@ extension DownloadTask: UpstreamTransferDelegate {
         case .success: failure = nil
         case .failure(let reason): failure = reason
         }
-        self.perform(self.machine.withLock { $0.transferEnded(failure, now: .now) })
+        // After the bytes still on their way to the file: what follows (a retry at the offset
+        // reached, the checksum) sees every one of them there.
+        self.lane.submit { [self] in
+            self.perform(self.machine.withLock { $0.transferEnded(failure, now: .now) }, onLane: true)
+        }
+    }
+}
+
+extension DownloadStateMachine.Action {
+    /// Runs on the task's lane, in order with the writes: it touches the file.
+    fileprivate var touchesFile: Bool {
+        switch self {
+        case .truncateFile, .finalize, .finish: true
+        default: false
+        }
     }
 }

@@ -10,6 +10,19 @@ enum Failpoints {
     /// rule at `HTTPTaskStateMachine`): the safety net must end it (`stalled`).
     static let clientCloseIgnored = Self.named.contains("client-close-ignored")
 
+    /// `disk-stall`: a download's write blocks while a file named `afproxy-disk-stall` exists in
+    /// the directory of its partial file, as a write to a disk that stopped answering does: only
+    /// that download may wait for it.
+    static let diskStall = Self.named.contains("disk-stall")
+
+    /// Blocks the calling thread while the `disk-stall` file is beside `partialPath` (the failpoint on).
+    static func waitOutDiskStall(beside partialPath: String) {
+        guard Self.diskStall else { return }
+        let directory = partialPath.lastIndex(of: "/").map { String(partialPath[..<$0]) } ?? "."
+        let marker = directory + "/afproxy-disk-stall"
+        while access(marker, F_OK) == 0 { usleep(20_000) }
+    }
+
     private static let named: Set<Substring> = {
         guard let value = getenv("AFPROXY_FAILPOINTS") else { return [] }
         return Set(String(cString: value).split(separator: ","))

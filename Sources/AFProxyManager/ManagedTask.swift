@@ -1,13 +1,14 @@
 import AFProxyModel
 
-/// A task: what the registry holds and the verbs act on, whatever carries its bytes. There are
-/// two kinds today, each a task, the delegate that records what its transport reports, and the
-/// one owner of its state machine:
+/// A task: what the registry holds and the verbs act on, whatever carries its bytes. Each kind
+/// is a task, the delegate that records what its transport reports, and the one owner of its
+/// state machine:
 ///
-/// | task         | transport that executes it             | its state machine         |
-/// |--------------|----------------------------------------|---------------------------|
-/// | `HTTPTask`   | `UpstreamTransfer` on `UpstreamSession` | `HTTPTaskStateMachine`   |
-/// | `StreamTask` | `TunnelTransfer` (NIO, the client's loop) | `StreamTaskStateMachine` |
+/// | task           | transport that executes it                        | its state machine         |
+/// |----------------|---------------------------------------------------|---------------------------|
+/// | `HTTPTask`     | `UpstreamTransfer` on `UpstreamSession`           | `HTTPTaskStateMachine`    |
+/// | `StreamTask`   | `TunnelTransfer` (NIO, the client's loop)         | `StreamTaskStateMachine`  |
+/// | `DownloadTask` | one `UpstreamTransfer` an attempt; its file on an `IOLane` | `DownloadStateMachine` |
 ///
 /// # The task contract
 ///
@@ -33,7 +34,9 @@ import AFProxyModel
 ///   3. `transferDidFlush` after each socket curl served on which 1 or 2 happened: what was
 ///      gathered goes to the client in one hop rather than one per callback;
 ///   4. completion exactly once, last (on success the transfer's `trailers` are complete).
-///   The task must never block there: a blocked delegate stalls every transfer.
+///   The task must never block there: a blocked delegate stalls every transfer. A
+///   `DownloadTask` copies its body bytes to its lane and answers "no more now" while more than
+///   `DownloadStateMachine.unwrittenLimit` of them wait for the disk; its writer continues it.
 /// - **The client connection's event loop** calls an `HTTPTask` with the request body
 ///   (`appendRequestBody`, `finishRequestBody`), acknowledgements of written response bytes
 ///   (`clientDidWrite`) and `clientClosed`/`abandon`; the task calls its `TaskClient` from the
@@ -41,6 +44,17 @@ import AFProxyModel
 /// - A `StreamTask` lives on the client connection's event loop: its `TunnelTransfer`, the relay
 ///   and the `TunnelTransferDelegate` reports (connected, first byte, completed once and last)
 ///   run there; only its verbs and `record()` come from other threads.
+/// - **The I/O executor** (`IOExecutor`, a few threads of a `NIOThreadPool` of its own) runs a
+///   task's blocking disk work: a `DownloadTask`'s preparation of its partial file, its writes,
+///   the end of each attempt, its naming by the answer, checksum, sync, rename and removal, one
+///   job after another on the task's `IOLane`; the download journal and the rule sets' state
+///   files are written on lanes of their own. A slow disk holds that download only.
+/// - What runs where, in the whole daemon: NIO event loops (client connections, tunnels, the
+///   servers, their timers); two threads of their own (the session thread, every curl call; the
+///   network watcher's netlink socket); NIO thread pools (the I/O executor for disk, NIO's shared
+///   one for getaddrinfo, password checks and the control endpoints that block: a pin probe,
+///   starting a download); Swift tasks (the daemon's services, download retry timers). Still on
+///   GCD: the client-process lookup's serial queue.
 /// - Completion: the task records its end, answers its client, publishes `completed` and leaves
 ///   the registry for the history, in that order, once (`SessionManager.taskDidComplete`).
 ///   Completion racing a cancel: whichever reaches the machine first decides; a transfer that

@@ -38,12 +38,10 @@ extension SessionManager {
         guard spec.path == nil || self.downloads.claim(path) else {
             throw DownloadRefusal(409, "another download is already making \(path)")
         }
-        // A partial file left by an earlier download of this path is of unknown origin.
-        let file = PartialFile(target: path)
-        do throws(FileError) {
-            try file.truncate()
-            file.close()
-        } catch {
+        // A partial file left by an earlier download of this path is of unknown origin: the
+        // task empties it on its lane (a large one takes the disk a while); one it could not
+        // open is refused now.
+        if let error = PartialFile.unusable(path + ".afpart") {
             self.downloads.finished(path: path)
             throw DownloadRefusal(400, error.description)
         }
@@ -51,17 +49,13 @@ extension SessionManager {
         spec.sha256 = spec.sha256?.lowercased()
         // A download a hold rule catches is created suspended, as a restored suspended one is.
         let heldBy = self.holds.catchTask(HoldFacts(download: spec.url))
-        let task = self.registry.withLock { registry in
-            let task = DownloadTask(
-                id: registry.nextID, spec: spec, path: path, namedByAnswer: namedByAnswer, createdAt: Date(),
+        let task = self.register(.download) { id in
+            DownloadTask(
+                id: id, spec: spec, path: path, namedByAnswer: namedByAnswer, createdAt: Date(),
                 machine: DownloadStateMachine(
                     policy: settings.policy, keepPartial: spec.keepPartial, state: heldBy == nil ? .running : .suspended
                 ),
-                manager: self, downloads: self.downloads, heldBy: heldBy)
-            registry.nextID += 1
-            registry.live[task.id] = task
-            registry.started[.download, default: 0] += 1
-            return task
+                manager: self, downloads: self.downloads, heldBy: heldBy, discardsPartial: true)
         }
         self.downloads.journal?.update(task.entry())
         if spec.insecure {

@@ -75,13 +75,8 @@ package final class SessionManager: Sendable {
     /// hold rule catches it, publishes `held` and leaves it suspended before anything was sent.
     package func startTask(_ request: ProxyRequest, client: any TaskClient) -> HTTPTask {
         let heldBy = self.holds.catchTask(HoldFacts(request))
-        let task = self.registry.withLock { registry in
-            let task = HTTPTask(
-                id: registry.nextID, request: request, client: client, manager: self, heldBy: heldBy)
-            registry.nextID += 1
-            registry.live[task.id] = task
-            registry.started[request.kind, default: 0] += 1
-            return task
+        let task = self.register(request.kind) { id in
+            HTTPTask(id: id, request: request, client: client, manager: self, heldBy: heldBy)
         }
         self.events.publish(.created, task.record())
         task.begin()
@@ -93,19 +88,29 @@ package final class SessionManager: Sendable {
     /// a hold rule catches it, publishes `held` and connects nothing until it is released.
     package func startStream(_ request: StreamRequest, on eventLoop: any EventLoop) -> StreamTask {
         let heldBy = self.holds.catchTask(HoldFacts(request))
-        let task = self.registry.withLock { registry in
-            let task = StreamTask(
-                id: registry.nextID, request: request, eventLoop: eventLoop,
+        let task = self.register(.stream) { id in
+            StreamTask(
+                id: id, request: request, eventLoop: eventLoop,
                 connectTimeout: self.session.configuration.connectTimeout,
                 idleTimeout: self.session.configuration.tunnelIdleTimeout, manager: self, heldBy: heldBy)
-            registry.nextID += 1
-            registry.live[task.id] = task
-            registry.started[.stream, default: 0] += 1
-            return task
         }
         self.events.publish(.created, task.record())
         task.begin()
         return task
+    }
+
+    /// The one way a new task of any kind enters the registry: `make` builds it with the next id,
+    /// under the registry's lock, so ids are handed out in order and a task is live (and counted
+    /// as started, for the metrics) before anything can ask for it. Restored downloads keep the
+    /// ids they had (`restoreDownloads`).
+    func register<NewTask: ManagedTask>(_ kind: TaskKind, _ make: (Int) -> NewTask) -> NewTask {
+        self.registry.withLock { registry in
+            let task = make(registry.nextID)
+            registry.nextID += 1
+            registry.live[task.id] = task
+            registry.started[kind, default: 0] += 1
+            return task
+        }
     }
 
     /// Called by a task once it ended, once: on the session thread for an HTTP task, on the

@@ -112,7 +112,15 @@ package struct DownloadStateMachine: Sendable {
         case finish(TaskFailure?, removePartial: Bool)
         /// A change worth writing to the store at once.
         case persist
+        /// The writer caught up: the transfer that paused for it receives again.
+        case continueReceiving
     }
+
+    /// Bytes handed to the writer and not yet in the file above which the transfer pauses: what
+    /// a download holds in memory while its disk is slow, and all a stalled disk costs.
+    package static let unwrittenLimit = 4 << 20
+    /// The transfer paused for the writer receives again once no more than this is unwritten.
+    package static let unwrittenResume = 1 << 20
 
     package let policy: Policy
     package let keepPartial: Bool
@@ -133,6 +141,10 @@ package struct DownloadStateMachine: Sendable {
     private var cancelFailure: TaskFailure?
     /// The network is unreachable (and the destination is not this machine).
     package private(set) var networkDown = false
+    /// Body bytes handed to the writer and not yet in the file (`bodyArrived`, `bodyWritten`).
+    package private(set) var unwritten = 0
+    /// The transfer is paused until the writer is down to `unwrittenResume`.
+    package private(set) var waitingForDisk = false
 
     /// A new download, or one restored from the store: `offset` is the partial file's length,
     /// `state` running or suspended. Call `start()` next.
@@ -159,6 +171,8 @@ package struct DownloadStateMachine: Sendable {
         switch self.phase {
         case .queued:
             return "queued"
+        case .attempting where self.waitingForDisk:
+            return "waiting for the disk (\(self.unwritten >> 10) KiB not yet written)"
         case .waitingForNetwork:
             return "waiting for network"
         case .backingOff(let until):
@@ -283,12 +297,53 @@ package struct DownloadStateMachine: Sendable {
         return nil
     }
 
-    /// Body bytes went to the file.
-    package mutating func bodyWritten(_ count: Int) {
-        guard case .attempting(var attempt) = self.phase else { return }
-        attempt.moved += Int64(count)
-        self.offset += Int64(count)
-        self.phase = .attempting(attempt)
+    /// Body bytes arrived: where in the file they go (after the bytes still on their way to it),
+    /// and whether the transfer must pause until the writer catches up; nil when they do not go
+    /// to the file (the attempt is being stopped, the task suspended).
+    package mutating func bodyArrived(_ count: Int) -> (offset: Int64, pause: Bool)? {
+        guard self.isAccepting else { return nil }
+        let offset = self.offset + Int64(self.unwritten)
+        self.unwritten += count
+        if self.unwritten >= Self.unwrittenLimit { self.waitingForDisk = true }
+        return (offset, self.waitingForDisk)
+    }
+
+    /// Whether bytes that arrived are still to be written: not once the task is being canceled
+    /// (a cancel discards what is queued) or a write failed (a hole would follow).
+    package var isWriteDue: Bool {
+        guard self.state != .canceling, case .attempting(let attempt) = self.phase else { return false }
+        if case .fail = attempt.abort { return false }
+        return true
+    }
+
+    /// Body bytes went to the file. Answers `continueReceiving` only to bytes that arrived while
+    /// the transfer waited for the disk, hence discardable where none did.
+    @discardableResult
+    package mutating func bodyWritten(_ count: Int) -> [Action] {
+        if case .attempting(var attempt) = self.phase {
+            attempt.moved += Int64(count)
+            self.offset += Int64(count)
+            self.phase = .attempting(attempt)
+        }
+        return self.writerCaughtUp(count)
+    }
+
+    /// Body bytes that arrived were not written (`isWriteDue` said no, or the write failed).
+    package mutating func bodyDropped(_ count: Int) -> [Action] {
+        self.writerCaughtUp(count)
+    }
+
+    private mutating func writerCaughtUp(_ count: Int) -> [Action] {
+        self.unwritten = max(0, self.unwritten - count)
+        guard self.waitingForDisk, self.unwritten <= Self.unwrittenResume else { return [] }
+        self.waitingForDisk = false
+        return [.continueReceiving]
+    }
+
+    /// The partial file could not be prepared for a new download: it ends with that failure.
+    package mutating func preparationFailed(_ failure: TaskFailure) -> [Action] {
+        guard self.state != .completed else { return [] }
+        return self.end(failure, removePartial: false)
     }
 
     /// The file could not take the bytes (no space, an I/O error): the task fails.
@@ -302,6 +357,7 @@ package struct DownloadStateMachine: Sendable {
     /// The current attempt's transfer ended: `failure` nil when curl completed it.
     package mutating func transferEnded(_ failure: TaskFailure?, now: ContinuousClock.Instant) -> [Action] {
         guard case .attempting(let attempt) = self.phase else { return [] }
+        self.waitingForDisk = false
         switch self.state {
         case .canceling:
             return self.end(self.cancelFailure ?? .canceled(), removePartial: !self.keepPartial)

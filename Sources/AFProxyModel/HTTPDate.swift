@@ -5,7 +5,8 @@ import Glibc
 /// The IMF-fixdate of RFC 9110 §5.6.7 (`Sun, 06 Nov 1994 08:49:37 GMT`), for the `Date` field of
 /// the answers afproxy gives itself (400, 403, 408, 431, 502, 503, 504, the CONNECT 200): a
 /// sender with a clock must send one (§6.6.1). Formatted by hand rather than with `strftime`,
-/// whose day and month names follow the locale.
+/// whose day and month names follow the locale; Foundation's `Date.HTTPFormatStyle` is not in
+/// the Swift 6.3 toolchain's Foundation on Linux (checked: `Date` has no such member there).
 package enum HTTPDate {
     private static let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]

@@ -26,7 +26,10 @@ package struct ProxyCredentials: Sendable, Hashable {
     package var cacheKey: [UInt8] { Array(self.user.utf8) + [0] + Array(self.password.utf8) }
 }
 
-/// Standard base64 (RFC 4648 §4), padded; strict: nil for any other byte.
+/// Standard base64 (RFC 4648 §4), padded; strict: nil for any other byte. Not Foundation's
+/// `Data(base64Encoded:)`, which (in the Swift 6.3 toolchain) accepts padding inside the text
+/// (`TW=u`) and after the end (`TQ===`), where RFC 4648 §3.3 asks a decoder to reject them:
+/// credentials are one of the places where two spellings of one value should not both pass.
 package enum Base64 {
     package static func decode(_ text: some StringProtocol) -> [UInt8]? {
         let bytes = Array(text.utf8)

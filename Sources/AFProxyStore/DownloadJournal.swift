@@ -1,5 +1,4 @@
 import AFProxyModel
-import Dispatch
 import FoundationEssentials
 
 #if canImport(Glibc)
@@ -8,8 +7,8 @@ import Glibc
 
 /// The download queue as it must survive a restart, `downloads.json` in the state directory:
 /// every download task's `DownloadEntry`, rewritten whole and replaced atomically (a temporary
-/// file, fsync, rename, fsync of the directory) on a queue of its own, so a task never waits on
-/// the disk and a crash leaves the old version or the new one, never a torn one.
+/// file, fsync, rename, fsync of the directory) on a lane of the I/O executor, so a task never
+/// waits on the disk and a crash leaves the old version or the new one, never a torn one.
 ///
 /// A journal of whole snapshots rather than SQLite (GRDB): the queue is a few dozen entries that
 /// change together with their task, read once at start; a rename gives the atomicity a database
@@ -20,7 +19,7 @@ package final class DownloadJournal: Sendable {
     /// Completed downloads kept for the history after a restart, newest first.
     package let completedLimit: Int
     private let entries = Locked<State>(State())
-    private let queue = DispatchQueue(label: "afproxy.download-journal")
+    private let lane = IOExecutor.shared.lane()
 
     struct State {
         var entries: [Int: DownloadEntry] = [:]
@@ -62,12 +61,13 @@ package final class DownloadJournal: Sendable {
             defer { state.writeScheduled = true }
             return !state.writeScheduled
         }
-        if schedule { self.queue.async { self.write() } }
+        if schedule { self.lane.submit { self.write() } }
     }
 
-    /// Writes what is pending now and returns when it is on disk (the daemon's stop).
+    /// Writes what is pending now and returns when it is on disk (the daemon's stop): after
+    /// the writes already queued, so none is left half done when the process exits.
     package func flush() {
-        self.queue.sync { self.write() }
+        self.lane.wait { self.write() }
     }
 
     /// The last write's failure, if it failed (`afproxyctl status` may show it).

@@ -9,8 +9,8 @@ import Glibc
 /// renamed in one step — so that a reader, a crash or a full disk never meets half a file under
 /// the name it asked for.
 ///
-/// Used by one thread at a time, as its task's contract orders (the session thread while an
-/// attempt runs, the finishing queue after): hence `@unchecked Sendable`.
+/// Used by one job at a time, as its task's contract orders (its lane on the I/O executor):
+/// hence `@unchecked Sendable`.
 package final class PartialFile: @unchecked Sendable {
     /// Where the complete file goes: named by the answer (`Content-Disposition`) for a URL that
     /// names no file, so it may change before `finish`.
@@ -51,6 +51,16 @@ package final class PartialFile: @unchecked Sendable {
         return Int64(status.st_size)
     }
 
+    /// Why a new download could not open the partial file an earlier one left at `path`, or nil
+    /// (none there, or one it can open): asked when the download is, before the file is emptied.
+    package static func unusable(_ path: String) -> FileError? {
+        var status = stat()
+        guard lstat(path, &status) == 0 else { return nil }
+        if status.st_mode & S_IFMT == S_IFDIR { return FileError(operation: "open", path: path, code: EISDIR) }
+        guard access(path, R_OK | W_OK) == 0 else { return FileError(operation: "open", path: path, code: errno) }
+        return nil
+    }
+
     package func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(FileError) {
         if self.descriptor < 0 { try self.open() }
         var done = 0
@@ -63,6 +73,18 @@ package final class PartialFile: @unchecked Sendable {
             }
             done += count
         }
+    }
+
+    package func write(_ bytes: [UInt8], at offset: Int64) throws(FileError) {
+        let failure = bytes.withUnsafeBytes { bytes -> FileError? in
+            do throws(FileError) {
+                try self.write(bytes, at: offset)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure { throw failure }
     }
 
     /// Names the file anew (the answer named it): the partial file moves beside the new target.

@@ -1,5 +1,4 @@
 import AFProxyModel
-import Dispatch
 import FoundationEssentials
 import Logging
 
@@ -11,7 +10,7 @@ import Glibc
 /// `holds.json`): every such file is read, written and reported the same way here, so a new rule
 /// kind only names its file and its value.
 ///
-/// - Writes are coalesced and made on `StateFiles.queue`, never by the caller: a rule can change
+/// - Writes are coalesced and made on `StateFiles.lane` (the I/O executor), never by the caller: a rule can change
 ///   on a client connection's event loop (a `--once` hold is used up there) or the control
 ///   socket's, which must not wait for an fsync. A save while a write is pending replaces the
 ///   pending value; the last one wins.
@@ -67,13 +66,13 @@ package final class StateFile<Value: Codable & Sendable>: AnyStateFile {
             defer { state.pending = value }
             return state.pending == nil
         }
-        if schedule { StateFiles.queue.async { self.write() } }
+        if schedule { StateFiles.lane.submit { self.write() } }
     }
 
     /// Returns once what was saved is on disk or failed (the daemon's stop, and tests). Not from
-    /// `StateFiles.queue` itself.
+    /// `StateFiles.lane` itself.
     package func flush() {
-        StateFiles.queue.sync { self.write() }
+        StateFiles.lane.wait { self.write() }
     }
 
     /// Why the file does not hold what is in force (a failed write, an unreadable file kept
@@ -122,12 +121,12 @@ package final class StateFile<Value: Codable & Sendable>: AnyStateFile {
     }
 }
 
-/// What every state file shares: the one serial queue their writes run on, and the one JSON
+/// What every state file shares: the one lane their writes run on, and the one JSON
 /// configuration they are written and read with.
 package enum StateFiles {
-    /// One serial queue for every state file (rule changes are rare and small; the download
-    /// journal keeps its own queue for now).
-    package static let queue = DispatchQueue(label: "afproxy.state-files")
+    /// One lane of the I/O executor for every state file: rule changes are rare and small, and
+    /// one lane keeps each file's writes in the order of its changes.
+    package static let lane = IOExecutor.shared.lane()
 
     /// Sorted and indented, so a person can read and diff the file; slashes unescaped (URL patterns).
     static var encoder: JSONEncoder {

@@ -62,7 +62,7 @@ import Glibc
         let directory = temporaryDirectory()
         let file = StateFile<[Int]>(directory: directory, name: "n.json")
         let writerBusy = DispatchSemaphore(value: 0)
-        StateFiles.queue.async { writerBusy.wait() }
+        StateFiles.lane.submit { writerBusy.wait() }
         file.save([1])  // returns although the writer is held up: it only queued the write
         #expect(contents(directory + "/n.json") == nil)
         writerBusy.signal()

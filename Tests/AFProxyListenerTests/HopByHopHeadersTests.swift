@@ -1,3 +1,4 @@
+import AFProxyListener
 import AFProxyModel
 import Testing
 

@@ -1,3 +1,5 @@
+import AFProxyModel
+
 /// What a `GET /v1/live` reader has been sent, so that the next snapshot carries only what
 /// changed. Advanced only when a snapshot is really written: a reader that could not take one
 /// gets everything since its last in the next, so nothing it shows goes stale.

@@ -1,3 +1,4 @@
+import AFProxyControl
 import AFProxyModel
 import FoundationEssentials
 import Testing

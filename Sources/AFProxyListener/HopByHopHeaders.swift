@@ -1,3 +1,5 @@
+import AFProxyModel
+
 /// The hop-by-hop fields of RFC 9110 §7.6.1, which a proxy consumes rather than forwards: the
 /// fixed list plus every field the message's `Connection` header names.
 package enum HopByHopHeaders {

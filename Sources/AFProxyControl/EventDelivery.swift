@@ -1,3 +1,5 @@
+import AFProxyModel
+
 /// One event-stream reader's share of the daemon's memory, as a plain value: at most `capacity`
 /// events wait between the publishing thread and the connection's event loop, and none is written
 /// while the socket is not writable (its send buffer and NIO's are full: the reader stopped).
