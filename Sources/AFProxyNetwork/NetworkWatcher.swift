@@ -64,7 +64,14 @@ package final class NetworkWatcher: Sendable {
             Unmanaged<WatcherBody>.fromOpaque(box).release()
             throw NetlinkError("pthread_create", errno: rc)
         }
-        self.thread.withLock { $0 = thread }
+        // A `stop()` that ran while the thread was being created found no thread to join: the
+        // thread then sees the stop (flag and eventfd) and ends, and is joined here.
+        let stoppedMeanwhile = self.thread.withLock { value -> Bool in
+            if self.isStopping { return true }
+            value = thread
+            return false
+        }
+        if stoppedMeanwhile { pthread_join(thread, nil) }
     }
 
     /// Stops the thread and closes the socket; no report follows.
