@@ -1,6 +1,7 @@
 import AFProxyManager
 import AFProxyModel
 import AFProxyServerKit
+import FoundationEssentials
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -160,11 +161,11 @@ package final class ControlServer: Service, Sendable {
     private static func prepare(_ path: String) throws {
         let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
         if !directory.isEmpty {
-            var info = stat()
-            if stat(directory, &info) != 0 {
-                guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
-                    throw Failure(description: "cannot create \(directory): \(String(cString: strerror(errno)))")
-                }
+            do {
+                try FileManager.default.createDirectory(
+                    atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw Failure(description: "cannot create \(directory): \(String(cString: strerror(error.posixCode)))")
             }
         }
         var info = stat()

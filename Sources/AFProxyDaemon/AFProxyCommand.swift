@@ -1,5 +1,6 @@
 import AFProxyModel
 import ArgumentParser
+import FoundationEssentials
 
 #if canImport(Glibc)
 import Glibc
@@ -316,18 +317,12 @@ package struct AFProxyCommand: AsyncParsableCommand {
     }
 
     static func read(_ path: String) throws(ConfigurationError) -> String {
-        guard let file = fopen(path, "r") else {
-            throw ConfigurationError("cannot read config file: \(String(cString: strerror(errno)))", place: path)
+        do {
+            return String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self)
+        } catch {
+            throw ConfigurationError(
+                "cannot read config file: \(String(cString: strerror(error.posixCode)))", place: path)
         }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = fread(&chunk, 1, chunk.count, file)
-            if count <= 0 { break }
-            bytes.append(contentsOf: chunk[0..<count])
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     static func fail(_ message: String) -> Never {

@@ -36,8 +36,8 @@ package final class DownloadJournal: Sendable {
     /// Makes the directory if needed and reads what a previous run left; an absent journal is an
     /// empty queue.
     package func load() throws(FileError) -> [DownloadEntry] {
-        try Self.makeDirectory(self.directory)
-        guard let data = try Self.read(self.path) else { return [] }
+        try Files.makeDirectory(self.directory)
+        guard let data = try Files.contents(of: self.path) else { return [] }
         let entries: [DownloadEntry]
         do {
             entries = try JSONDecoder.journal.decode([DownloadEntry].self, from: data)
@@ -117,37 +117,6 @@ package final class DownloadJournal: Sendable {
         }
         guard rename(temporary, path) == 0 else { throw FileError(operation: "rename", path: temporary, code: errno) }
         PartialFile.syncDirectory(of: path)
-    }
-
-    static func read(_ path: String) throws(FileError) -> Data? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            if errno == ENOENT { return nil }
-            throw FileError(operation: "open", path: path, code: errno)
-        }
-        defer { close(descriptor) }
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 64 << 10)
-        while true {
-            let count = Glibc.read(descriptor, &buffer, buffer.count)
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw FileError(operation: "read", path: path, code: errno)
-            }
-            if count == 0 { return data }
-            data.append(contentsOf: buffer[0..<count])
-        }
-    }
-
-    /// `mkdir -p`, mode 0700: the journal names files and URLs of its user.
-    package static func makeDirectory(_ path: String) throws(FileError) {
-        var prefix = ""
-        for part in path.split(separator: "/", omittingEmptySubsequences: true) {
-            prefix += "/" + part
-            if mkdir(prefix, 0o700) != 0 && errno != EEXIST {
-                throw FileError(operation: "create the directory", path: prefix, code: errno)
-            }
-        }
     }
 }
 

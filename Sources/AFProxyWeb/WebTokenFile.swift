@@ -1,4 +1,5 @@
 import AFProxyModel
+import FoundationEssentials
 
 #if canImport(Glibc)
 import Glibc
@@ -10,8 +11,13 @@ import Glibc
 enum WebTokenFile {
     static func write(_ token: String, to path: String) throws(WebServer.Failure) {
         let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        if !directory.isEmpty, mkdir(directory, 0o700) != 0, errno != EEXIST {
-            throw Self.failure("cannot create \(directory)")
+        if !directory.isEmpty {
+            do {
+                try FileManager.default.createDirectory(
+                    atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw Self.failure("cannot create \(directory)", code: error.posixCode)
+            }
         }
         unlink(path)
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
@@ -22,7 +28,7 @@ enum WebTokenFile {
         guard fchmod(fd, 0o600) == 0, written == line.count else { throw Self.failure("cannot write \(path)") }
     }
 
-    private static func failure(_ what: String) -> WebServer.Failure {
-        WebServer.Failure(description: "web-listen: \(what): \(String(cString: strerror(errno)))")
+    private static func failure(_ what: String, code: Int32 = errno) -> WebServer.Failure {
+        WebServer.Failure(description: "web-listen: \(what): \(String(cString: strerror(code)))")
     }
 }
