@@ -291,7 +291,7 @@ let package = Package(
 )
 
 // Our own targets treat warnings as errors (SE-0480); the dependencies' warnings stay warnings.
-// System library targets (CCurl, CSystemd) have no Swift settings.
+// System library targets (the C shims) have no Swift settings.
 for target in package.targets where target.type != .system {
     target.swiftSettings = (target.swiftSettings ?? []) + [.treatAllWarnings(as: .error)]
 }
