@@ -119,7 +119,7 @@ let package = Package(
         .target(
             name: "AFProxyControl",
             dependencies: [
-                "AFProxyModel", "AFProxyManager", "AFProxyServerKit",
+                "AFProxyModel", "AFProxyManager", "AFProxyServerKit", "AFProxyStore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -155,7 +155,7 @@ let package = Package(
         .target(
             name: "AFProxyWeb",
             dependencies: [
-                "AFProxyModel", "AFProxyControl", "AFProxyServerKit",
+                "AFProxyModel", "AFProxyControl", "AFProxyServerKit", "AFProxyStore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

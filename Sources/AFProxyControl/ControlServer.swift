@@ -1,7 +1,7 @@
 import AFProxyManager
 import AFProxyModel
 import AFProxyServerKit
-import FoundationEssentials
+import AFProxyStore
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -161,11 +161,10 @@ package final class ControlServer: Service, Sendable {
     private static func prepare(_ path: String) throws {
         let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
         if !directory.isEmpty {
-            do {
-                try FileManager.default.createDirectory(
-                    atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            do throws(FileError) {
+                try Files.makeDirectory(directory)
             } catch {
-                throw Failure(description: "cannot create \(directory): \(String(cString: strerror(error.posixCode)))")
+                throw Failure(description: error.description)
             }
         }
         var info = stat()

@@ -1,6 +1,6 @@
 import AFProxyModel
+import AFProxyStore
 import ArgumentParser
-import FoundationEssentials
 
 #if canImport(Glibc)
 import Glibc
@@ -317,11 +317,13 @@ package struct AFProxyCommand: AsyncParsableCommand {
     }
 
     static func read(_ path: String) throws(ConfigurationError) -> String {
-        do {
-            return String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self)
+        do throws(FileError) {
+            guard let data = try Files.contents(of: path) else {
+                throw FileError(operation: "read", path: path, code: ENOENT)
+            }
+            return String(decoding: data, as: UTF8.self)
         } catch {
-            throw ConfigurationError(
-                "cannot read config file: \(String(cString: strerror(error.posixCode)))", place: path)
+            throw ConfigurationError("cannot read config file: \(String(cString: strerror(error.code)))", place: path)
         }
     }
 

@@ -1,4 +1,3 @@
-import AFProxyModel
 import FoundationEssentials
 
 #if canImport(Glibc)
@@ -19,7 +18,8 @@ package struct FileError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// A Foundation file call's error, by the errno underneath it (EIO when it names none).
     package init(operation: String, path: String, error: any Error) {
-        self.init(operation: operation, path: path, code: error.posixCode)
+        let posix = (error as? CocoaError)?.underlying as? POSIXError
+        self.init(operation: operation, path: path, code: posix?.code.rawValue ?? EIO)
     }
 
     /// The file system has no room (or the process may not make the file larger).

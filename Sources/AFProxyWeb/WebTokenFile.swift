@@ -1,5 +1,5 @@
 import AFProxyModel
-import FoundationEssentials
+import AFProxyStore
 
 #if canImport(Glibc)
 import Glibc
@@ -12,11 +12,10 @@ enum WebTokenFile {
     static func write(_ token: String, to path: String) throws(WebServer.Failure) {
         let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
         if !directory.isEmpty {
-            do {
-                try FileManager.default.createDirectory(
-                    atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            do throws(FileError) {
+                try Files.makeDirectory(directory)
             } catch {
-                throw Self.failure("cannot create \(directory)", code: error.posixCode)
+                throw WebServer.Failure(description: "web-listen: \(error)")
             }
         }
         unlink(path)
@@ -28,7 +27,7 @@ enum WebTokenFile {
         guard fchmod(fd, 0o600) == 0, written == line.count else { throw Self.failure("cannot write \(path)") }
     }
 
-    private static func failure(_ what: String, code: Int32 = errno) -> WebServer.Failure {
-        WebServer.Failure(description: "web-listen: \(what): \(String(cString: strerror(code)))")
+    private static func failure(_ what: String) -> WebServer.Failure {
+        WebServer.Failure(description: "web-listen: \(what): \(String(cString: strerror(errno)))")
     }
 }
