@@ -103,7 +103,7 @@ package final class StateFile<Value: Codable & Sendable>: AnyStateFile {
                 throw FileError(operation: "encode", path: self.path, code: EINVAL)
             }
             try Files.makeDirectory(self.directory)
-            try DownloadJournal.replace(self.path, with: data)
+            try Files.replace(self.path, with: data)
             failure = nil
         } catch {
             failure = error
