@@ -5,6 +5,7 @@ import AFProxyManager
 import AFProxyMetrics
 import AFProxyModel
 import AFProxyNetwork
+import AFProxyStore
 import AFProxySystemd
 import AFProxyWeb
 import Logging
@@ -101,9 +102,11 @@ struct Daemon {
             try await services.run()
         } catch {
             try? await group.shutdownGracefully()
+            await IOExecutor.shared.shutdown()
             throw error
         }
         try await group.shutdownGracefully()
+        await IOExecutor.shared.shutdown()
         logger.notice("stopped")
     }
 
