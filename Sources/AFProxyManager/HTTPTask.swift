@@ -21,7 +21,7 @@ package final class HTTPTask: @unchecked Sendable {
     /// The transfer carrying the response now: set in `init` (it needs `self` as its delegate),
     /// replaced on the session thread only by a transparent resume; other threads read it.
     private let current = Locked<UpstreamTransfer?>(nil)
-    private unowned let manager: SessionManager
+    private let context: TaskContext
     private let machine: Locked<HTTPTaskStateMachine>
 
     /// What the record shows beyond the machine's state, set on the session thread.
@@ -56,17 +56,17 @@ package final class HTTPTask: @unchecked Sendable {
     private var finalStatus = 0
 
     /// `heldBy`: the hold rule that caught the task, which is then created suspended.
-    init(id: Int, request: ProxyRequest, client: any TaskClient, manager: SessionManager, heldBy: Int? = nil) {
+    init(id: Int, request: ProxyRequest, client: any TaskClient, context: TaskContext, heldBy: Int? = nil) {
         self.id = id
         self.machine = Locked(heldBy.map { HTTPTaskStateMachine(heldBy: $0) } ?? HTTPTaskStateMachine())
         self.request = request
         self.client = client
-        self.manager = manager
+        self.context = context
         self.createdAt = Date()
         self.continuation = TransparentResume(
-            method: request.method, headers: request.headers, limit: manager.transparentResumeLimit)
-        let transfer = UpstreamTransfer(request: request, destinations: manager.destinationPolicy, delegate: self)
-        transfer.throttle = manager.throttleTicket(task: id, host: self.throttleHost)
+            method: request.method, headers: request.headers, limit: context.transparentResumeLimit)
+        let transfer = UpstreamTransfer(request: request, destinations: context.destinations(), delegate: self)
+        transfer.throttle = context.throttleTicket(task: id, host: self.throttleHost)
         self.current.withLock { $0 = transfer }
     }
 
@@ -109,7 +109,7 @@ package final class HTTPTask: @unchecked Sendable {
             },
             resumes: recorded.resumes,
             proxyUser: self.request.proxyUser,
-            limit: self.manager.throttler.limit(task: self.id, host: self.throttleHost),
+            limit: self.context.throttler.limit(task: self.id, host: self.throttleHost),
             heldBy: heldBy, clientProcess: self.request.process?.process
         )
     }
@@ -125,42 +125,42 @@ package final class HTTPTask: @unchecked Sendable {
         case .none:
             break
         case .suspend:
-            self.manager.session.suspend(self.transfer)
+            self.context.transport.suspend(self.transfer)
             self.client.task(self, didChangeSuspension: true)
-            self.manager.events.publish(.suspended, self.record())
+            self.context.events.publish(.suspended, self.record())
         case .resume:
-            self.manager.session.resume(self.transfer)
+            self.context.transport.resume(self.transfer)
             self.client.task(self, didChangeSuspension: false)
-            self.manager.events.publish(.resumed, self.record())
+            self.context.events.publish(.resumed, self.record())
         case .abort(let failure):
-            self.manager.session.cancel(self.transfer, reason: failure)
+            self.context.transport.cancel(self.transfer, reason: failure)
         case .continueSending:
-            self.manager.session.continueSending(self.transfer)
+            self.context.transport.continueSending(self.transfer)
         case .continueReceiving(let resize):
             self.resizeWindow(resize)
-            self.manager.session.continueReceiving(self.transfer)
+            self.context.transport.continueReceiving(self.transfer)
         case .readClient:
             self.client.taskWantsRequestBody(self)
         case .askForBody:
             self.client.taskAwaitsRequestBody(self)
         case .start:
-            self.manager.session.start(self.transfer)
+            self.context.transport.start(self.transfer)
         case .hold:
             self.client.task(self, didChangeSuspension: true)
-            self.manager.events.publish(.held, self.record())
+            self.context.events.publish(.held, self.record())
         case .release(let start):
             if start {
-                self.manager.session.start(self.transfer)
+                self.context.transport.start(self.transfer)
                 self.client.task(self, didChangeSuspension: false)
             }
-            self.manager.events.publish(.resumed, self.record())
+            self.context.events.publish(.resumed, self.record())
         case .finish(let result, let release):
             if case .failure(let failure) = result { self.recorded.withLock { $0.failure = failure } }
-            self.manager.budget.release(release)
+            self.context.budget.release(release)
             var delivery = self.takePending(end: result.end)!
             if result == .success { delivery.trailers = self.transfer.trailers }
             self.client.task(self, deliver: delivery)
-            self.manager.taskDidComplete(self)
+            self.context.completed(self)
         }
     }
 
@@ -169,8 +169,8 @@ package final class HTTPTask: @unchecked Sendable {
     private func resizeWindow(_ change: ReceiveWindow.Change) {
         switch change {
         case .keep: return
-        case .grow(let reserve): guard self.manager.budget.reserve(reserve) else { return }
-        case .shrink(let release): self.manager.budget.release(release)
+        case .grow(let reserve): guard self.context.budget.reserve(reserve) else { return }
+        case .shrink(let release): self.context.budget.release(release)
         }
         self.machine.withLock { $0.resizeWindow(change) }
     }
@@ -230,7 +230,7 @@ extension HTTPTask {
         do {
             try self.cancel(failure)
         } catch {
-            self.manager.session.cancel(self.transfer, reason: failure)
+            self.context.transport.cancel(self.transfer, reason: failure)
         }
     }
 
@@ -352,10 +352,10 @@ extension HTTPTask: UpstreamTransferDelegate {
         var request = self.request
         request.headers.append(HTTPHeaderField("Range", "bytes=\(range.offset)-"))
         request.headers.append(HTTPHeaderField("If-Range", range.ifRange))
-        let next = UpstreamTransfer(request: request, destinations: self.manager.destinationPolicy, delegate: self)
+        let next = UpstreamTransfer(request: request, destinations: self.context.destinations(), delegate: self)
         next.throttle = transfer.throttle
         self.current.withLock { $0 = next }
-        self.manager.session.start(next)
+        self.context.transport.start(next)
         return true
     }
 
@@ -369,7 +369,7 @@ extension HTTPTask: UpstreamTransferDelegate {
         guard accepted else {
             self.discarding = true
             let reason = self.breakFailure ?? .upstreamBroken("upstream broke off the response")
-            self.manager.session.cancel(
+            self.context.transport.cancel(
                 transfer,
                 reason: reason.withMessage(
                     "\(reason.message); the origin's answer to the request for the rest (\(head.status)) was not the rest of the same response"
@@ -377,7 +377,7 @@ extension HTTPTask: UpstreamTransferDelegate {
             return
         }
         self.recorded.withLock { $0.resumes = continuation.resumes }
-        self.manager.events.publish(.resumedAtOffset, self.record())
+        self.context.events.publish(.resumedAtOffset, self.record())
     }
 
     private func takePending(end: ResponseEnd?) -> ResponseDelivery? {

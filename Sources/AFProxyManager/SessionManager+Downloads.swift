@@ -55,7 +55,7 @@ extension SessionManager {
                 machine: DownloadStateMachine(
                     policy: settings.policy, keepPartial: spec.keepPartial, state: heldBy == nil ? .running : .suspended
                 ),
-                manager: self, downloads: self.downloads, heldBy: heldBy, discardsPartial: true)
+                context: self.taskContext, downloads: self.downloads, heldBy: heldBy, discardsPartial: true)
         }
         self.downloads.journal?.update(task.entry())
         if spec.insecure {
@@ -99,7 +99,8 @@ extension SessionManager {
                 let task = DownloadTask(
                     id: entry.id, spec: spec, path: entry.path, partialPath: partialPath,
                     namedByAnswer: entry.namedByAnswer ?? false, createdAt: entry.createdAt, machine: machine,
-                    manager: self, downloads: self.downloads, heldBy: entry.state == .suspended ? entry.heldBy : nil)
+                    context: self.taskContext, downloads: self.downloads,
+                    heldBy: entry.state == .suspended ? entry.heldBy : nil)
                 _ = self.downloads.claim(entry.path)
                 registry.live[task.id] = task
                 restored.append(task)
@@ -118,8 +119,7 @@ extension SessionManager {
     /// force. Blocks for the handshake: call it off any event loop.
     package func probePin(host: String, port: Int) -> Result<String, TaskFailure> {
         let caFile = self.downloads.security.withLock { $0.caFile }
-        return PinProbe.pin(
-            host: host, port: port, caFile: caFile, connectTimeout: self.session.configuration.connectTimeout)
+        return self.transport.probePin(host: host, port: port, caFile: caFile)
     }
 
     /// A reload's security policy: new TLS connections of download tasks use it.

@@ -7,10 +7,13 @@ import NIOCore
 /// delegate, keeps the registry of live tasks keyed by id (behind a lock, as
 /// `mutableTaskDelegatesKeyedByTaskIdentifier` is), applies the verbs, publishes events, and
 /// moves a task to the bounded history the moment it completes. HTTP tasks and CONNECT tunnels
-/// (stream tasks) share the registry through `ManagedTask`, which holds the task contract. It
-/// does no I/O of its own: the transports (`UpstreamSession`, `TunnelTransfer`) do.
+/// (stream tasks) share the registry through `ManagedTask`, which holds the task contract. The
+/// upstream I/O is its `UpstreamTransport`'s; each task gets what it needs as a `TaskContext`,
+/// not a pointer back here. Download tasks' file work runs on the I/O executor's lanes.
 package final class SessionManager: Sendable {
-    package let session: UpstreamSession
+    /// Where the tasks' transfers and tunnels run: the curl session and the tunnel relay in the
+    /// daemon, an in-memory one in tests.
+    package let transport: any UpstreamTransport
     package let events = EventBus()
     /// What the tasks' receive windows may hold beyond their minimum, together.
     package let budget: BufferBudget
@@ -55,12 +58,12 @@ package final class SessionManager: Sendable {
     }
 
     package init(
-        session: UpstreamSession, historyCapacity: Int, bufferBudget: Int = 64 << 20,
+        transport: any UpstreamTransport, historyCapacity: Int, bufferBudget: Int = 64 << 20,
         downloads: DownloadSettings = DownloadSettings(), transparentResumeLimit: Int = 0,
         networkLoss: NetworkLossPolicy = .waitDownloads, logger: Logger? = nil,
         throttle: ThrottleControl = ThrottleControl()
     ) {
-        self.session = session
+        self.transport = transport
         self.throttle = throttle
         self.logger = logger
         self.network = Locked(NetworkState(policy: networkLoss))
@@ -76,7 +79,7 @@ package final class SessionManager: Sendable {
     package func startTask(_ request: ProxyRequest, client: any TaskClient) -> HTTPTask {
         let heldBy = self.holds.catchTask(HoldFacts(request))
         let task = self.register(request.kind) { id in
-            HTTPTask(id: id, request: request, client: client, manager: self, heldBy: heldBy)
+            HTTPTask(id: id, request: request, client: client, context: self.taskContext, heldBy: heldBy)
         }
         self.events.publish(.created, task.record())
         task.begin()
@@ -89,10 +92,7 @@ package final class SessionManager: Sendable {
     package func startStream(_ request: StreamRequest, on eventLoop: any EventLoop) -> StreamTask {
         let heldBy = self.holds.catchTask(HoldFacts(request))
         let task = self.register(.stream) { id in
-            StreamTask(
-                id: id, request: request, eventLoop: eventLoop,
-                connectTimeout: self.session.configuration.connectTimeout,
-                idleTimeout: self.session.configuration.tunnelIdleTimeout, manager: self, heldBy: heldBy)
+            StreamTask(id: id, request: request, eventLoop: eventLoop, context: self.taskContext, heldBy: heldBy)
         }
         self.events.publish(.created, task.record())
         task.begin()
@@ -111,6 +111,17 @@ package final class SessionManager: Sendable {
             registry.started[kind, default: 0] += 1
             return task
         }
+    }
+
+    /// What a new task is given. Its closures do not keep the manager alive (the manager keeps
+    /// the live tasks): a task that ends after its manager (in a test) has no registry to leave,
+    /// and one cannot start a transfer without the manager's destination rules.
+    var taskContext: TaskContext {
+        TaskContext(
+            transport: self.transport, events: self.events, budget: self.budget, throttler: self.throttler,
+            transparentResumeLimit: self.transparentResumeLimit,
+            destinations: { [unowned self] in self.destinationPolicy },
+            completed: { [weak self] task in self?.taskDidComplete(task) })
     }
 
     /// Called by a task once it ended, once: on the session thread for an HTTP task, on the
