@@ -28,7 +28,7 @@ package final class DownloadTask: @unchecked Sendable {
         var namedByAnswer: Bool
     }
     private let context: TaskContext
-    private let downloads: DownloadCoordinator
+    private let downloads: DownloadService
     private let machine: Locked<DownloadStateMachine>
     private let file: PartialFile
     /// The running attempt's transfer; a report from any other is stale and ignored.
@@ -36,8 +36,6 @@ package final class DownloadTask: @unchecked Sendable {
     private let recorded = Locked(Recorded())
     /// Bumped by each scheduled retry: a timer that is no longer the latest does nothing.
     private let retryGeneration = Locked(0)
-    /// The hold rule that created the task suspended, until it is resumed.
-    private let held: Locked<Int?>
     /// Lane only: when progress was last written to the journal.
     private var lastPersisted = ContinuousClock.now
     /// Where the file work runs, one job after another.
@@ -55,12 +53,11 @@ package final class DownloadTask: @unchecked Sendable {
 
     init(
         id: Int, spec: DownloadSpec, path: String, partialPath: String? = nil, namedByAnswer: Bool = false,
-        createdAt: Date, machine: DownloadStateMachine, context: TaskContext, downloads: DownloadCoordinator,
-        heldBy: Int? = nil, discardsPartial: Bool = false
+        createdAt: Date, machine: DownloadStateMachine, context: TaskContext, downloads: DownloadService,
+        discardsPartial: Bool = false
     ) {
         self.discardsPartial = discardsPartial
         self.id = id
-        self.held = Locked(heldBy)
         self.spec = spec
         self.target = Locked(Target(path: path, namedByAnswer: namedByAnswer))
         self.createdAt = createdAt
@@ -126,7 +123,7 @@ package final class DownloadTask: @unchecked Sendable {
             metrics: recorded.metrics, requestHeaders: self.spec.headers, responseHeaders: recorded.head?.headers,
             waiting: waiting, resumes: machine.resumes,
             limit: self.context.throttler.limit(task: self.id, host: LoopbackHost.host(ofURL: self.spec.url) ?? ""),
-            heldBy: self.held.withLock { $0 })
+            heldBy: machine.heldBy)
         record.file = DownloadFile(
             path: self.path, sha256: self.spec.sha256, keepPartial: self.spec.keepPartial, attempt: attempt,
             maxAttempts: machine.policy.maxAttempts, lastError: machine.lastError, restarts: machine.restarts,
@@ -148,7 +145,7 @@ package final class DownloadTask: @unchecked Sendable {
             failuresInARow: machine.failuresInARow, lastError: machine.lastError, resumes: machine.resumes,
             restarts: machine.restarts, status: recorded.head?.status, responseHeaders: recorded.head?.headers,
             error: recorded.failure?.message, errorCode: recorded.failure?.code, completedAt: recorded.completedAt,
-            heldBy: self.held.withLock { $0 })
+            heldBy: machine.heldBy)
     }
 
     // MARK: actions
@@ -266,9 +263,7 @@ extension DownloadTask: ManagedTask {
     }
 
     func resume() throws(IllegalTransition) {
-        let actions = try self.machine.withLock { machine throws(IllegalTransition) in try machine.resume() }
-        self.held.withLock { $0 = nil }  // released: the `resumed` record and the journal say so
-        self.perform(actions)
+        self.perform(try self.machine.withLock { machine throws(IllegalTransition) in try machine.resume() })
     }
 
     func cancel(_ failure: TaskFailure) throws(IllegalTransition) {

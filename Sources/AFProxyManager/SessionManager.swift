@@ -14,12 +14,14 @@ package final class SessionManager: Sendable {
     /// Where the tasks' transfers and tunnels run: the curl session and the tunnel relay in the
     /// daemon, an in-memory one in tests.
     package let transport: any UpstreamTransport
-    package let events = EventBus()
+    package let events: EventBus
     /// What the tasks' receive windows may hold beyond their minimum, together.
     package let budget: BufferBudget
     let registry: Locked<Registry>
-    /// Download tasks' settings, slots and journal.
-    let downloads: DownloadCoordinator
+    /// Download tasks: their validation, naming, slots, journal, parking and pin probes.
+    package let downloads: DownloadService
+    /// What each new task is given instead of a pointer back here.
+    let taskContext: TaskContext
     /// Transparent resumes a proxied GET may make (`resume-attempts`; 0: `transparent-resume = no`).
     let transparentResumeLimit: Int
     /// For what a person should hear about beside the task log (an insecure download).
@@ -27,7 +29,7 @@ package final class SessionManager: Sendable {
     /// The network as last reported (`networkChanged`), and what its loss does to the tasks.
     let network: Locked<NetworkState>
     /// `deny-hosts`, `allow-hosts`, `deny-private-destinations`; each new transfer takes the one in force.
-    let destinations = Locked(DestinationPolicy.open)
+    let destinations: Locked<DestinationPolicy>
     /// The throttle rules, their buckets and their file.
     package let throttle: ThrottleControl
     /// The hold rules: a new task one of them catches is created suspended (`held`).
@@ -68,10 +70,24 @@ package final class SessionManager: Sendable {
         self.logger = logger
         self.network = Locked(NetworkState(policy: networkLoss))
         self.transparentResumeLimit = transparentResumeLimit
-        self.downloads = DownloadCoordinator(settings: downloads)
         self.holds = HoldBook(stateDirectory: downloads.stateDirectory, logger: logger)
         self.budget = BufferBudget(limit: bufferBudget)
-        self.registry = Locked(Registry(history: TaskHistory(capacity: historyCapacity)))
+        // Built from the parts rather than from `self`, so that a task's context holds no manager.
+        let registry = Locked(Registry(history: TaskHistory(capacity: historyCapacity)))
+        let events = EventBus()
+        let destinations = Locked(DestinationPolicy.open)
+        let throttler = throttle.throttler
+        self.registry = registry
+        self.events = events
+        self.destinations = destinations
+        self.taskContext = TaskContext(
+            transport: transport, events: events, budget: self.budget, throttler: throttler,
+            transparentResumeLimit: transparentResumeLimit,
+            destinations: { destinations.withLock { $0 } },
+            completed: { task in Self.complete(task, registry: registry, events: events, throttler: throttler) })
+        self.downloads = DownloadService(
+            settings: downloads, registry: registry, context: self.taskContext, holds: self.holds,
+            network: self.network, logger: logger)
     }
 
     /// Registers a task for `request`, publishes `created` and starts its transfer, or, when a
@@ -99,37 +115,19 @@ package final class SessionManager: Sendable {
         return task
     }
 
-    /// The one way a new task of any kind enters the registry: `make` builds it with the next id,
-    /// under the registry's lock, so ids are handed out in order and a task is live (and counted
-    /// as started, for the metrics) before anything can ask for it. Restored downloads keep the
-    /// ids they had (`restoreDownloads`).
+    /// The one way a new task of any kind enters the registry (`Registry.register`).
     func register<NewTask: ManagedTask>(_ kind: TaskKind, _ make: (Int) -> NewTask) -> NewTask {
-        self.registry.withLock { registry in
-            let task = make(registry.nextID)
-            registry.nextID += 1
-            registry.live[task.id] = task
-            registry.started[kind, default: 0] += 1
-            return task
-        }
+        self.registry.register(kind, make)
     }
 
-    /// What a new task is given. Its closures do not keep the manager alive (the manager keeps
-    /// the live tasks): a task that ends after its manager (in a test) has no registry to leave,
-    /// and one cannot start a transfer without the manager's destination rules.
-    var taskContext: TaskContext {
-        TaskContext(
-            transport: self.transport, events: self.events, budget: self.budget, throttler: self.throttler,
-            transparentResumeLimit: self.transparentResumeLimit,
-            destinations: { [unowned self] in self.destinationPolicy },
-            completed: { [weak self] task in self?.taskDidComplete(task) })
-    }
-
-    /// Called by a task once it ended, once: on the session thread for an HTTP task, on the
-    /// client's event loop for a tunnel.
-    func taskDidComplete(_ task: any ManagedTask) {
+    /// Called by a task once it ended, once (its `TaskContext.completed`): on the session thread
+    /// for an HTTP task, on the client's event loop for a tunnel, on its lane for a download.
+    static func complete(
+        _ task: any ManagedTask, registry: Locked<Registry>, events: EventBus, throttler: Throttler
+    ) {
         let record = task.record()
-        self.throttler.forget(task: task.id)
-        self.registry.withLock { registry in
+        throttler.forget(task: task.id)
+        registry.withLock { registry in
             registry.live.removeValue(forKey: task.id)
             registry.history.append(record)
             registry.served += 1
@@ -138,8 +136,8 @@ package final class SessionManager: Sendable {
             registry.bytesUp += record.upload.completed
             registry.bytesDown += record.download.completed
         }
-        self.events.publish(.completed, record)
-        self.recordProcessLater(of: task, in: record)
+        events.publish(.completed, record)
+        Self.recordProcessLater(of: task, in: record, registry: registry)
     }
 
     // MARK: queries
@@ -243,4 +241,20 @@ package final class SessionManager: Sendable {
 package enum ControlError: Error, Sendable, Equatable {
     case unknownTask(Int)
     case illegal(IllegalTransition)
+}
+
+extension Locked where Value == SessionManager.Registry {
+    /// The one way a new task of any kind enters the registry: `make` builds it with the next id,
+    /// under the registry's lock, so ids are handed out in order and a task is live (and counted
+    /// as started, for the metrics) before anything can ask for it. Restored downloads keep the
+    /// ids they had (`DownloadService.restore`).
+    func register<NewTask: ManagedTask>(_ kind: TaskKind, _ make: (Int) -> NewTask) -> NewTask {
+        self.withLock { registry in
+            let task = make(registry.nextID)
+            registry.nextID += 1
+            registry.live[task.id] = task
+            registry.started[kind, default: 0] += 1
+            return task
+        }
+    }
 }
