@@ -11,21 +11,16 @@ import NIOCore
 /// upstream I/O is its `UpstreamTransport`'s; each task gets what it needs as a `TaskContext`,
 /// not a pointer back here. Download tasks' file work runs on the I/O executor's lanes.
 package final class SessionManager: Sendable {
-    /// Where the tasks' transfers and tunnels run: the curl session and the tunnel relay in the
-    /// daemon, an in-memory one in tests.
-    package let transport: any UpstreamTransport
     package let events: EventBus
     /// What the tasks' receive windows may hold beyond their minimum, together.
     package let budget: BufferBudget
     let registry: Locked<Registry>
     /// Download tasks: their validation, naming, slots, journal, parking and pin probes.
     package let downloads: DownloadService
-    /// What each new task is given instead of a pointer back here.
+    /// What each new task is given instead of a pointer back here: the transport its transfers
+    /// and tunnels run on (the curl session and the tunnel relay in the daemon, an in-memory one
+    /// in tests), the transparent-resume limit (`resume-attempts`; 0: `transparent-resume = no`).
     let taskContext: TaskContext
-    /// Transparent resumes a proxied GET may make (`resume-attempts`; 0: `transparent-resume = no`).
-    let transparentResumeLimit: Int
-    /// For what a person should hear about beside the task log (an insecure download).
-    let logger: Logger?
     /// The network as last reported (`networkChanged`), and what its loss does to the tasks.
     let network: Locked<NetworkState>
     /// `deny-hosts`, `allow-hosts`, `deny-private-destinations`; each new transfer takes the one in force.
@@ -65,11 +60,8 @@ package final class SessionManager: Sendable {
         networkLoss: NetworkLossPolicy = .waitDownloads, logger: Logger? = nil,
         throttle: ThrottleControl = ThrottleControl()
     ) {
-        self.transport = transport
         self.throttle = throttle
-        self.logger = logger
         self.network = Locked(NetworkState(policy: networkLoss))
-        self.transparentResumeLimit = transparentResumeLimit
         self.holds = HoldBook(stateDirectory: downloads.stateDirectory, logger: logger)
         self.budget = BufferBudget(limit: bufferBudget)
         // Built from the parts rather than from `self`, so that a task's context holds no manager.
