@@ -212,6 +212,17 @@ let package = Package(
             ],
             path: "Fuzz/FuzzResponseHead"
         ),
+        /// What the manager, listener and control tests share: an in-memory transport in place of
+        /// curl and the tunnel relay. A library target under Tests/, since test targets cannot
+        /// import one another.
+        .target(
+            name: "AFProxyTestSupport",
+            dependencies: [
+                "AFProxyManager", "AFProxyCurl", "AFProxyTunnel", "AFProxyModel",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "Tests/AFProxyTestSupport"
+        ),
         .testTarget(name: "AFProxyModelTests", dependencies: ["AFProxyModel"]),
         .testTarget(
             name: "AFProxyServerKitTests",
@@ -231,6 +242,7 @@ let package = Package(
             name: "AFProxyListenerTests",
             dependencies: [
                 "AFProxyListener", "AFProxyManager", "AFProxyCurl", "AFProxyModel", "AFProxyStore", "AFProxyServerKit",
+                "AFProxyTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -241,6 +253,7 @@ let package = Package(
             name: "AFProxyControlTests",
             dependencies: [
                 "AFProxyControl", "AFProxyManager", "AFProxyCurl", "AFProxyModel", "AFProxyServerKit",
+                "AFProxyTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -250,8 +263,9 @@ let package = Package(
         .testTarget(
             name: "AFProxyManagerTests",
             dependencies: [
-                "AFProxyManager", "AFProxyModel", "AFProxyCurl",
+                "AFProxyManager", "AFProxyModel", "AFProxyCurl", "AFProxyTunnel", "AFProxyTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),

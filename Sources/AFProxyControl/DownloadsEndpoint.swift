@@ -39,7 +39,7 @@ struct DownloadsEndpoint: ControlEndpoint {
             keepPartial: body.keepPartial ?? false, pins: body.pins, insecure: body.insecure ?? false,
             client: request.caller.name)
         do throws(DownloadRefusal) {
-            return .task(.created, try self.manager.startDownload(spec))
+            return .task(.created, try self.manager.downloads.start(spec))
         } catch {
             return .error(HTTPResponseStatus(statusCode: error.status), error.message)
         }

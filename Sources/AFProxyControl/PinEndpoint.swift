@@ -27,7 +27,7 @@ struct PinEndpoint: ControlEndpoint {
     func answer(_ route: Route, to request: ControlRequest) -> ControlAnswer {
         switch route {
         case .pin(let host, let port):
-            switch self.manager.probePin(host: host, port: port) {
+            switch self.manager.downloads.probePin(host: host, port: port) {
             case .success(let pin):
                 return .json(.ok, PinAnswer(host: host, port: port, pin: pin))
             case .failure(let failure):

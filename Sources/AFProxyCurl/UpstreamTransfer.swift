@@ -11,8 +11,9 @@ package final class UpstreamTransfer: @unchecked Sendable {
     package let destinations: DestinationPolicy
 
     /// Strong until completion, then cleared: that breaks the cycle delegate → transfer → delegate,
-    /// as AFNetworking breaks manager → dictionary → delegate → block.
-    var delegate: (any UpstreamTransferDelegate)?
+    /// as AFNetworking breaks manager → dictionary → delegate → block. Readable beyond the module
+    /// for a transport other than the session (the tests' in-memory one) to report to.
+    package internal(set) var delegate: (any UpstreamTransferDelegate)?
 
     // MARK: session-thread state
 

@@ -62,7 +62,7 @@ struct Daemon {
                     ? .seconds(self.configuration.tunnelIdleTimeout) : nil))
         session.run()
         let manager = SessionManager(
-            session: session, historyCapacity: self.configuration.historySize,
+            transport: session, historyCapacity: self.configuration.historySize,
             bufferBudget: self.configuration.bufferBudget,
             downloads: Self.downloadSettings(self.configuration, self.environment),
             transparentResumeLimit: self.configuration.transparentResume ? self.configuration.resumeAttempts : 0,

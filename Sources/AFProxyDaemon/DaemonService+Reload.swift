@@ -40,7 +40,7 @@ extension DaemonService {
         self.manager.updateDestinationPolicy(configuration.destinations)
         self.logging.level.value = Logger.Level(rawValue: configuration.logLevel) ?? .info
         self.taskLog.logsCompletedTasks = configuration.logCompletedTasks
-        self.manager.updateSecurityPolicy(configuration.securityPolicy)
+        self.manager.downloads.updateSecurityPolicy(configuration.securityPolicy)
         self.manager.throttle.replaceDefaults(configuration.throttleDefaults)
         self.manager.updateNetworkLoss(configuration.networkLoss)
         let adoptedProxy = self.state.withLock { $0.adoptedProxy }

@@ -37,7 +37,7 @@ extension DaemonService {
             for task in left { _ = try? self.manager.cancel(id: task.id) }
             await self.waitUntilIdle(until: clock.now + .seconds(2))
         }
-        self.manager.parkDownloads()
+        self.manager.downloads.park()
         self.manager.flushStateFiles()
         self.network.stop()
     }

@@ -87,7 +87,7 @@ final class DaemonService: Service, Sendable {
             throw error
         }
         do throws(FileError) {
-            let restored = try self.manager.restoreDownloads()
+            let restored = try self.manager.downloads.restore()
             if restored > 0 { self.logger.notice("restored \(restored) unfinished download(s) from the journal") }
         } catch {
             self.logger.error("download tasks will not survive a restart: \(error)")

@@ -27,8 +27,8 @@ package final class DownloadTask: @unchecked Sendable {
         var path: String
         var namedByAnswer: Bool
     }
-    private unowned let manager: SessionManager
-    private let downloads: DownloadCoordinator
+    private let context: TaskContext
+    private let downloads: DownloadService
     private let machine: Locked<DownloadStateMachine>
     private let file: PartialFile
     /// The running attempt's transfer; a report from any other is stale and ignored.
@@ -36,8 +36,6 @@ package final class DownloadTask: @unchecked Sendable {
     private let recorded = Locked(Recorded())
     /// Bumped by each scheduled retry: a timer that is no longer the latest does nothing.
     private let retryGeneration = Locked(0)
-    /// The hold rule that created the task suspended, until it is resumed.
-    private let held: Locked<Int?>
     /// Lane only: when progress was last written to the journal.
     private var lastPersisted = ContinuousClock.now
     /// Where the file work runs, one job after another.
@@ -55,17 +53,16 @@ package final class DownloadTask: @unchecked Sendable {
 
     init(
         id: Int, spec: DownloadSpec, path: String, partialPath: String? = nil, namedByAnswer: Bool = false,
-        createdAt: Date, machine: DownloadStateMachine, manager: SessionManager, downloads: DownloadCoordinator,
-        heldBy: Int? = nil, discardsPartial: Bool = false
+        createdAt: Date, machine: DownloadStateMachine, context: TaskContext, downloads: DownloadService,
+        discardsPartial: Bool = false
     ) {
         self.discardsPartial = discardsPartial
         self.id = id
-        self.held = Locked(heldBy)
         self.spec = spec
         self.target = Locked(Target(path: path, namedByAnswer: namedByAnswer))
         self.createdAt = createdAt
         self.machine = Locked(machine)
-        self.manager = manager
+        self.context = context
         self.downloads = downloads
         self.file = PartialFile(target: path, path: partialPath)
     }
@@ -125,8 +122,8 @@ package final class DownloadTask: @unchecked Sendable {
             download: TransferProgress(completed: machine.offset, total: machine.total),
             metrics: recorded.metrics, requestHeaders: self.spec.headers, responseHeaders: recorded.head?.headers,
             waiting: waiting, resumes: machine.resumes,
-            limit: self.manager.throttler.limit(task: self.id, host: LoopbackHost.host(ofURL: self.spec.url) ?? ""),
-            heldBy: self.held.withLock { $0 })
+            limit: self.context.throttler.limit(task: self.id, host: LoopbackHost.host(ofURL: self.spec.url) ?? ""),
+            heldBy: machine.heldBy)
         record.file = DownloadFile(
             path: self.path, sha256: self.spec.sha256, keepPartial: self.spec.keepPartial, attempt: attempt,
             maxAttempts: machine.policy.maxAttempts, lastError: machine.lastError, restarts: machine.restarts,
@@ -148,7 +145,7 @@ package final class DownloadTask: @unchecked Sendable {
             failuresInARow: machine.failuresInARow, lastError: machine.lastError, resumes: machine.resumes,
             restarts: machine.restarts, status: recorded.head?.status, responseHeaders: recorded.head?.headers,
             error: recorded.failure?.message, errorCode: recorded.failure?.code, completedAt: recorded.completedAt,
-            heldBy: self.held.withLock { $0 })
+            heldBy: machine.heldBy)
     }
 
     // MARK: actions
@@ -171,7 +168,7 @@ package final class DownloadTask: @unchecked Sendable {
                 self.startTransfer(range: range)
             case .abortTransfer:
                 if let transfer = self.current.withLock({ $0 }) {
-                    self.manager.session.cancel(transfer, reason: .canceled("attempt stopped"))
+                    self.context.transport.cancel(transfer, reason: .canceled("attempt stopped"))
                 }
             case .truncateFile:
                 do throws(TaskFailure) {
@@ -208,20 +205,20 @@ package final class DownloadTask: @unchecked Sendable {
                     self.perform(self.machine.withLock { $0.finalized(error) }, onLane: true)
                 }
             case .publishResumedAtOffset:
-                self.manager.events.publish(.resumedAtOffset, self.record())
+                self.context.events.publish(.resumedAtOffset, self.record())
             case .publishSuspended:
-                self.manager.events.publish(.suspended, self.record())
+                self.context.events.publish(.suspended, self.record())
             case .publishResumed:
-                self.manager.events.publish(.resumed, self.record())
+                self.context.events.publish(.resumed, self.record())
             case .finish(let failure, let removePartial):
                 self.recordEnd(failure)
                 if removePartial { self.file.remove() } else { self.file.close() }
                 self.downloads.finished(self)
-                self.manager.taskDidComplete(self)
+                self.context.completed(self)
             case .persist:
                 self.downloads.journal?.update(self.entry())
             case .continueReceiving:
-                if let transfer = self.current.withLock({ $0 }) { self.manager.session.continueReceiving(transfer) }
+                if let transfer = self.current.withLock({ $0 }) { self.context.transport.continueReceiving(transfer) }
             }
         }
     }
@@ -246,11 +243,11 @@ package final class DownloadTask: @unchecked Sendable {
         let request = ProxyRequest(method: "GET", url: self.spec.url, headers: headers, body: .none, client: "afproxy")
         let transfer = UpstreamTransfer(
             request: request, options: self.downloads.transferOptions(for: self.spec),
-            destinations: self.manager.destinationPolicy, delegate: self)
-        transfer.throttle = self.manager.throttleTicket(
+            destinations: self.context.destinations(), delegate: self)
+        transfer.throttle = self.context.throttleTicket(
             task: self.id, host: LoopbackHost.host(ofURL: self.spec.url) ?? "")
         self.current.withLock { $0 = transfer }
-        self.manager.session.start(transfer)
+        self.context.transport.start(transfer)
     }
 
     private func isCurrent(_ transfer: UpstreamTransfer) -> Bool {
@@ -266,9 +263,7 @@ extension DownloadTask: ManagedTask {
     }
 
     func resume() throws(IllegalTransition) {
-        let actions = try self.machine.withLock { machine throws(IllegalTransition) in try machine.resume() }
-        self.held.withLock { $0 = nil }  // released: the `resumed` record and the journal say so
-        self.perform(actions)
+        self.perform(try self.machine.withLock { machine throws(IllegalTransition) in try machine.resume() })
     }
 
     func cancel(_ failure: TaskFailure) throws(IllegalTransition) {

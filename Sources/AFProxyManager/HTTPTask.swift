@@ -21,7 +21,7 @@ package final class HTTPTask: @unchecked Sendable {
     /// The transfer carrying the response now: set in `init` (it needs `self` as its delegate),
     /// replaced on the session thread only by a transparent resume; other threads read it.
     private let current = Locked<UpstreamTransfer?>(nil)
-    private unowned let manager: SessionManager
+    private let context: TaskContext
     private let machine: Locked<HTTPTaskStateMachine>
 
     /// What the record shows beyond the machine's state, set on the session thread.
@@ -36,13 +36,6 @@ package final class HTTPTask: @unchecked Sendable {
     private let uploaded = Atomic<Int64>(0)
     private let downloaded = Atomic<Int64>(0)
 
-    // Session thread only: whether the response may be continued after a break, the failure a
-    // refused continuation ends with, and whether the bytes arriving are to be dropped (those of
-    // a continuation that is not the rest of the response).
-    private var continuation: TransparentResume?
-    private var breakFailure: TaskFailure?
-    private var discarding = false
-
     // Session thread only: what was gathered for the client since the last delivery.
     private var pendingInterim: [ProxyResponseHead] = []
     private var pendingHead: ProxyResponseHead?
@@ -56,17 +49,19 @@ package final class HTTPTask: @unchecked Sendable {
     private var finalStatus = 0
 
     /// `heldBy`: the hold rule that caught the task, which is then created suspended.
-    init(id: Int, request: ProxyRequest, client: any TaskClient, manager: SessionManager, heldBy: Int? = nil) {
+    init(id: Int, request: ProxyRequest, client: any TaskClient, context: TaskContext, heldBy: Int? = nil) {
         self.id = id
-        self.machine = Locked(heldBy.map { HTTPTaskStateMachine(heldBy: $0) } ?? HTTPTaskStateMachine())
+        self.machine = Locked(
+            HTTPTaskStateMachine(
+                heldBy: heldBy,
+                continuation: TransparentResume(
+                    method: request.method, headers: request.headers, limit: context.transparentResumeLimit)))
         self.request = request
         self.client = client
-        self.manager = manager
+        self.context = context
         self.createdAt = Date()
-        self.continuation = TransparentResume(
-            method: request.method, headers: request.headers, limit: manager.transparentResumeLimit)
-        let transfer = UpstreamTransfer(request: request, destinations: manager.destinationPolicy, delegate: self)
-        transfer.throttle = manager.throttleTicket(task: id, host: self.throttleHost)
+        let transfer = UpstreamTransfer(request: request, destinations: context.destinations(), delegate: self)
+        transfer.throttle = context.throttleTicket(task: id, host: self.throttleHost)
         self.current.withLock { $0 = transfer }
     }
 
@@ -109,7 +104,7 @@ package final class HTTPTask: @unchecked Sendable {
             },
             resumes: recorded.resumes,
             proxyUser: self.request.proxyUser,
-            limit: self.manager.throttler.limit(task: self.id, host: self.throttleHost),
+            limit: self.context.throttler.limit(task: self.id, host: self.throttleHost),
             heldBy: heldBy, clientProcess: self.request.process?.process
         )
     }
@@ -125,42 +120,44 @@ package final class HTTPTask: @unchecked Sendable {
         case .none:
             break
         case .suspend:
-            self.manager.session.suspend(self.transfer)
+            self.context.transport.suspend(self.transfer)
             self.client.task(self, didChangeSuspension: true)
-            self.manager.events.publish(.suspended, self.record())
+            self.context.events.publish(.suspended, self.record())
         case .resume:
-            self.manager.session.resume(self.transfer)
+            self.context.transport.resume(self.transfer)
             self.client.task(self, didChangeSuspension: false)
-            self.manager.events.publish(.resumed, self.record())
+            self.context.events.publish(.resumed, self.record())
         case .abort(let failure):
-            self.manager.session.cancel(self.transfer, reason: failure)
+            self.context.transport.cancel(self.transfer, reason: failure)
         case .continueSending:
-            self.manager.session.continueSending(self.transfer)
+            self.context.transport.continueSending(self.transfer)
         case .continueReceiving(let resize):
             self.resizeWindow(resize)
-            self.manager.session.continueReceiving(self.transfer)
+            self.context.transport.continueReceiving(self.transfer)
         case .readClient:
             self.client.taskWantsRequestBody(self)
         case .askForBody:
             self.client.taskAwaitsRequestBody(self)
         case .start:
-            self.manager.session.start(self.transfer)
+            self.context.transport.start(self.transfer)
         case .hold:
             self.client.task(self, didChangeSuspension: true)
-            self.manager.events.publish(.held, self.record())
+            self.context.events.publish(.held, self.record())
         case .release(let start):
             if start {
-                self.manager.session.start(self.transfer)
+                self.context.transport.start(self.transfer)
                 self.client.task(self, didChangeSuspension: false)
             }
-            self.manager.events.publish(.resumed, self.record())
+            self.context.events.publish(.resumed, self.record())
         case .finish(let result, let release):
             if case .failure(let failure) = result { self.recorded.withLock { $0.failure = failure } }
-            self.manager.budget.release(release)
+            self.context.budget.release(release)
             var delivery = self.takePending(end: result.end)!
             if result == .success { delivery.trailers = self.transfer.trailers }
             self.client.task(self, deliver: delivery)
-            self.manager.taskDidComplete(self)
+            self.context.completed(self)
+        case .requestRest(let range):
+            self.requestRest(range)
         }
     }
 
@@ -169,8 +166,8 @@ package final class HTTPTask: @unchecked Sendable {
     private func resizeWindow(_ change: ReceiveWindow.Change) {
         switch change {
         case .keep: return
-        case .grow(let reserve): guard self.manager.budget.reserve(reserve) else { return }
-        case .shrink(let release): self.manager.budget.release(release)
+        case .grow(let reserve): guard self.context.budget.reserve(reserve) else { return }
+        case .shrink(let release): self.context.budget.release(release)
         }
         self.machine.withLock { $0.resizeWindow(change) }
     }
@@ -230,7 +227,7 @@ extension HTTPTask {
         do {
             try self.cancel(failure)
         } catch {
-            self.manager.session.cancel(self.transfer, reason: failure)
+            self.context.transport.cancel(self.transfer, reason: failure)
         }
     }
 
@@ -249,13 +246,21 @@ extension HTTPTask: UpstreamTransferDelegate {
     }
 
     package func transfer(_ transfer: UpstreamTransfer, didReceive head: ProxyResponseHead, metrics: TaskMetrics) {
-        if self.continuation?.continuing != nil {
-            return self.continue(transfer, with: head)
+        switch self.machine.withLock({ $0.finalHeadArrived(head, now: Date()) }) {
+        case .first:
+            break
+        case .continued:
+            // The rest of the same response goes on to the client.
+            let resumes = self.machine.withLock { $0.continuation?.resumes ?? [] }
+            self.recorded.withLock { $0.resumes = resumes }
+            return self.context.events.publish(.resumedAtOffset, self.record())
+        case .notTheRest(let failure):
+            // Its transfer is stopped and the task ends with the break that led to it: the
+            // client's response ends short, never spliced.
+            return self.context.transport.cancel(transfer, reason: failure)
         }
-        self.continuation?.firstHead(head, now: Date())
         var metrics = metrics
         metrics.totalMs = nil  // not over yet: the total is known at completion
-        self.machine.withLock { $0.responseHeadArrived() }
         self.recorded.withLock { recorded in
             recorded.responseHead = head
             recorded.metrics = metrics
@@ -280,17 +285,20 @@ extension HTTPTask: UpstreamTransferDelegate {
     package func transfer(
         _ transfer: UpstreamTransfer, didReceiveBodyBytes bytes: UnsafeRawBufferPointer
     ) -> BodyReceipt {
-        guard !self.discarding else { return .taken }
         let waiting = (self.pendingBody?.readableBytes ?? 0) + bytes.count
         // Counted in the same critical section that took them: once a suspend holds the lock,
         // every byte taken before it is in the count its record shows, and none follows.
-        let receipt = self.machine.withLock { machine in
+        let receipt = self.machine.withLock { machine -> BodyReceipt? in
+            guard !machine.discarding else { return nil }
             let receipt = machine.responseBodyArrived(waiting: waiting, now: ContinuousClock.now)
-            if receipt != .refused { self.downloaded.add(Int64(bytes.count), ordering: .relaxed) }
+            if receipt != .refused {
+                self.downloaded.add(Int64(bytes.count), ordering: .relaxed)
+                machine.responseBodyTaken(bytes.count)
+            }
             return receipt
         }
+        guard let receipt else { return .taken }  // a continuation's that is not the rest: dropped
         guard receipt != .refused else { return .refused }
-        self.continuation?.bodyReceived(bytes.count)
         if self.pendingBody == nil {
             // Sized to what arrived: most responses fit one callback, and a roomier buffer that
             // is never filled still dirties pages that stay resident after it is freed.
@@ -302,9 +310,11 @@ extension HTTPTask: UpstreamTransferDelegate {
     }
 
     package func transferDidReceiveWholeBody(_ transfer: UpstreamTransfer) {
-        guard !self.discarding else { return }
         let status = self.finalStatus
-        self.perform(self.machine.withLock { $0.responseArrived(status: status, length: self.bytesDown) })
+        self.perform(
+            self.machine.withLock { machine in
+                machine.discarding ? .none : machine.responseArrived(status: status, length: self.bytesDown)
+            })
     }
 
     package func transfer(
@@ -333,51 +343,22 @@ extension HTTPTask: UpstreamTransferDelegate {
     }
 
     package func transfer(_ transfer: UpstreamTransfer, didCompleteWith result: UpstreamResult, metrics: TaskMetrics) {
-        if case .failure(let failure) = result, self.resumeAfterBreak(failure, metrics: metrics) { return }
         self.recorded.withLock { $0.metrics = metrics }
         self.perform(self.machine.withLock { $0.complete(result) })
     }
 
-    /// The origin broke the response off: asks for the rest when `TransparentResume` allows it,
-    /// and answers whether it did (the task then goes on with the new transfer).
-    private func resumeAfterBreak(_ failure: TaskFailure, metrics: TaskMetrics) -> Bool {
-        guard var continuation = self.continuation, self.machine.withLock({ $0.state == .running }),
-            let range = continuation.next(after: failure)
-        else { return false }
-        self.continuation = continuation
-        self.breakFailure = failure
-        self.recorded.withLock { $0.metrics = metrics }
+    /// The origin broke the response off and the machine asks for the rest: the task goes on
+    /// with a new transfer. Session thread.
+    private func requestRest(_ range: DownloadStateMachine.RangeRequest) {
         // What arrived before the break goes to the client now, not with the rest.
         if let delivery = self.takePending(end: nil) { self.client.task(self, deliver: delivery) }
         var request = self.request
         request.headers.append(HTTPHeaderField("Range", "bytes=\(range.offset)-"))
         request.headers.append(HTTPHeaderField("If-Range", range.ifRange))
-        let next = UpstreamTransfer(request: request, destinations: self.manager.destinationPolicy, delegate: self)
-        next.throttle = transfer.throttle
+        let next = UpstreamTransfer(request: request, destinations: self.context.destinations(), delegate: self)
+        next.throttle = self.transfer.throttle
         self.current.withLock { $0 = next }
-        self.manager.session.start(next)
-        return true
-    }
-
-    /// The head of a continuation: the rest of the response goes on to the client, or, when it is
-    /// not the rest of the same response, the transfer is stopped and the task ends with the
-    /// break that led to it (the client's response ends short, never spliced).
-    private func `continue`(_ transfer: UpstreamTransfer, with head: ProxyResponseHead) {
-        guard var continuation = self.continuation else { return }
-        let accepted = continuation.continuation(head, now: Date())
-        self.continuation = continuation
-        guard accepted else {
-            self.discarding = true
-            let reason = self.breakFailure ?? .upstreamBroken("upstream broke off the response")
-            self.manager.session.cancel(
-                transfer,
-                reason: reason.withMessage(
-                    "\(reason.message); the origin's answer to the request for the rest (\(head.status)) was not the rest of the same response"
-                ))
-            return
-        }
-        self.recorded.withLock { $0.resumes = continuation.resumes }
-        self.manager.events.publish(.resumedAtOffset, self.record())
+        self.context.transport.start(next)
     }
 
     private func takePending(end: ResponseEnd?) -> ResponseDelivery? {

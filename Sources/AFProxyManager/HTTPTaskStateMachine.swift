@@ -1,5 +1,6 @@
 import AFProxyCurl
 import AFProxyModel
+import FoundationEssentials
 import NIOCore
 
 /// Everything an HTTP task decides, as one plain value: its state (running, suspended,
@@ -66,6 +67,17 @@ struct HTTPTaskStateMachine {
         /// client's reads (false when `begin` has not run yet: it starts the task then); publish
         /// `resumed`.
         case release(start: Bool)
+        /// The origin broke the response off and it may be continued: hand the client what
+        /// arrived, then start a new transfer for the rest (`Range`, `If-Range`).
+        case requestRest(DownloadStateMachine.RangeRequest)
+    }
+
+    /// What a final head was: the first response's, or a continuation's (the rest of the same
+    /// response, or not: then stop its transfer with `failure`, and drop its bytes).
+    enum FinalHead: Equatable {
+        case first
+        case continued
+        case notTheRest(TaskFailure)
     }
 
     private(set) var state: TaskState = .running
@@ -95,13 +107,23 @@ struct HTTPTaskStateMachine {
     /// curl was refused request bytes once already: the first refusal asks the client for them
     /// (a client that sent `Expect: 100-continue` waits for that before it sends any).
     private var askedForBody = false
+    /// Whether the response may be continued after a break, and the continuation under way;
+    /// nil for a request whose response is never continued.
+    private(set) var continuation: TransparentResume?
+    /// The break a continuation follows: what the task ends with when the origin's answer is not
+    /// the rest of the same response.
+    private var breakFailure: TaskFailure?
+    /// The bytes arriving belong to a continuation that is not the rest: they are dropped.
+    private(set) var discarding = false
 
-    init() {}
-
-    /// Created suspended by hold rule `rule`: no byte goes upstream until a resume.
-    init(heldBy rule: Int) {
-        self.state = .suspended
-        self.heldBy = rule
+    /// `heldBy`: the hold rule that caught the task, which is then created suspended (no byte
+    /// goes upstream until a resume). `continuation`: how a broken response may be continued.
+    init(heldBy rule: Int? = nil, continuation: TransparentResume? = nil) {
+        if let rule {
+            self.state = .suspended
+            self.heldBy = rule
+        }
+        self.continuation = continuation
     }
 
     /// Once the task is registered and `created` published: start the transfer, or wait as
@@ -216,6 +238,29 @@ struct HTTPTaskStateMachine {
         self.upload.forgetSent()
     }
 
+    /// The final head of the running transfer: the response's, or a continuation's.
+    mutating func finalHeadArrived(_ head: ProxyResponseHead, now: Date) -> FinalHead {
+        if var continuation = self.continuation, continuation.continuing != nil {
+            let accepted = continuation.continuation(head, now: now)
+            self.continuation = continuation
+            guard !accepted else { return .continued }
+            self.discarding = true
+            let reason = self.breakFailure ?? .upstreamBroken("upstream broke off the response")
+            return .notTheRest(
+                reason.withMessage(
+                    "\(reason.message); the origin's answer to the request for the rest (\(head.status)) was not the rest of the same response"
+                ))
+        }
+        self.continuation?.firstHead(head, now: now)
+        self.responseHeadArrived()
+        return .first
+    }
+
+    /// `count` response body bytes were taken (what a continuation asks for next).
+    mutating func responseBodyTaken(_ count: Int) {
+        self.continuation?.bodyReceived(count)
+    }
+
     /// The whole response (`length` body bytes) arrived from upstream (row six of the table).
     mutating func responseArrived(status: Int, length: Int64) -> Action {
         guard self.state != .completed, self.responseLength == nil else { return .none }
@@ -263,9 +308,23 @@ struct HTTPTaskStateMachine {
     /// The transfer ended, by itself or after a cancel, whichever came first: a transfer that
     /// completed before the cancel reached curl completed.
     mutating func complete(_ result: UpstreamResult) -> Action {
+        if case .failure(let failure) = result, let range = self.continueAfterBreak(failure) {
+            return .requestRest(range)
+        }
         guard self.state != .completed else { return .none }
         self.state = .completed
         self.upload.curlWaiting = false
         return .finish(self.stoppedAfterResponse ? .success : result, release: self.window.reserved)
+    }
+
+    /// The origin broke a running task's response off: the request for the rest when
+    /// `TransparentResume` allows it (the task goes on with a new transfer), else nil.
+    private mutating func continueAfterBreak(_ failure: TaskFailure) -> DownloadStateMachine.RangeRequest? {
+        guard var continuation = self.continuation, self.state == .running,
+            let range = continuation.next(after: failure)
+        else { return nil }
+        self.continuation = continuation
+        self.breakFailure = failure
+        return range
     }
 }

@@ -2,12 +2,14 @@ import AFProxyModel
 
 /// A task: what the registry holds and the verbs act on, whatever carries its bytes. Each kind
 /// is a task, the delegate that records what its transport reports, and the one owner of its
-/// state machine:
+/// state machine. A task knows the daemon only through its `TaskContext` (the
+/// `UpstreamTransport`, the event bus, the buffer budget, the throttler, the destination rules,
+/// its completion); in the daemon the transport is the curl session and the tunnel relay:
 ///
-/// | task           | transport that executes it                        | its state machine         |
+/// | task           | what executes it (daemon's transport)             | its state machine         |
 /// |----------------|---------------------------------------------------|---------------------------|
-/// | `HTTPTask`     | `UpstreamTransfer` on `UpstreamSession`           | `HTTPTaskStateMachine`    |
-/// | `StreamTask`   | `TunnelTransfer` (NIO, the client's loop)         | `StreamTaskStateMachine`  |
+/// | `HTTPTask`     | `UpstreamTransfer` (on the curl session)          | `HTTPTaskStateMachine`    |
+/// | `StreamTask`   | `TunnelTransport` (NIO relay, the client's loop)  | `StreamTaskStateMachine`  |
 /// | `DownloadTask` | one `UpstreamTransfer` an attempt; its file on an `IOLane` | `DownloadStateMachine` |
 ///
 /// # The task contract
@@ -23,8 +25,8 @@ import AFProxyModel
 ///   when it returns (a suspended task counts no further byte from then on); the transport
 ///   carries it out afterwards. An illegal verb throws `IllegalTransition` and changes nothing.
 ///   `suspended` and `resumed` are published by the actions, so exactly once per real change.
-/// - **The session thread** (`UpstreamSession`'s one thread) calls an `HTTPTask` as its
-///   transfer's `UpstreamTransferDelegate`, in this order:
+/// - **The session thread** (the transport's: in the daemon `UpstreamSession`'s one thread)
+///   calls an `HTTPTask` as its transfer's `UpstreamTransferDelegate`, in this order:
 ///   1. each interim 1xx head, then the final head once, when it is complete and its framing
 ///      checked (not at all when the transfer fails before it: an invalid head fails it);
 ///   2. body bytes, and requests for upload bytes as curl wants them, either of which may answer
@@ -41,7 +43,7 @@ import AFProxyModel
 ///   (`appendRequestBody`, `finishRequestBody`), acknowledgements of written response bytes
 ///   (`clientDidWrite`) and `clientClosed`/`abandon`; the task calls its `TaskClient` from the
 ///   session thread or a verb's thread, and the client hops to its loop.
-/// - A `StreamTask` lives on the client connection's event loop: its `TunnelTransfer`, the relay
+/// - A `StreamTask` lives on the client connection's event loop: its `TunnelTransport`, the relay
 ///   and the `TunnelTransferDelegate` reports (connected, first byte, completed once and last)
 ///   run there; only its verbs and `record()` come from other threads.
 /// - **The I/O executor** (`IOExecutor`, a few threads of a `NIOThreadPool` of its own) runs a
@@ -56,7 +58,8 @@ import AFProxyModel
 ///   starting a download); Swift tasks (the daemon's services, download retry timers). Still on
 ///   GCD: the client-process lookup's serial queue.
 /// - Completion: the task records its end, answers its client, publishes `completed` and leaves
-///   the registry for the history, in that order, once (`SessionManager.taskDidComplete`).
+///   the registry for the history, in that order, once (`TaskContext.completed`, which is
+///   `SessionManager.taskDidComplete`).
 ///   Completion racing a cancel: whichever reaches the machine first decides; a transfer that
 ///   completed before the cancel reached its transport completed.
 protocol ManagedTask: AnyObject, Sendable {

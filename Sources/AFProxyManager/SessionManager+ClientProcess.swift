@@ -22,11 +22,11 @@ extension SessionManager {
     /// process and before this runs: the slot is then settled, and `whenSettled` hands its
     /// process over at once. Asking `isSettled` first, as this did, lost that process for good
     /// (a quick request's or a tunnel's history record without it, more often on a busy machine).
-    func recordProcessLater(of task: any ManagedTask, in record: TaskRecord) {
+    static func recordProcessLater(of task: any ManagedTask, in record: TaskRecord, registry: Locked<Registry>) {
         guard record.clientProcess == nil, let slot = task.processSlot else { return }
         let id = task.id
-        slot.whenSettled { [weak self] process in
-            self?.registry.withLock { registry in
+        slot.whenSettled { process in
+            registry.withLock { registry in
                 registry.history.update(id: id) { $0.clientProcess = process }
             }
         }

@@ -10,3 +10,10 @@ extension SessionManager {
         return (started, counts)
     }
 }
+
+extension SessionManager {
+    /// Live tasks other than downloads: what a stop waits for (downloads are parked instead).
+    package var liveProxiedCount: Int {
+        self.registry.withLock { $0.live.values.filter { $0.kind != .download }.count }
+    }
+}

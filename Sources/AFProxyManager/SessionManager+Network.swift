@@ -60,11 +60,6 @@ extension SessionManager {
         }
     }
 
-    /// Whether a download started now must wait for the network.
-    var networkIsDown: Bool {
-        self.network.withLock { $0.policy != .ignore && $0.reachability.status == .unreachable }
-    }
-
     private static func isLoopback(_ task: any ManagedTask) -> Bool {
         switch task {
         case let http as HTTPTask: LoopbackHost.host(ofURL: http.request.url).map(LoopbackHost.contains) ?? false
@@ -72,4 +67,9 @@ extension SessionManager {
         default: false
         }
     }
+}
+
+extension SessionManager.NetworkState {
+    /// Whether a download started now must wait for the network.
+    var holdsNewDownloads: Bool { self.policy != .ignore && self.reachability.status == .unreachable }
 }

@@ -7,24 +7,24 @@ import NIOCore
 /// delegate, keeps the registry of live tasks keyed by id (behind a lock, as
 /// `mutableTaskDelegatesKeyedByTaskIdentifier` is), applies the verbs, publishes events, and
 /// moves a task to the bounded history the moment it completes. HTTP tasks and CONNECT tunnels
-/// (stream tasks) share the registry through `ManagedTask`, which holds the task contract. It
-/// does no I/O of its own: the transports (`UpstreamSession`, `TunnelTransfer`) do.
+/// (stream tasks) share the registry through `ManagedTask`, which holds the task contract. The
+/// upstream I/O is its `UpstreamTransport`'s; each task gets what it needs as a `TaskContext`,
+/// not a pointer back here. Download tasks' file work runs on the I/O executor's lanes.
 package final class SessionManager: Sendable {
-    package let session: UpstreamSession
-    package let events = EventBus()
+    package let events: EventBus
     /// What the tasks' receive windows may hold beyond their minimum, together.
     package let budget: BufferBudget
     let registry: Locked<Registry>
-    /// Download tasks' settings, slots and journal.
-    let downloads: DownloadCoordinator
-    /// Transparent resumes a proxied GET may make (`resume-attempts`; 0: `transparent-resume = no`).
-    let transparentResumeLimit: Int
-    /// For what a person should hear about beside the task log (an insecure download).
-    let logger: Logger?
+    /// Download tasks: their validation, naming, slots, journal, parking and pin probes.
+    package let downloads: DownloadService
+    /// What each new task is given instead of a pointer back here: the transport its transfers
+    /// and tunnels run on (the curl session and the tunnel relay in the daemon, an in-memory one
+    /// in tests), the transparent-resume limit (`resume-attempts`; 0: `transparent-resume = no`).
+    let taskContext: TaskContext
     /// The network as last reported (`networkChanged`), and what its loss does to the tasks.
     let network: Locked<NetworkState>
     /// `deny-hosts`, `allow-hosts`, `deny-private-destinations`; each new transfer takes the one in force.
-    let destinations = Locked(DestinationPolicy.open)
+    let destinations: Locked<DestinationPolicy>
     /// The throttle rules, their buckets and their file.
     package let throttle: ThrottleControl
     /// The hold rules: a new task one of them catches is created suspended (`held`).
@@ -55,20 +55,31 @@ package final class SessionManager: Sendable {
     }
 
     package init(
-        session: UpstreamSession, historyCapacity: Int, bufferBudget: Int = 64 << 20,
+        transport: any UpstreamTransport, historyCapacity: Int, bufferBudget: Int = 64 << 20,
         downloads: DownloadSettings = DownloadSettings(), transparentResumeLimit: Int = 0,
         networkLoss: NetworkLossPolicy = .waitDownloads, logger: Logger? = nil,
         throttle: ThrottleControl = ThrottleControl()
     ) {
-        self.session = session
         self.throttle = throttle
-        self.logger = logger
         self.network = Locked(NetworkState(policy: networkLoss))
-        self.transparentResumeLimit = transparentResumeLimit
-        self.downloads = DownloadCoordinator(settings: downloads, logger: logger)
         self.holds = HoldBook(stateDirectory: downloads.stateDirectory, logger: logger)
         self.budget = BufferBudget(limit: bufferBudget)
-        self.registry = Locked(Registry(history: TaskHistory(capacity: historyCapacity)))
+        // Built from the parts rather than from `self`, so that a task's context holds no manager.
+        let registry = Locked(Registry(history: TaskHistory(capacity: historyCapacity)))
+        let events = EventBus()
+        let destinations = Locked(DestinationPolicy.open)
+        let throttler = throttle.throttler
+        self.registry = registry
+        self.events = events
+        self.destinations = destinations
+        self.taskContext = TaskContext(
+            transport: transport, events: events, budget: self.budget, throttler: throttler,
+            transparentResumeLimit: transparentResumeLimit,
+            destinations: { destinations.withLock { $0 } },
+            completed: { task in Self.complete(task, registry: registry, events: events, throttler: throttler) })
+        self.downloads = DownloadService(
+            settings: downloads, registry: registry, context: self.taskContext, holds: self.holds,
+            network: self.network, logger: logger)
     }
 
     /// Registers a task for `request`, publishes `created` and starts its transfer, or, when a
@@ -76,7 +87,7 @@ package final class SessionManager: Sendable {
     package func startTask(_ request: ProxyRequest, client: any TaskClient) -> HTTPTask {
         let heldBy = self.holds.catchTask(HoldFacts(request))
         let task = self.register(request.kind) { id in
-            HTTPTask(id: id, request: request, client: client, manager: self, heldBy: heldBy)
+            HTTPTask(id: id, request: request, client: client, context: self.taskContext, heldBy: heldBy)
         }
         self.events.publish(.created, task.record())
         task.begin()
@@ -89,36 +100,26 @@ package final class SessionManager: Sendable {
     package func startStream(_ request: StreamRequest, on eventLoop: any EventLoop) -> StreamTask {
         let heldBy = self.holds.catchTask(HoldFacts(request))
         let task = self.register(.stream) { id in
-            StreamTask(
-                id: id, request: request, eventLoop: eventLoop,
-                connectTimeout: self.session.configuration.connectTimeout,
-                idleTimeout: self.session.configuration.tunnelIdleTimeout, manager: self, heldBy: heldBy)
+            StreamTask(id: id, request: request, eventLoop: eventLoop, context: self.taskContext, heldBy: heldBy)
         }
         self.events.publish(.created, task.record())
         task.begin()
         return task
     }
 
-    /// The one way a new task of any kind enters the registry: `make` builds it with the next id,
-    /// under the registry's lock, so ids are handed out in order and a task is live (and counted
-    /// as started, for the metrics) before anything can ask for it. Restored downloads keep the
-    /// ids they had (`restoreDownloads`).
+    /// The one way a new task of any kind enters the registry (`Registry.register`).
     func register<NewTask: ManagedTask>(_ kind: TaskKind, _ make: (Int) -> NewTask) -> NewTask {
-        self.registry.withLock { registry in
-            let task = make(registry.nextID)
-            registry.nextID += 1
-            registry.live[task.id] = task
-            registry.started[kind, default: 0] += 1
-            return task
-        }
+        self.registry.register(kind, make)
     }
 
-    /// Called by a task once it ended, once: on the session thread for an HTTP task, on the
-    /// client's event loop for a tunnel.
-    func taskDidComplete(_ task: any ManagedTask) {
+    /// Called by a task once it ended, once (its `TaskContext.completed`): on the session thread
+    /// for an HTTP task, on the client's event loop for a tunnel, on its lane for a download.
+    static func complete(
+        _ task: any ManagedTask, registry: Locked<Registry>, events: EventBus, throttler: Throttler
+    ) {
         let record = task.record()
-        self.throttler.forget(task: task.id)
-        self.registry.withLock { registry in
+        throttler.forget(task: task.id)
+        registry.withLock { registry in
             registry.live.removeValue(forKey: task.id)
             registry.history.append(record)
             registry.served += 1
@@ -127,8 +128,8 @@ package final class SessionManager: Sendable {
             registry.bytesUp += record.upload.completed
             registry.bytesDown += record.download.completed
         }
-        self.events.publish(.completed, record)
-        self.recordProcessLater(of: task, in: record)
+        events.publish(.completed, record)
+        Self.recordProcessLater(of: task, in: record, registry: registry)
     }
 
     // MARK: queries
@@ -232,4 +233,20 @@ package final class SessionManager: Sendable {
 package enum ControlError: Error, Sendable, Equatable {
     case unknownTask(Int)
     case illegal(IllegalTransition)
+}
+
+extension Locked where Value == SessionManager.Registry {
+    /// The one way a new task of any kind enters the registry: `make` builds it with the next id,
+    /// under the registry's lock, so ids are handed out in order and a task is live (and counted
+    /// as started, for the metrics) before anything can ask for it. Restored downloads keep the
+    /// ids they had (`DownloadService.restore`).
+    func register<NewTask: ManagedTask>(_ kind: TaskKind, _ make: (Int) -> NewTask) -> NewTask {
+        self.withLock { registry in
+            let task = make(registry.nextID)
+            registry.nextID += 1
+            registry.live[task.id] = task
+            registry.started[kind, default: 0] += 1
+            return task
+        }
+    }
 }

@@ -5,21 +5,22 @@ import NIOCore
 import Synchronization
 
 /// One CONNECT tunnel as a task, NSURLSession's stream task: what the registry, the verbs and
-/// the control API see, executed by a `TunnelTransfer` whose reports it records (target, byte
-/// counts, metrics, why it ended). Its bytes never pass through here. Its state is one
-/// `StreamTaskStateMachine`; the contract it keeps is written in `ManagedTask`.
+/// the control API see, executed by a `TunnelTransport` (in the daemon the relay's
+/// `TunnelTransfer`) whose reports it records (target, byte counts, metrics, why it ended). Its
+/// bytes never pass through here. Its state is one `StreamTaskStateMachine`; the contract it
+/// keeps is written in `ManagedTask`.
 package final class StreamTask: Sendable {
     package let id: Int
     package let request: StreamRequest
     package let createdAt: Date
-    private let manager: SessionManager
+    private let context: TaskContext
     /// When the transport started (uptime nanoseconds), which the timeline counts from, as an
     /// HTTP task's curl metrics count from its transfer's start: for a held tunnel, its release.
     private let started = Atomic<UInt64>(NIODeadline.now().uptimeNanoseconds)
     private let machine: Locked<StreamTaskStateMachine>
     private let eventLoop: any EventLoop
     /// Set once in `init` (it needs `self` as its delegate); read from any thread.
-    private let transport = Locked<TunnelTransfer?>(nil)
+    private let tunnel = Locked<(any TunnelTransport)?>(nil)
 
     /// What the record shows beyond the machine's state.
     private struct Recorded {
@@ -34,23 +35,21 @@ package final class StreamTask: Sendable {
     /// On `eventLoop`, the client connection's, where the tunnel will run. `heldBy`: the hold
     /// rule that caught the task, which is then created suspended.
     init(
-        id: Int, request: StreamRequest, eventLoop: any EventLoop, connectTimeout: Duration, idleTimeout: Duration?,
-        manager: SessionManager, heldBy: Int? = nil
+        id: Int, request: StreamRequest, eventLoop: any EventLoop, context: TaskContext, heldBy: Int? = nil
     ) {
         self.id = id
         self.eventLoop = eventLoop
         self.machine = Locked(heldBy.map { StreamTaskStateMachine(heldBy: $0) } ?? StreamTaskStateMachine())
         self.request = request
         self.createdAt = Date()
-        self.manager = manager
-        let transfer = TunnelTransfer(
-            host: request.host, port: request.port, eventLoop: eventLoop, connectTimeout: connectTimeout,
-            idleTimeout: idleTimeout, destinations: manager.destinationPolicy, delegate: self,
-            throttle: manager.throttleTicket(task: id, host: request.host))
-        self.transport.withLock { $0 = transfer }
+        self.context = context
+        let tunnel = context.transport.openTunnel(
+            host: request.host, port: request.port, eventLoop: eventLoop, destinations: context.destinations(),
+            delegate: self, throttle: context.throttleTicket(task: id, host: request.host))
+        self.tunnel.withLock { $0 = tunnel }
     }
 
-    private var transfer: TunnelTransfer { self.transport.withLock { $0! } }
+    private var transfer: any TunnelTransport { self.tunnel.withLock { $0! } }
 
     /// Succeeds once the upstream connection is open: the caller answers 200 and attaches the
     /// client. Fails with a `TaskFailure` whose `httpStatus` is the answer (502 refused or
@@ -83,7 +82,7 @@ package final class StreamTask: Sendable {
             upload: TransferProgress(completed: self.bytesUp), download: TransferProgress(completed: self.bytesDown),
             metrics: recorded.metrics, requestHeaders: self.request.headers, responseHeaders: nil,
             endReason: recorded.end?.reason, proxyUser: self.request.proxyUser,
-            limit: self.manager.throttler.limit(task: self.id, host: self.request.host), heldBy: heldBy,
+            limit: self.context.throttler.limit(task: self.id, host: self.request.host), heldBy: heldBy,
             clientProcess: self.request.process?.process)
     }
 
@@ -113,17 +112,17 @@ package final class StreamTask: Sendable {
             break
         case .suspend:
             self.transfer.pause()
-            self.manager.events.publish(.suspended, self.record())
+            self.context.events.publish(.suspended, self.record())
         case .resume:
             self.transfer.resume()
-            self.manager.events.publish(.resumed, self.record())
+            self.context.events.publish(.resumed, self.record())
         case .abort(let failure):
             self.transfer.cancel(failure)
         case .start:
             self.started.store(NIODeadline.now().uptimeNanoseconds, ordering: .relaxed)
             self.transfer.start()
         case .hold:
-            self.manager.events.publish(.held, self.record())
+            self.context.events.publish(.held, self.record())
         case .release(let start):
             if start {
                 self.started.store(NIODeadline.now().uptimeNanoseconds, ordering: .relaxed)
@@ -131,14 +130,14 @@ package final class StreamTask: Sendable {
                 let transfer = self.transfer
                 self.eventLoop.execute { transfer.start() }
             }
-            self.manager.events.publish(.resumed, self.record())
+            self.context.events.publish(.resumed, self.record())
         case .finish(let end):
             let now = self.millisecondsSinceStart()
             self.recorded.withLock { recorded in
                 recorded.end = end
                 recorded.metrics.totalMs = now
             }
-            self.manager.taskDidComplete(self)
+            self.context.completed(self)
         }
     }
 

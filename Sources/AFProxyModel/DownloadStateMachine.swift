@@ -137,6 +137,8 @@ package struct DownloadStateMachine: Sendable {
     package private(set) var lastError: String?
     package private(set) var resumes: [TaskResume]
     package private(set) var restarts: [DownloadFile.Restart]
+    /// The hold rule that created the task suspended, until a person resumes it.
+    package private(set) var heldBy: Int?
     /// What a cancel ended the task with.
     private var cancelFailure: TaskFailure?
     /// The network is unreachable (and the destination is not this machine).
@@ -147,15 +149,17 @@ package struct DownloadStateMachine: Sendable {
     package private(set) var waitingForDisk = false
 
     /// A new download, or one restored from the store: `offset` is the partial file's length,
-    /// `state` running or suspended. Call `start()` next.
+    /// `state` running or suspended. `heldBy`: the hold rule that caught it, which makes it
+    /// suspended. Call `start()` next.
     package init(
         policy: Policy, keepPartial: Bool = false, state: TaskState = .running, offset: Int64 = 0,
         total: Int64? = nil, validator: ResourceValidator? = nil, failuresInARow: Int = 0,
-        resumes: [TaskResume] = [], restarts: [DownloadFile.Restart] = []
+        resumes: [TaskResume] = [], restarts: [DownloadFile.Restart] = [], heldBy: Int? = nil
     ) {
         self.policy = policy
         self.keepPartial = keepPartial
-        self.state = state == .suspended ? .suspended : .running
+        self.state = state == .suspended || heldBy != nil ? .suspended : .running
+        self.heldBy = heldBy
         self.phase = .idle
         self.offset = offset
         self.total = total
@@ -477,6 +481,7 @@ package struct DownloadStateMachine: Sendable {
 
     package mutating func resume() throws(IllegalTransition) -> [Action] {
         try self.state.apply(.resume)
+        self.heldBy = nil  // released: the `resumed` record and the journal say so
         self.failuresInARow = 0
         guard self.phase == .idle else { return [.publishResumed] }
         guard !self.networkDown else {

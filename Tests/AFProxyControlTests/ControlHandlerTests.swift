@@ -1,6 +1,6 @@
-import AFProxyCurl
 import AFProxyManager
 import AFProxyModel
+import AFProxyTestSupport
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
@@ -12,7 +12,7 @@ import Testing
 /// behind `ControlHandler` (its lines, its `missed` line, its last chunk). The session manager's
 /// session thread never runs; events are published by hand.
 @Suite struct ControlHandlerTests {
-    private let manager = SessionManager(session: UpstreamSession(), historyCapacity: 4)
+    private let manager = SessionManager(transport: InMemoryTransport(), historyCapacity: 4)
 
     private func channel(streams: ControlStreams? = nil) throws -> EmbeddedChannel {
         let router = ControlRouter.api(

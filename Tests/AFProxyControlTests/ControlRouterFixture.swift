@@ -1,13 +1,13 @@
-import AFProxyCurl
 import AFProxyManager
 import AFProxyModel
+import AFProxyTestSupport
 
 @testable import AFProxyControl
 
 /// The API's router over a session manager whose session thread never runs: what a request is
 /// routed to, or why it is refused, with no connection.
 enum ControlRouterFixture {
-    static let manager = SessionManager(session: UpstreamSession(), historyCapacity: 4)
+    static let manager = SessionManager(transport: InMemoryTransport(), historyCapacity: 4)
     static let router = ControlRouter.api(
         manager: manager, extraStats: { _ in }, metrics: nil, web: { nil }, streams: nil)
 

@@ -1,6 +1,6 @@
-import AFProxyCurl
 import AFProxyManager
 import AFProxyModel
+import AFProxyTestSupport
 import Foundation
 import NIOEmbedded
 import Testing
@@ -18,7 +18,7 @@ import Testing
         func task(_ task: HTTPTask, didChangeSuspension suspended: Bool) {}
     }
 
-    private let manager = SessionManager(session: UpstreamSession(), historyCapacity: 4)
+    private let manager = SessionManager(transport: InMemoryTransport(), historyCapacity: 4)
     private let client = IdleClient()
 
     private func server() -> ControlServer {

@@ -1,7 +1,7 @@
-import AFProxyCurl
 import AFProxyManager
 import AFProxyModel
 import AFProxyServerKit
+import AFProxyTestSupport
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
@@ -27,7 +27,7 @@ import Testing
     private let channel = EmbeddedChannel()
     private let counter = ReadCounter()
     private let handler: ProxyConnectionHandler
-    private let manager = SessionManager(session: UpstreamSession(), historyCapacity: 10)
+    private let manager = SessionManager(transport: InMemoryTransport(), historyCapacity: 10)
 
     init() throws {
         let sync = self.channel.pipeline.syncOperations

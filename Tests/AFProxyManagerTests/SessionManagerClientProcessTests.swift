@@ -1,5 +1,6 @@
 import AFProxyCurl
 import AFProxyModel
+import AFProxyTestSupport
 import Testing
 
 @testable import AFProxyManager
@@ -15,7 +16,7 @@ import Testing
         func task(_ task: HTTPTask, didChangeSuspension suspended: Bool) {}
     }
 
-    private let manager = SessionManager(session: UpstreamSession(), historyCapacity: 4)
+    private let manager = SessionManager(transport: InMemoryTransport(), historyCapacity: 4)
     private let client = QuietClient()
     private let curl = ClientProcess(pid: 42, executable: "/usr/bin/curl", uid: 1000)
 

@@ -1,5 +1,6 @@
 import AFProxyCurl
 import AFProxyModel
+import AFProxyTestSupport
 import Testing
 
 @testable import AFProxyManager
@@ -14,7 +15,7 @@ import Testing
     }
 
     @Test func startedByKindStaysAfterCompletionLiveByKindAndState() throws {
-        let manager = SessionManager(session: UpstreamSession(), historyCapacity: 4)
+        let manager = SessionManager(transport: InMemoryTransport(), historyCapacity: 4)
         let client = SilentClient()
         let request = ProxyRequest(method: "GET", url: "http://origin.test/", headers: [], body: .none, client: "c")
         let first = manager.startTask(request, client: client)

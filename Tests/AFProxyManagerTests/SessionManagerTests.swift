@@ -1,13 +1,14 @@
 import AFProxyCurl
 import AFProxyModel
+import AFProxyTestSupport
 import NIOCore
 import Testing
 
 @testable import AFProxyManager
 
 /// The verbs, events and history of the session manager, with a client that records what it is
-/// told and a session whose thread never runs: a test reports the transfer's end itself, as the
-/// session thread would.
+/// told and the in-memory transport: a test reports the transfer's end itself, as the session
+/// thread would.
 @Suite struct SessionManagerTests {
     private final class RecordingClient: TaskClient, @unchecked Sendable {
         var deliveries: [ResponseDelivery] = []
@@ -25,7 +26,7 @@ import Testing
         func append(_ kind: TaskEvent.Kind) { self.events.withLock { $0.append(kind) } }
     }
 
-    private let manager = SessionManager(session: UpstreamSession(), historyCapacity: 4)
+    private let manager = SessionManager(transport: InMemoryTransport(), historyCapacity: 4)
     private let client = RecordingClient()
     private let log = EventLog()
 

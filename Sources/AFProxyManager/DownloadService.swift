@@ -2,19 +2,57 @@ import AFProxyCurl
 import AFProxyModel
 import AFProxyStore
 import FoundationEssentials
+import Logging
 
-extension SessionManager {
+/// Download tasks as a service beside the session manager, as NSURLSession's download tasks are
+/// beside its data tasks: the validation of a request to download, the naming of its file, the
+/// journal that carries the tasks across restarts, their parking at a stop, and the pin probe a
+/// person uses to pin a host. It registers its tasks in the manager's registry (they are tasks
+/// like any other for the verbs, the events and the history) and gives each the manager's
+/// `TaskContext`; what the tasks share lives here too: settings, slots (`DownloadScheduler`),
+/// the journal, the paths being made, the security policy in force.
+package final class DownloadService: Sendable {
+    let settings: DownloadSettings
+    let scheduler: DownloadScheduler
+    let journal: DownloadJournal?
+    private let paths = Locked<Set<String>>([])
+    /// The security policy in force, replaced on reload.
+    let security: Locked<SecurityPolicy>
+    private let parked = Locked(false)
+    private let registry: Locked<SessionManager.Registry>
+    private let context: TaskContext
+    /// The hold rules: a download one of them catches is created suspended.
+    private let holds: HoldBook
+    private let network: Locked<SessionManager.NetworkState>
+    /// For what a person should hear about beside the task log (an insecure download).
+    private let logger: Logger?
+
+    init(
+        settings: DownloadSettings, registry: Locked<SessionManager.Registry>, context: TaskContext,
+        holds: HoldBook, network: Locked<SessionManager.NetworkState>, logger: Logger?
+    ) {
+        self.settings = settings
+        self.scheduler = DownloadScheduler(limit: settings.maxActive)
+        self.journal = settings.stateDirectory.map { DownloadJournal(directory: $0, logger: logger) }
+        self.security = Locked(settings.security)
+        self.registry = registry
+        self.context = context
+        self.holds = holds
+        self.network = network
+        self.logger = logger
+    }
+
     /// Registers a download task for `spec`, publishes `created` and queues it; the answer is its
     /// record. Refused before any task exists when it cannot succeed as asked: a URL that is not
     /// http(s), a file the daemon cannot make there, an existing file without `force`, a path
     /// another download is making.
-    package func startDownload(_ spec: DownloadSpec) throws(DownloadRefusal) -> TaskRecord {
-        let settings = self.downloads.settings
+    package func start(_ spec: DownloadSpec) throws(DownloadRefusal) -> TaskRecord {
+        let settings = self.settings
         guard let name = DownloadURL.fileName(of: spec.url) else {
             throw DownloadRefusal(
                 400, "only http:// and https:// URLs with a host can be downloaded: \(spec.url.prefix(200))")
         }
-        if let sha256 = spec.sha256, sha256.utf8.count != 64 || !sha256.utf8.allSatisfy(\.isHexDigit) {
+        if let sha256 = spec.sha256, sha256.utf8.count != 64 || !sha256.allSatisfy(\.isHexDigit) {
             throw DownloadRefusal(400, "sha256 must be 64 hexadecimal digits")
         }
         if let pins = spec.pins {
@@ -32,52 +70,53 @@ extension SessionManager {
             path = try self.provisionalPath(name, in: settings.downloadDirectory)
         }
         if let refusal = DownloadTarget.refusal(for: path, force: spec.force, writableHint: settings.writableHint) {
-            if spec.path == nil { self.downloads.finished(path: path) }
+            if spec.path == nil { self.finished(path: path) }
             throw DownloadRefusal(refusal.hasSuffix("(--force replaces it)") ? 409 : 400, refusal)
         }
-        guard spec.path == nil || self.downloads.claim(path) else {
+        guard spec.path == nil || self.claim(path) else {
             throw DownloadRefusal(409, "another download is already making \(path)")
         }
         // A partial file left by an earlier download of this path is of unknown origin: the
         // task empties it on its lane (a large one takes the disk a while); one it could not
         // open is refused now.
         if let error = PartialFile.unusable(path + ".afpart") {
-            self.downloads.finished(path: path)
+            self.finished(path: path)
             throw DownloadRefusal(400, error.description)
         }
         var spec = spec
         spec.sha256 = spec.sha256?.lowercased()
         // A download a hold rule catches is created suspended, as a restored suspended one is.
         let heldBy = self.holds.catchTask(HoldFacts(download: spec.url))
-        let task = self.register(.download) { id in
+        let task = self.registry.register(.download) { id in
             DownloadTask(
                 id: id, spec: spec, path: path, namedByAnswer: namedByAnswer, createdAt: Date(),
-                machine: DownloadStateMachine(
-                    policy: settings.policy, keepPartial: spec.keepPartial, state: heldBy == nil ? .running : .suspended
-                ),
-                manager: self, downloads: self.downloads, heldBy: heldBy, discardsPartial: true)
+                machine: DownloadStateMachine(policy: settings.policy, keepPartial: spec.keepPartial, heldBy: heldBy),
+                context: self.context, downloads: self, discardsPartial: true)
         }
-        self.downloads.journal?.update(task.entry())
+        self.journal?.update(task.entry())
         if spec.insecure {
             self.logger?.warning(
                 "task \(task.id): download of \(spec.url) with TLS verification off (--insecure), asked by \(spec.client)"
             )
         }
-        self.events.publish(.created, task.record())
-        if heldBy != nil { self.events.publish(.held, task.record()) }
+        self.context.events.publish(.created, task.record())
+        if heldBy != nil { self.context.events.publish(.held, task.record()) }
         if self.networkIsDown && !task.isLoopback { task.networkLost() }
         task.start()
         return task.record()
     }
 
+    /// Whether a download started now must wait for the network.
+    private var networkIsDown: Bool { self.network.withLock { $0.holdsNewDownloads } }
+
     /// Brings back the downloads of the journal a previous run left: unfinished ones as live
     /// tasks with their ids (a running one continues at its partial file's length, a suspended
     /// one stays suspended), finished ones into the history. New ids continue after the highest.
     /// Answers how many were restored live.
-    package func restoreDownloads() throws(FileError) -> Int {
-        guard let journal = self.downloads.journal else { return 0 }
+    package func restore() throws(FileError) -> Int {
+        guard let journal = self.journal else { return 0 }
         let entries = try journal.load()
-        let settings = self.downloads.settings
+        let settings = self.settings
         var restored: [DownloadTask] = []
         self.registry.withLock { registry in
             for entry in entries {
@@ -91,7 +130,8 @@ extension SessionManager {
                 let machine = DownloadStateMachine(
                     policy: settings.policy, keepPartial: entry.keepPartial, state: entry.state, offset: offset,
                     total: entry.total, validator: entry.validator, failuresInARow: entry.failuresInARow,
-                    resumes: entry.resumes, restarts: entry.restarts)
+                    resumes: entry.resumes, restarts: entry.restarts,
+                    heldBy: entry.state == .suspended ? entry.heldBy : nil)
                 let spec = DownloadSpec(
                     url: entry.url, headers: entry.headers, path: entry.path, sha256: entry.sha256,
                     keepPartial: entry.keepPartial, pins: entry.pins, insecure: entry.insecure ?? false,
@@ -99,8 +139,8 @@ extension SessionManager {
                 let task = DownloadTask(
                     id: entry.id, spec: spec, path: entry.path, partialPath: partialPath,
                     namedByAnswer: entry.namedByAnswer ?? false, createdAt: entry.createdAt, machine: machine,
-                    manager: self, downloads: self.downloads, heldBy: entry.state == .suspended ? entry.heldBy : nil)
-                _ = self.downloads.claim(entry.path)
+                    context: self.context, downloads: self)
+                _ = self.claim(entry.path)
                 registry.live[task.id] = task
                 restored.append(task)
             }
@@ -111,43 +151,69 @@ extension SessionManager {
         }
         return restored.count
     }
-}
 
-extension SessionManager {
     /// The `sha256//…` pin of the key `host:port` presents now, verified with the policy in
     /// force. Blocks for the handshake: call it off any event loop.
     package func probePin(host: String, port: Int) -> Result<String, TaskFailure> {
-        let caFile = self.downloads.security.withLock { $0.caFile }
-        return PinProbe.pin(
-            host: host, port: port, caFile: caFile, connectTimeout: self.session.configuration.connectTimeout)
+        let caFile = self.security.withLock { $0.caFile }
+        return self.context.transport.probePin(host: host, port: port, caFile: caFile)
     }
 
     /// A reload's security policy: new TLS connections of download tasks use it.
     package func updateSecurityPolicy(_ policy: SecurityPolicy) {
-        self.downloads.security.withLock { $0 = policy }
+        self.security.withLock { $0 = policy }
     }
 
     /// The daemon stops: download tasks are not canceled but kept as they are in the journal,
     /// written to disk before this returns, to continue at the next start.
-    package func parkDownloads() {
-        self.downloads.park()
-        guard let journal = self.downloads.journal else { return }
+    package func park() {
+        self.parked.withLock { $0 = true }
+        guard let journal = self.journal else { return }
         let live = self.registry.withLock { Array($0.live.values) }
         for case let task as DownloadTask in live { journal.update(task.entry()) }
         journal.flush()
     }
 
-    /// Live tasks other than downloads: what a stop waits for (downloads are parked instead).
-    package var liveProxiedCount: Int {
-        self.registry.withLock { $0.live.values.filter { $0.kind != .download }.count }
+    /// What a download's next attempt to `url` connects with: the policy in force, the
+    /// download's own pins in place of its host's, and its `insecure`.
+    func transferOptions(for spec: DownloadSpec) -> TransferOptions {
+        let policy = self.security.withLock { $0 }
+        let host = LoopbackHost.host(ofURL: spec.url) ?? ""
+        let pins = spec.pins.map { $0.joined(separator: ";") } ?? policy.pins.pins(for: host)
+        return .download(caFile: policy.caFile, pins: pins, insecure: spec.insecure)
     }
-}
 
-extension SessionManager {
+    /// Claims `path` for a download; false when another live download makes it.
+    func claim(_ path: String) -> Bool {
+        self.paths.withLock { $0.insert(path).inserted }
+    }
+
+    /// Moves a claim from `old` to `new`; false (and `old` kept) when `new` is taken.
+    func move(_ old: String, to new: String) -> Bool {
+        self.paths.withLock { paths in
+            guard paths.insert(new).inserted else { return false }
+            paths.remove(old)
+            return true
+        }
+    }
+
+    func finished(_ task: DownloadTask) {
+        self.finished(path: task.path)
+        self.journal?.update(task.entry())
+    }
+
+    /// The daemon stops (`park()`): from then on the tasks act on nothing and write nothing, so
+    /// that the journal keeps them as they were (running stays running) for the next start.
+    var isParked: Bool { self.parked.withLock { $0 } }
+
+    func finished(path: String) {
+        _ = self.paths.withLock { $0.remove(path) }
+    }
+
     /// The path of a download not given one: the URL's file name in the download directory
     /// (claimed here), or, for a URL that names none, `download`, `download-2`, … (the first
     /// free one) until the answer names it. The directory is made if it is missing.
-    fileprivate func provisionalPath(
+    private func provisionalPath(
         _ name: String?, in directory: String
     ) throws(DownloadRefusal)
         -> String
@@ -159,7 +225,7 @@ extension SessionManager {
         }
         if let name {
             let path = directory + "/" + name
-            guard self.downloads.claim(path) else {
+            guard self.claim(path) else {
                 throw DownloadRefusal(409, "another download is already making \(path)")
             }
             return path
@@ -167,55 +233,10 @@ extension SessionManager {
         for index in 1...1000 {
             let path = directory + (index == 1 ? "/download" : "/download-\(index)")
             guard PartialFile.length(of: path) == nil, PartialFile.length(of: path + ".afpart") == nil,
-                self.downloads.claim(path)
+                self.claim(path)
             else { continue }
             return path
         }
         throw DownloadRefusal(409, "no free name for a download in \(directory)")
-    }
-}
-
-extension DownloadEntry {
-    /// A finished download's record, as the history shows it after a restart.
-    func record(maxAttempts: Int) -> TaskRecord {
-        var record = TaskRecord(
-            id: self.id, kind: .download, state: .completed, method: "GET", url: self.url, client: "restored",
-            createdAt: self.createdAt, status: self.status, error: self.error, errorCode: self.errorCode,
-            upload: TransferProgress(completed: 0, total: 0),
-            download: TransferProgress(completed: self.offset, total: self.total), requestHeaders: self.headers,
-            responseHeaders: self.responseHeaders, resumes: self.resumes)
-        record.file = DownloadFile(
-            path: self.path, sha256: self.sha256, keepPartial: self.keepPartial,
-            attempt: min(self.failuresInARow + 1, maxAttempts), maxAttempts: maxAttempts, lastError: self.lastError,
-            restarts: self.restarts, insecure: self.insecure ?? false, pins: self.pins)
-        return record
-    }
-}
-
-/// The file name a URL gives a download without `-o`.
-enum DownloadURL {
-    /// The last path segment, percent-decoded, or `.some(nil)` when the path names none; nil
-    /// when the URL is not http(s) with a host.
-    static func fileName(of url: String) -> String?? {
-        let lower = url.lowercased()
-        guard let scheme = ["http://", "https://"].first(where: { lower.hasPrefix($0) }) else { return nil }
-        let rest = url.dropFirst(scheme.count)
-        guard !url.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else { return nil }
-        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
-        guard authorityEnd > rest.startIndex else { return nil }
-        var path = rest[authorityEnd...]
-        if let end = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<end] }
-        let segment = path.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? ""
-        let decoded = PercentDecoding.decode(segment)
-        guard !decoded.isEmpty, decoded != ".", decoded != "..", !decoded.contains("/"), !decoded.contains("\0")
-        else { return .some(nil) }
-        return .some(decoded)
-    }
-
-}
-
-extension UInt8 {
-    fileprivate var isHexDigit: Bool {
-        (0x30...0x39).contains(self) || (0x41...0x46).contains(self) || (0x61...0x66).contains(self)
     }
 }

@@ -1,0 +1,73 @@
+import AFProxyCurl
+import AFProxyModel
+import AFProxyTestSupport
+import Foundation
+import Testing
+
+@testable import AFProxyManager
+
+/// The download service on the in-memory transport: a download's attempts are transfers the test
+/// answers itself, its file work runs on the real I/O executor in a directory of the test's own.
+@Suite struct DownloadServiceTests {
+    private let transport = InMemoryTransport()
+    private let directory: String
+    private let manager: SessionManager
+
+    init() {
+        var template = Array((NSTemporaryDirectory() + "/afproxy-downloads-XXXXXX").utf8CString)
+        self.directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+        self.manager = SessionManager(
+            transport: self.transport, historyCapacity: 4,
+            downloads: DownloadSettings(downloadDirectory: self.directory, userAgent: "afproxy-test"))
+    }
+
+    /// Polls until `condition` holds (the task's file work runs on its lane); fails after 10 s.
+    private func eventually(_ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !condition() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("condition not met")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    @Test func aDownloadIsOneTransferWithItsUserAgentAndEndsAsItsFile() async throws {
+        let record = try self.manager.downloads.start(DownloadSpec(url: "http://origin.test/file.bin"))
+        #expect(record.file?.path == self.directory + "/file.bin")
+        try await self.eventually { !self.transport.started.isEmpty }
+        let transfer = try #require(self.transport.started.first)
+        #expect(transfer.request.url == "http://origin.test/file.bin")
+        #expect(transfer.request.headers.first("user-agent") == "afproxy-test")
+        let head = ProxyResponseHead(
+            status: 200, reason: "OK", version: "HTTP/1.1", headers: [HTTPHeaderField("Content-Length", "5")])
+        self.transport.receiveHead(head, on: transfer)
+        #expect(self.transport.receiveBody(Array("hello".utf8), on: transfer) == .taken)
+        self.transport.complete(transfer, with: .success)
+        try await self.eventually { self.manager.task(id: record.id)?.state == .completed }
+        let done = try #require(self.manager.task(id: record.id))
+        #expect((done.error, done.download.completed) == (nil, 5))
+        #expect(FileManager.default.contents(atPath: self.directory + "/file.bin") == Data("hello".utf8))
+        #expect(self.manager.liveCount == 0)
+    }
+
+    @Test func aHeldDownloadStartsNoTransferUntilItIsReleased() async throws {
+        _ = self.manager.holds.add(HoldConditions(all: true), once: false)
+        let record = try self.manager.downloads.start(DownloadSpec(url: "http://origin.test/held.bin"))
+        #expect(record.state == .suspended && record.heldBy != nil)
+        #expect(self.transport.commands.isEmpty)
+        let resumed = try self.manager.resume(id: record.id)
+        #expect(resumed.heldBy == nil)
+        try await self.eventually { !self.transport.started.isEmpty }
+        #expect(self.transport.started.first?.request.url == "http://origin.test/held.bin")
+    }
+
+    @Test func aPathAnotherDownloadIsMakingIsRefusedBeforeAnyTaskExists() throws {
+        _ = try self.manager.downloads.start(DownloadSpec(url: "http://origin.test/same.bin"))
+        #expect(throws: DownloadRefusal(409, "another download is already making \(self.directory)/same.bin")) {
+            try self.manager.downloads.start(DownloadSpec(url: "http://origin.test/same.bin"))
+        }
+        #expect(self.manager.liveCount == 1)
+    }
+}
