@@ -1,3 +1,4 @@
+import AFProxyAPI
 import AFProxyCurl
 import AFProxyManager
 import AFProxyModel

@@ -1,3 +1,5 @@
+import AFProxyModel
+
 /// Bodies of the control API besides task records and stats, shared by the daemon and afproxyctl.
 package struct TaskList: Sendable, Codable, Equatable {
     package var tasks: [TaskRecord]

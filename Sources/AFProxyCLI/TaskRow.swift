@@ -1,3 +1,4 @@
+import AFProxyModel
 import FoundationEssentials
 
 /// A task as one line of a table (`afproxyctl list` and `watch`): only the fields of a task

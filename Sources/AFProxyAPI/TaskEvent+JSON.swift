@@ -1,3 +1,5 @@
+import AFProxyModel
+
 /// A task event written by hand, byte for byte what `JSONEncoder` (sorted keys) makes of it, its
 /// record as `TaskRecord.writeJSON` writes it. Every reader of `GET /v1/events` gets two of these
 /// per request; through `Codable` encoding them was most of what such a reader cost the proxy.

@@ -1,3 +1,4 @@
+import AFProxyModel
 import FoundationEssentials
 
 /// `GET /v1/status`: how the daemon is, in one answer — its version and uptime, the network as

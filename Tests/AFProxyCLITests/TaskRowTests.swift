@@ -1,3 +1,5 @@
+import AFProxyAPI
+import AFProxyCLI
 import AFProxyModel
 import FoundationEssentials
 import Testing

@@ -1,3 +1,4 @@
+import AFProxyCLI
 import AFProxyModel
 import FoundationEssentials
 import Testing

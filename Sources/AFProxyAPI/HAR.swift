@@ -1,3 +1,5 @@
+import AFProxyModel
+
 /// An HTTP Archive (HAR 1.2) log as plain values: what `GET /v1/har` and `afproxyctl har` give to
 /// browser developer tools and HAR viewers, the format people already read network traffic in.
 /// Only the fields afproxy can fill truthfully are here; bodies are never recorded, so there is no

@@ -1,3 +1,4 @@
+import AFProxyModel
 import FoundationEssentials
 
 /// Rows read from the JSON of `GET /v1/tasks` (`TaskList.writeJSON`) with `JSONReader`: each

@@ -1,3 +1,5 @@
+import AFProxyModel
+
 extension JSONWriter {
     /// `clientProcess`, keys sorted as the encoder sorts them.
     mutating func clientProcess(_ value: ClientProcess?) {

@@ -1,3 +1,5 @@
+import AFProxyModel
+
 /// One line of `GET /v1/live`, the feed for pages and tables that show the tasks as they are: what
 /// changed since the previous line, a few times a second, rather than every event as it happens.
 /// A person cannot read a thousand events a second and a page need not draw them; encoding each

@@ -1,3 +1,4 @@
+import AFProxyModel
 import FoundationEssentials
 
 /// A task record as a HAR entry. The sizes are what went to and came from the origin: bodies as

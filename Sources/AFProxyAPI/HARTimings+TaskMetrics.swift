@@ -1,3 +1,5 @@
+import AFProxyModel
+
 /// HAR's phases from curl's cumulative times (`TaskMetrics`: milliseconds from the start of the
 /// transfer at which name lookup, TCP connect, TLS handshake and the first response byte were
 /// done). Each phase runs from where the one before it ended to its own mark, so the phases laid

@@ -1,3 +1,4 @@
+import AFProxyModel
 import FoundationEssentials
 
 #if canImport(Glibc)

@@ -1,3 +1,4 @@
+import AFProxyModel
 import FoundationEssentials
 
 /// A snapshot written as JSON by hand, its records as `TaskRecord.writeJSON` writes them: the
