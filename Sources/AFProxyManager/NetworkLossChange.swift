@@ -1,3 +1,5 @@
+import AFProxyModel
+
 /// What the tasks must do when the network or `network-loss` changes: one decision for the
 /// network going and coming back under a policy, and for a reload (SIGHUP) that swaps the policy
 /// while the network is gone — so that a reload leaves the tasks exactly as if the new policy had

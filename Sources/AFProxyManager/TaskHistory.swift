@@ -1,3 +1,5 @@
+import AFProxyModel
+
 /// A bounded ring of completed task records, newest last: `list --all` and the export read it,
 /// and its bound is why memory does not grow with the number of requests served.
 package struct TaskHistory: Sendable {

@@ -1,4 +1,5 @@
 import AFProxyModel
+import AFProxyTunnel
 import Testing
 
 /// How a tunnel's two directions close, fed events in the orders the sockets can produce them.
