@@ -1,13 +1,17 @@
 import AFProxyAPI
-import AFProxyCLI
 import AFProxyModel
 import FoundationEssentials
 import Testing
 
-/// The fast writer (`TaskRecord.writeJSON`) against `Codable` with the API's encoder, on a record
-/// whose every field, nested ones included, holds a value: a field the writer forgets, misspells or
-/// writes in another form changes the bytes. A field added to `TaskRecord` and not set here fails
-/// the first check, so the record cannot fall behind the type.
+@testable import AFProxyCLI
+
+/// The fast writer (`TaskRecord.writeJSON`) against `Codable` with the API's encoder, and
+/// afproxyctl's readers against the writer, on a record whose every field, nested ones included,
+/// holds a value: a field the writer forgets, misspells or writes in another form changes the
+/// bytes, and one the CLI does not read back makes its record differ. A field added to
+/// `TaskRecord` and not set here fails the first check, so the record cannot fall behind the type.
+/// Here, in the CLI's tests, because only here are the writer and the reader both in reach: the
+/// record is declared once for both sides.
 @Suite struct TaskRecordEveryFieldTests {
     static let everyField: TaskRecord = {
         let at = Date(timeIntervalSince1970: 1_795_000_000.5)
@@ -71,6 +75,42 @@ import Testing
             let encoded = try JSONEncoder.api().encode(list)
             #expect(String(decoding: written, as: UTF8.self) == String(decoding: encoded, as: UTF8.self))
         }
+    }
+
+    /// The record as it travels: the API writes times to the second (ISO 8601, as the encoder
+    /// does), and the record's times have a fraction so that the writer is seen to cut it.
+    static let asSent: TaskRecord = {
+        func second(_ date: Date) -> Date { Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down)) }
+        var record = Self.everyField
+        record.createdAt = second(record.createdAt)
+        for index in record.resumes.indices { record.resumes[index].at = second(record.resumes[index].at) }
+        if var file = record.file {
+            for index in file.restarts.indices { file.restarts[index].at = second(file.restarts[index].at) }
+            record.file = file
+        }
+        return record
+    }()
+
+    /// What `show`, `download --wait` and `list --json` decode, with the decoder they use, is the
+    /// record the daemon wrote, one alone (`GET /v1/tasks/{id}`) or in a list (`GET /v1/tasks`).
+    @Test func theCLIReadsBackWhatTheWriterWrites() throws {
+        var one: [UInt8] = []
+        Self.everyField.writeJSON(to: &one)
+        #expect(try Console.decoder().decode(TaskRecord.self, from: Data(one)) == Self.asSent)
+
+        var written: [UInt8] = []
+        TaskList(tasks: [Self.everyField, Self.everyField]).writeJSON(to: &written)
+        #expect(
+            try Console.decoder().decode(TaskList.self, from: Data(written))
+                == TaskList(tasks: [Self.asSent, Self.asSent]))
+    }
+
+    /// `list`'s own reader (`TaskRow+JSON`) takes from the writer's bytes what the table shows,
+    /// as the row of the whole record has it.
+    @Test func theTableReadsItsRowFromWhatTheWriterWrites() throws {
+        var written: [UInt8] = []
+        TaskList(tasks: [Self.everyField]).writeJSON(to: &written)
+        #expect(try TaskRow.list(fromJSON: written) == [TaskRow(Self.asSent)])
     }
 
     /// The check above reads nested fields too: an unset one deep inside is named.
