@@ -1,3 +1,5 @@
+import AFProxyModel
+
 /// The file name a `Content-Disposition` answer suggests (RFC 6266): `filename*=UTF-8''…`
 /// (percent-encoded) before `filename="…"`, reduced to a plain name in one directory: no path,
 /// no `.` or `..`, no control bytes. Nil when it suggests none that is usable.

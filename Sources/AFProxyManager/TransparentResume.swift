@@ -1,3 +1,4 @@
+import AFProxyModel
 import FoundationEssentials
 
 /// Whether a proxied GET that the origin broke off may be continued where it stopped, so that

@@ -1,3 +1,4 @@
+import AFProxyModel
 import FoundationEssentials
 
 /// Everything a download task decides, as one plain value: its state (the four every task has),

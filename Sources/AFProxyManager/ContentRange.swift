@@ -1,3 +1,5 @@
+import AFProxyModel
+
 /// A `Content-Range` of a 206 answer for one range (RFC 9110 §14.4): `bytes FIRST-LAST/LENGTH`,
 /// the length `*` when the origin does not know it. The other forms (an unsatisfied-range
 /// `bytes */LENGTH`, other units) are not a body a download can append.

@@ -1,3 +1,5 @@
+import AFProxyModel
+
 /// `Retry-After` (RFC 9110 §10.2.3): a number of seconds, or an HTTP-date.
 package enum RetryAfter {
     /// The delay `value` asks for, seen at `now` (seconds since 1970); nil when it is neither
