@@ -6,6 +6,7 @@ import PackageDescription
 /// AFProxyControl / AFProxyMetrics ← AFProxyDaemon ← executables; AFProxyControl ← AFProxyWeb (the dashboard) ←
 /// AFProxyDaemon; AFProxyModel ← AFProxyNetwork (the network watcher) ← AFProxyDaemon; AFProxyServerKit (NIO
 /// only) ← the four servers (AFProxyListener, AFProxyControl, AFProxyWeb, AFProxyMetrics).
+/// AFProxyModel ← AFProxyAPI (the wire API) ← AFProxyControl / AFProxyWeb / AFProxyDaemon / AFProxyCLI (afproxyctl).
 let package = Package(
     name: "afproxy",
     platforms: [.macOS(.v15)],
@@ -53,6 +54,10 @@ let package = Package(
         /// AFProxyNetwork uses it.
         .systemLibrary(name: "CNetlink"),
         .target(name: "AFProxyModel"),
+        /// The wire API: what travels over the control socket (its bodies, the fast JSON writers
+        /// and the one encoder configuration they are held to, HAR, the live feed) and where the
+        /// socket is; afproxyctl reads the daemon through it.
+        .target(name: "AFProxyAPI", dependencies: ["AFProxyModel"]),
         /// The network watcher: a netlink route socket on a thread of its own, and the
         /// reachability decision made from what it reports.
         .target(name: "AFProxyNetwork", dependencies: ["CNetlink", "AFProxyModel"]),
@@ -119,7 +124,7 @@ let package = Package(
         .target(
             name: "AFProxyControl",
             dependencies: [
-                "AFProxyModel", "AFProxyManager", "AFProxyServerKit", "AFProxyStore",
+                "AFProxyModel", "AFProxyAPI", "AFProxyManager", "AFProxyServerKit", "AFProxyStore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -155,7 +160,7 @@ let package = Package(
         .target(
             name: "AFProxyWeb",
             dependencies: [
-                "AFProxyModel", "AFProxyControl", "AFProxyServerKit", "AFProxyStore",
+                "AFProxyModel", "AFProxyAPI", "AFProxyControl", "AFProxyServerKit", "AFProxyStore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -170,7 +175,7 @@ let package = Package(
             name: "AFProxyDaemon",
             dependencies: [
                 "AFProxyModel", "AFProxyCurl", "AFProxyManager", "AFProxyListener", "AFProxyControl", "AFProxyStore",
-                "AFProxySystemd", "AFProxyNetwork", "AFProxyMetrics", "AFProxyWeb", "AFProxyServerKit",
+                "AFProxySystemd", "AFProxyNetwork", "AFProxyMetrics", "AFProxyWeb", "AFProxyServerKit", "AFProxyAPI",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -184,7 +189,7 @@ let package = Package(
         .target(
             name: "AFProxyCLI",
             dependencies: [
-                "AFProxyModel",
+                "AFProxyAPI", "AFProxyModel",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -224,6 +229,7 @@ let package = Package(
             path: "Tests/AFProxyTestSupport"
         ),
         .testTarget(name: "AFProxyModelTests", dependencies: ["AFProxyModel"]),
+        .testTarget(name: "AFProxyAPITests", dependencies: ["AFProxyAPI", "AFProxyModel"]),
         .testTarget(
             name: "AFProxyServerKitTests",
             dependencies: [
@@ -252,14 +258,14 @@ let package = Package(
         .testTarget(
             name: "AFProxyControlTests",
             dependencies: [
-                "AFProxyControl", "AFProxyManager", "AFProxyCurl", "AFProxyModel", "AFProxyServerKit",
+                "AFProxyControl", "AFProxyAPI", "AFProxyManager", "AFProxyCurl", "AFProxyModel", "AFProxyServerKit",
                 "AFProxyTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "AFProxyCLITests", dependencies: ["AFProxyCLI", "AFProxyModel"]),
+        .testTarget(name: "AFProxyCLITests", dependencies: ["AFProxyCLI", "AFProxyAPI", "AFProxyModel"]),
         .testTarget(
             name: "AFProxyManagerTests",
             dependencies: [

@@ -1,4 +1,3 @@
-import AFProxyModel
 import FoundationEssentials
 
 #if canImport(Glibc)

@@ -1,3 +1,4 @@
+import AFProxyAPI
 import AFProxyModel
 
 /// `afproxyctl download`'s options turned into the request body, checked before anything is

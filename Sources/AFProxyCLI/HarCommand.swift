@@ -1,4 +1,3 @@
-import AFProxyModel
 import ArgumentParser
 import FoundationEssentials
 

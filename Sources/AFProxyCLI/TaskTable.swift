@@ -1,4 +1,3 @@
-import AFProxyModel
 import FoundationEssentials
 
 /// The `list` table: ID KIND STATE METHOD URL STATUS PROGRESS RATE ETA AGE, columns aligned; on

@@ -1,4 +1,4 @@
-import AFProxyModel
+import AFProxyAPI
 import ArgumentParser
 import FoundationEssentials
 

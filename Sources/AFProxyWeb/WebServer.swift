@@ -1,3 +1,4 @@
+import AFProxyAPI
 import AFProxyControl
 import AFProxyModel
 import AFProxyServerKit

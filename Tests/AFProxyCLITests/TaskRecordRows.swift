@@ -1,3 +1,4 @@
+import AFProxyCLI
 import AFProxyModel
 
 /// The table takes rows, as `list` decodes them; the tests build whole records, as the daemon has

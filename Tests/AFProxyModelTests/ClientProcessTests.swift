@@ -51,20 +51,6 @@ import Testing
         #expect(ClientProcessSlot(settled: nil).isSettled)
     }
 
-    @Test func aLateFindingReachesTheRecordInTheHistory() {
-        var history = TaskHistory(capacity: 3)
-        for id in 1...5 {
-            history.append(
-                TaskRecord(
-                    id: id, kind: .data, state: .completed, method: "GET", url: "u", client: "c",
-                    createdAt: .init(timeIntervalSince1970: 0)))
-        }
-        history.update(id: 4) { $0.clientProcess = ClientProcess(pid: 44) }
-        history.update(id: 1) { $0.clientProcess = ClientProcess(pid: 11) }  // no longer kept: nothing
-        #expect(history.records.map(\.id) == [3, 4, 5])
-        #expect(history.records.map { $0.clientProcess?.pid } == [nil, 44, nil])
-    }
-
     @Test func whetherTheClientIsOnThisMachine() {
         typealias Endpoint = ConnectionAddresses.Endpoint
         let proxy = Endpoint(address: [192, 168, 1, 5], port: 3128)

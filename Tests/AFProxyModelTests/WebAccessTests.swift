@@ -100,16 +100,4 @@ import Testing
         let named = WebAccess(token: self.token, host: "dash.example", port: 80)
         #expect(named.authorities == ["dash.example:80", "dash.example"])
     }
-
-    @Test func tokensAreFreshAndLongEnough() {
-        let first = WebToken.random()
-        let second = WebToken.random()
-        #expect(first.utf8.count == 64)
-        #expect(
-            first.utf8.allSatisfy {
-                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
-                    || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0)
-            })
-        #expect(first != second)
-    }
 }

@@ -1,0 +1,21 @@
+import AFProxyModel
+import FoundationEssentials
+
+/// `GET /v1/status`: how the daemon is, in one answer — its version and uptime, the network as
+/// the watcher last saw it, and the task counts of `GET /v1/stats` (the same value, not a copy
+/// of some of its fields, so the two cannot disagree).
+package struct DaemonStatus: Sendable, Codable, Equatable {
+    package var version: String
+    package var uptimeSeconds: Double
+    package var network: Reachability
+    package var tasks: SessionStats
+
+    package init(
+        version: String = AFProxyVersion.current, uptimeSeconds: Double, network: Reachability, tasks: SessionStats
+    ) {
+        self.version = version
+        self.uptimeSeconds = uptimeSeconds
+        self.network = network
+        self.tasks = tasks
+    }
+}
