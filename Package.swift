@@ -2,10 +2,10 @@
 import PackageDescription
 
 /// Modules follow DESIGN.md, one direction of dependency:
-/// AFProxyModel ← AFProxyCurl / AFProxyTunnel (the transports), AFProxyStore ← AFProxyManager ← AFProxyListener /
-/// AFProxyControl / AFProxyMetrics ← AFProxyDaemon ← executables; AFProxyControl ← AFProxyWeb (the dashboard) ←
-/// AFProxyDaemon; AFProxyModel ← AFProxyNetwork (the network watcher) ← AFProxyDaemon; AFProxyServerKit (NIO
-/// only) ← the four servers (AFProxyListener, AFProxyControl, AFProxyWeb, AFProxyMetrics).
+/// AFProxyModel ← AFProxyRules ← AFProxyCurl / AFProxyTunnel (the transports), AFProxyStore ← AFProxyManager ←
+/// AFProxyListener / AFProxyControl / AFProxyMetrics ← AFProxyDaemon ← executables; AFProxyControl ← AFProxyWeb (the
+/// dashboard) ← AFProxyDaemon; AFProxyModel ← AFProxyNetwork (the network watcher) ← AFProxyDaemon; AFProxyServerKit
+/// (NIO only) ← the four servers (AFProxyListener, AFProxyControl, AFProxyWeb, AFProxyMetrics).
 let package = Package(
     name: "afproxy",
     platforms: [.macOS(.v15)],
@@ -53,6 +53,10 @@ let package = Package(
         /// AFProxyNetwork uses it.
         .systemLibrary(name: "CNetlink"),
         .target(name: "AFProxyModel"),
+        /// The rules a person sets, each a match, an effect, a scope and an origin (RuleSet says how):
+        /// throttle, hold, destination, pin and access rules, their matching, and the throttle's
+        /// buckets (`Throttler`, which the transports consult per chunk). Values and locks, no I/O.
+        .target(name: "AFProxyRules", dependencies: ["AFProxyModel"]),
         /// The network watcher: a netlink route socket on a thread of its own, and the
         /// reachability decision made from what it reports.
         .target(name: "AFProxyNetwork", dependencies: ["CNetlink", "AFProxyModel"]),
@@ -63,7 +67,7 @@ let package = Package(
         .target(
             name: "AFProxyStore",
             dependencies: [
-                "CCrypto", "CCrypt", "AFProxyModel", .product(name: "Logging", package: "swift-log"),
+                "CCrypto", "CCrypt", "AFProxyModel", "AFProxyRules", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -71,7 +75,7 @@ let package = Package(
         .target(
             name: "AFProxyCurl",
             dependencies: [
-                "CCurl", "AFProxyModel",
+                "CCurl", "AFProxyModel", "AFProxyRules",
             ]
         ),
         /// CONNECT tunnels: the upstream channel (ClientBootstrap) on the client's event loop,
@@ -79,7 +83,7 @@ let package = Package(
         .target(
             name: "AFProxyTunnel",
             dependencies: [
-                "AFProxyModel",
+                "AFProxyModel", "AFProxyRules",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -87,7 +91,7 @@ let package = Package(
         .target(
             name: "AFProxyManager",
             dependencies: [
-                "AFProxyModel", "AFProxyCurl", "AFProxyTunnel", "AFProxyStore",
+                "AFProxyModel", "AFProxyRules", "AFProxyCurl", "AFProxyTunnel", "AFProxyStore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -108,7 +112,7 @@ let package = Package(
         .target(
             name: "AFProxyListener",
             dependencies: [
-                "AFProxyModel", "AFProxyManager", "AFProxyStore", "AFProxyServerKit",
+                "AFProxyModel", "AFProxyRules", "AFProxyManager", "AFProxyStore", "AFProxyServerKit",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -119,7 +123,7 @@ let package = Package(
         .target(
             name: "AFProxyControl",
             dependencies: [
-                "AFProxyModel", "AFProxyManager", "AFProxyServerKit",
+                "AFProxyModel", "AFProxyRules", "AFProxyManager", "AFProxyServerKit",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -169,7 +173,8 @@ let package = Package(
         .target(
             name: "AFProxyDaemon",
             dependencies: [
-                "AFProxyModel", "AFProxyCurl", "AFProxyManager", "AFProxyListener", "AFProxyControl", "AFProxyStore",
+                "AFProxyModel", "AFProxyRules", "AFProxyCurl", "AFProxyManager", "AFProxyListener", "AFProxyControl",
+                "AFProxyStore",
                 "AFProxySystemd", "AFProxyNetwork", "AFProxyMetrics", "AFProxyWeb", "AFProxyServerKit",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -184,7 +189,7 @@ let package = Package(
         .target(
             name: "AFProxyCLI",
             dependencies: [
-                "AFProxyModel",
+                "AFProxyModel", "AFProxyRules",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -213,6 +218,7 @@ let package = Package(
             path: "Fuzz/FuzzResponseHead"
         ),
         .testTarget(name: "AFProxyModelTests", dependencies: ["AFProxyModel"]),
+        .testTarget(name: "AFProxyRulesTests", dependencies: ["AFProxyRules", "AFProxyModel"]),
         .testTarget(
             name: "AFProxyServerKitTests",
             dependencies: [
@@ -226,11 +232,12 @@ let package = Package(
             ]
         ),
         .testTarget(name: "AFProxyNetworkTests", dependencies: ["AFProxyNetwork", "AFProxyModel", "CNetlink"]),
-        .testTarget(name: "AFProxyStoreTests", dependencies: ["AFProxyStore", "AFProxyModel"]),
+        .testTarget(name: "AFProxyStoreTests", dependencies: ["AFProxyStore", "AFProxyModel", "AFProxyRules"]),
         .testTarget(
             name: "AFProxyListenerTests",
             dependencies: [
-                "AFProxyListener", "AFProxyManager", "AFProxyCurl", "AFProxyModel", "AFProxyStore", "AFProxyServerKit",
+                "AFProxyListener", "AFProxyManager", "AFProxyCurl", "AFProxyModel", "AFProxyRules", "AFProxyStore",
+                "AFProxyServerKit",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -240,17 +247,17 @@ let package = Package(
         .testTarget(
             name: "AFProxyControlTests",
             dependencies: [
-                "AFProxyControl", "AFProxyManager", "AFProxyCurl", "AFProxyModel", "AFProxyServerKit",
+                "AFProxyControl", "AFProxyManager", "AFProxyCurl", "AFProxyModel", "AFProxyRules", "AFProxyServerKit",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "AFProxyCLITests", dependencies: ["AFProxyCLI", "AFProxyModel"]),
+        .testTarget(name: "AFProxyCLITests", dependencies: ["AFProxyCLI", "AFProxyModel", "AFProxyRules"]),
         .testTarget(
             name: "AFProxyManagerTests",
             dependencies: [
-                "AFProxyManager", "AFProxyModel", "AFProxyCurl",
+                "AFProxyManager", "AFProxyModel", "AFProxyRules", "AFProxyCurl",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -263,7 +270,7 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "AFProxyDaemonTests", dependencies: ["AFProxyDaemon"]),
+        .testTarget(name: "AFProxyDaemonTests", dependencies: ["AFProxyDaemon", "AFProxyRules"]),
         .testTarget(
             name: "AFProxyWebTests",
             dependencies: [

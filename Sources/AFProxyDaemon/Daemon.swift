@@ -5,6 +5,7 @@ import AFProxyManager
 import AFProxyMetrics
 import AFProxyModel
 import AFProxyNetwork
+import AFProxyRules
 import AFProxySystemd
 import AFProxyWeb
 import Logging

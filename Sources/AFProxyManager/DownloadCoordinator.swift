@@ -1,5 +1,6 @@
 import AFProxyCurl
 import AFProxyModel
+import AFProxyRules
 import AFProxyStore
 
 /// What the download tasks share: their settings, the slots they take turns on, the journal that

@@ -1,4 +1,5 @@
 import AFProxyModel
+import AFProxyRules
 
 extension SessionManager {
     /// The destination rules each new transfer and tunnel is checked against (a redirect a

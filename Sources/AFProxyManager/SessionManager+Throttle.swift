@@ -1,5 +1,6 @@
 import AFProxyCurl
 import AFProxyModel
+import AFProxyRules
 
 /// Throttling as the manager offers it: the tickets its tasks' transports consult, the limit
 /// a record shows, and the rule changes the control API asks for.

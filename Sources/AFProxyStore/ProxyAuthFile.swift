@@ -1,6 +1,7 @@
 import AFProxyModel
 
 #if canImport(Glibc)
+import AFProxyRules
 import Glibc
 #endif
 

@@ -1,4 +1,5 @@
 import AFProxyModel
+import AFProxyRules
 import Logging
 
 /// The rule sets that survive a restart, and the file each is kept in.

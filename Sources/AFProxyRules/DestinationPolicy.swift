@@ -1,3 +1,5 @@
+import AFProxyModel
+
 /// Where the proxy may go: `deny-hosts`, `allow-hosts` and `deny-private-destinations`. Asked
 /// twice for each connection upstream: once for the host as the client wrote it, before any
 /// upstream work (`denial(host:)`), and once for each address a name resolved to, just before
@@ -76,6 +78,13 @@ package struct DestinationDenial: Sendable, Hashable, CustomStringConvertible {
     }
 
     package var description: String { "\(self.host) is denied by \(self.rule)" }
+}
+
+extension TaskFailure {
+    /// The failure of a task whose destination `denial` refuses; its message names the rule.
+    package static func destinationDenied(_ denial: DestinationDenial) -> TaskFailure {
+        .destinationDenied("\(denial)")
+    }
 }
 
 extension HostPattern {

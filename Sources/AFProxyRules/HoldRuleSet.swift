@@ -1,3 +1,5 @@
+import AFProxyModel
+
 /// The hold rules in force, in the order they were added, as a plain value: the session manager
 /// keeps one behind a lock and asks it about each new task; `holds.json` keeps it across
 /// restarts, `nextID` with it so that a rule id names one rule for good.

@@ -1,3 +1,4 @@
+import AFProxyModel
 import Synchronization
 
 /// The daemon's one `ThrottleState` behind a lock, shared by the curl session thread and the
