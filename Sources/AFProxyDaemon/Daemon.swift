@@ -55,8 +55,8 @@ struct Daemon {
             downloads: Self.downloadSettings(self.configuration, self.environment),
             transparentResumeLimit: self.configuration.transparentResume ? self.configuration.resumeAttempts : 0,
             networkLoss: self.configuration.networkLoss, logger: logger,
-            throttle: ThrottleControl(
-                defaults: self.configuration.throttleDefaults,
+            rules: RuleBook(
+                throttleDefaults: self.configuration.throttleDefaults,
                 stateDirectory: self.configuration.stateDirectory
                     ?? DownloadLocations.stateDirectory(self.environment),
                 logger: logger))

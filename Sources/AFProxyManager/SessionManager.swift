@@ -24,12 +24,8 @@ package final class SessionManager: Sendable {
     let logger: Logger?
     /// The network as last reported (`networkChanged`), and what its loss does to the tasks.
     let network: Locked<NetworkState>
-    /// `deny-hosts`, `allow-hosts`, `deny-private-destinations`; each new transfer takes the one in force.
-    let destinations = Locked(DestinationPolicy.open)
-    /// The throttle rules, their buckets and their file.
-    package let throttle: ThrottleControl
-    /// The hold rules: a new task one of them catches is created suspended (`held`).
-    package let holds: HoldBook
+    /// Throttle, hold and destination rules, and the state files of those set at runtime.
+    package let rules: RuleBook
     /// The safety net's view of tasks without a client (`endStalledTasks`).
     let stallWatch = Locked(StallWatch())
 
@@ -59,15 +55,15 @@ package final class SessionManager: Sendable {
         session: UpstreamSession, historyCapacity: Int, bufferBudget: Int = 64 << 20,
         downloads: DownloadSettings = DownloadSettings(), transparentResumeLimit: Int = 0,
         networkLoss: NetworkLossPolicy = .waitDownloads, logger: Logger? = nil,
-        throttle: ThrottleControl = ThrottleControl()
+        rules: RuleBook? = nil
     ) {
         self.session = session
-        self.throttle = throttle
+        // Without a book of its own (tests), runtime rules are kept beside the downloads' journal.
+        self.rules = rules ?? RuleBook(stateDirectory: downloads.stateDirectory, logger: logger)
         self.logger = logger
         self.network = Locked(NetworkState(policy: networkLoss))
         self.transparentResumeLimit = transparentResumeLimit
         self.downloads = DownloadCoordinator(settings: downloads)
-        self.holds = HoldBook(stateDirectory: downloads.stateDirectory, logger: logger)
         self.budget = BufferBudget(limit: bufferBudget)
         self.registry = Locked(Registry(history: TaskHistory(capacity: historyCapacity)))
     }

@@ -80,6 +80,14 @@ package struct DestinationDenial: Sendable, Hashable, CustomStringConvertible {
     package var description: String { "\(self.host) is denied by \(self.rule)" }
 }
 
+/// The destination kind: from the configuration only, replaced whole on reload.
+extension DestinationPolicy: RuleSet {
+    package static let stateFileName: String? = nil
+    package var saved: NoSavedRules { NoSavedRules() }
+    package mutating func restore(_ saved: NoSavedRules) {}
+    package var count: Int { self.denyHosts.count + self.allowHosts.count + (self.denyPrivate ? 1 : 0) }
+}
+
 extension TaskFailure {
     /// The failure of a task whose destination `denial` refuses; its message names the rule.
     package static func destinationDenied(_ denial: DestinationDenial) -> TaskFailure {

@@ -86,3 +86,12 @@ package struct HoldList: Sendable, Codable, Equatable {
         self.holds = holds
     }
 }
+
+/// The hold kind: every rule is set at runtime, and the whole set is kept in `holds.json`, its
+/// `nextID` with it, so that an id is never given twice.
+extension HoldRuleSet: RuleSet {
+    package static let stateFileName: String? = "holds.json"
+    package var saved: HoldRuleSet { self }
+    package mutating func restore(_ saved: HoldRuleSet) { self = saved }
+    package var count: Int { self.rules.count }
+}

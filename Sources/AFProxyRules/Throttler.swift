@@ -1,55 +1,66 @@
 import AFProxyModel
-import Synchronization
 
-/// The daemon's one `ThrottleState` behind a lock, shared by the curl session thread and the
-/// tunnels' event loops. `isActive` is an atomic read, so a transfer with no rule anywhere pays
-/// that one load per chunk and nothing else.
-package final class Throttler: Sendable {
-    private let state: Locked<ThrottleState>
-    private let active: Atomic<Bool>
+/// The throttle rules in force and the buckets that enforce them, shared by the curl session
+/// thread, the tunnels' event loops and the control socket: the throttle kind's `LiveRules`.
+/// `isActive` is an atomic read, so a transfer with no rule anywhere pays that one load per
+/// chunk and nothing else.
+package typealias Throttler = LiveRules<ThrottleState>
 
-    package init(rules: ThrottleRuleSet = ThrottleRuleSet()) {
-        let state = ThrottleState(rules: rules)
-        self.active = Atomic(state.isActive)
-        self.state = Locked(state)
+extension LiveRules where State == ThrottleState {
+    /// No rule yet: a daemon's before it is configured, and tests'.
+    package convenience init(rules: ThrottleRuleSet = ThrottleRuleSet()) {
+        self.init(ThrottleState(rules: rules))
     }
 
-    package var isActive: Bool { self.active.load(ordering: .relaxed) }
+    /// `defaults` from the configuration file, the runtime rules `store` kept from the previous
+    /// run on top of them.
+    package convenience init(defaults: [ThrottleRule], store: (any RuleStore<SavedThrottleRules>)?) {
+        self.init(ThrottleState(rules: ThrottleRuleSet(defaults: defaults)), store: store)
+        self.restore()
+    }
 
-    package var rules: ThrottleRuleSet { self.state.withLock { $0.rules } }
+    package var rules: ThrottleRuleSet { self.ruleSet }
 
-    /// Changes the rules; running transfers follow at their next chunk or their next check.
-    package func update<R: Sendable>(_ body: (inout ThrottleRuleSet) -> R) -> R {
-        self.state.withLock { state in
-            let result = state.update(now: .now, body)
-            self.active.store(state.isActive, ordering: .relaxed)
-            return result
+    /// Sets the given directions of `scope`; answers the rule now in force.
+    package func set(_ scope: ThrottleScope, down: ByteRate?, up: ByteRate?) -> ThrottleRule {
+        self.change { rules in
+            if let down { rules.set(scope, rate: down, directions: [.down]) }
+            if let up { rules.set(scope, rate: up, directions: [.up]) }
+            return rules.rule(for: scope)!
         }
+    }
+
+    /// Removes `directions` of the rule of `scope`; false when no rule was in force there.
+    package func remove(_ scope: ThrottleScope, directions: Set<ThrottleDirection>) -> Bool {
+        self.change { $0.remove(scope, directions: directions) }
+    }
+
+    /// The configuration file was read again; running transfers follow at their next chunk.
+    package func replaceDefaults(_ defaults: [ThrottleRule]) {
+        self.change { $0.replaceDefaults(defaults) }
     }
 
     package func limit(task: Int, host: String) -> TaskLimit? {
         guard self.isActive else { return nil }
-        return self.state.withLock { $0.rules.limit(task: task, host: host) }
+        return self.withState { $0.rules.limit(task: task, host: host) }
     }
 
     package func acquire(task: Int, host: String, _ direction: ThrottleDirection, need: Int) -> ThrottleState.Grant {
-        self.state.withLock { $0.acquire(task: task, host: host, direction, need: need, now: .now) }
+        self.withState { $0.acquire(task: task, host: host, direction, need: need, now: .now) }
     }
 
     package func take(task: Int, host: String, _ direction: ThrottleDirection, _ count: Int) {
-        self.state.withLock { $0.take(task: task, host: host, direction, count) }
+        self.withState { $0.take(task: task, host: host, direction, count) }
     }
 
     package func refund(task: Int, host: String, _ direction: ThrottleDirection, _ count: Int) {
-        self.state.withLock { $0.refund(task: task, host: host, direction, count) }
+        self.withState { $0.refund(task: task, host: host, direction, count) }
     }
 
+    /// The task ended: it waits in no queue and its own rule goes (task rules are not kept).
     package func forget(task: Int) {
         guard self.isActive else { return }
-        self.state.withLock { state in
-            state.forget(task: task, now: .now)
-            self.active.store(state.isActive, ordering: .relaxed)
-        }
+        self.withState(mayEnd: true) { $0.forget(task: task, now: .now) }
     }
 }
 
