@@ -123,7 +123,7 @@ let package = Package(
         .target(
             name: "AFProxyControl",
             dependencies: [
-                "AFProxyModel", "AFProxyRules", "AFProxyManager", "AFProxyServerKit",
+                "AFProxyModel", "AFProxyRules", "AFProxyManager", "AFProxyServerKit", "AFProxyStore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -159,7 +159,7 @@ let package = Package(
         .target(
             name: "AFProxyWeb",
             dependencies: [
-                "AFProxyModel", "AFProxyControl", "AFProxyServerKit",
+                "AFProxyModel", "AFProxyControl", "AFProxyServerKit", "AFProxyStore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -298,7 +298,7 @@ let package = Package(
 )
 
 // Our own targets treat warnings as errors (SE-0480); the dependencies' warnings stay warnings.
-// System library targets (CCurl, CSystemd) have no Swift settings.
+// System library targets (the C shims) have no Swift settings.
 for target in package.targets where target.type != .system {
     target.swiftSettings = (target.swiftSettings ?? []) + [.treatAllWarnings(as: .error)]
 }

@@ -256,7 +256,7 @@ struct ResponseReader {
     /// A chunk size: hex digits only (no sign, which trapped), fifteen at most, so that the size
     /// and its CRLF cannot overflow.
     static func chunkSize(_ text: String) -> Int? {
-        guard (1...15).contains(text.utf8.count), text.utf8.allSatisfy({ $0.isHexDigit }) else { return nil }
+        guard (1...15).contains(text.utf8.count), text.allSatisfy(\.isHexDigit) else { return nil }
         return Int(text, radix: 16)
     }
 
@@ -273,11 +273,5 @@ struct ResponseReader {
         if bytes.isEmpty { return false }
         self.buffer.append(contentsOf: bytes)
         return true
-    }
-}
-
-extension UInt8 {
-    fileprivate var isHexDigit: Bool {
-        (48...57).contains(self) || (65...70).contains(self) || (97...102).contains(self)
     }
 }

@@ -33,7 +33,7 @@ struct DownloadArguments: Equatable {
         }
         var sha256: String?
         if let given = self.sha256 {
-            guard given.utf8.count == 64, given.utf8.allSatisfy(\.isHexDigit) else {
+            guard given.utf8.count == 64, given.allSatisfy(\.isHexDigit) else {
                 throw .usage("--sha256 takes 64 hex digits, not \(given)")
             }
             sha256 = given.lowercased()
@@ -73,11 +73,5 @@ struct DownloadArguments: Equatable {
         if path.hasPrefix("/") { return path }
         let base = directory.hasSuffix("/") ? String(directory.dropLast()) : directory
         return base + "/" + (path.hasPrefix("./") ? String(path.dropFirst(2)) : path)
-    }
-}
-
-extension UInt8 {
-    fileprivate var isHexDigit: Bool {
-        (48...57).contains(self) || (65...70).contains(self) || (97...102).contains(self)
     }
 }

@@ -1,6 +1,7 @@
 import AFProxyManager
 import AFProxyModel
 import AFProxyServerKit
+import AFProxyStore
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -160,11 +161,10 @@ package final class ControlServer: Service, Sendable {
     private static func prepare(_ path: String) throws {
         let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
         if !directory.isEmpty {
-            var info = stat()
-            if stat(directory, &info) != 0 {
-                guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
-                    throw Failure(description: "cannot create \(directory): \(String(cString: strerror(errno)))")
-                }
+            do throws(FileError) {
+                try Files.makeDirectory(directory)
+            } catch {
+                throw Failure(description: error.description)
             }
         }
         var info = stat()

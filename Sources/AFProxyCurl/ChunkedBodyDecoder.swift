@@ -101,7 +101,7 @@ struct ChunkedBodyDecoder: Sendable, Equatable {
     private mutating func step(_ byte: UInt8) {
         switch self.phase {
         case .size:
-            if let value = Self.hexValue(byte) {
+            if let value = byte.hexDigitValue {
                 self.digits += 1
                 guard self.digits <= Self.maximumSizeDigits, self.size <= (Int64.max - Int64(value)) >> 4 else {
                     return self.fail("the chunk size has more digits than fit in 64 bits")
@@ -191,15 +191,6 @@ struct ChunkedBodyDecoder: Sendable, Equatable {
         self.state = .invalid(reason)
         self.phase = .done
         self.line = []
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 
     /// How a chunk-size line that starts wrong starts, for the reason.

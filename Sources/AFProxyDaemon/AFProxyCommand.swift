@@ -1,4 +1,5 @@
 import AFProxyModel
+import AFProxyStore
 import ArgumentParser
 
 #if canImport(Glibc)
@@ -316,18 +317,14 @@ package struct AFProxyCommand: AsyncParsableCommand {
     }
 
     static func read(_ path: String) throws(ConfigurationError) -> String {
-        guard let file = fopen(path, "r") else {
-            throw ConfigurationError("cannot read config file: \(String(cString: strerror(errno)))", place: path)
+        do throws(FileError) {
+            guard let data = try Files.contents(of: path) else {
+                throw FileError(operation: "read", path: path, code: ENOENT)
+            }
+            return String(decoding: data, as: UTF8.self)
+        } catch {
+            throw ConfigurationError("cannot read config file: \(String(cString: strerror(error.code)))", place: path)
         }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = fread(&chunk, 1, chunk.count, file)
-            if count <= 0 { break }
-            bytes.append(contentsOf: chunk[0..<count])
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     static func fail(_ message: String) -> Never {

@@ -6,6 +6,7 @@ import AFProxyMetrics
 import AFProxyModel
 import AFProxyNetwork
 import AFProxyRules
+import AFProxyStore
 import AFProxySystemd
 import AFProxyWeb
 import Logging
@@ -27,7 +28,19 @@ struct Daemon {
     /// Reads the configuration again from the same sources, for SIGHUP.
     let reload: @Sendable () throws(ConfigurationError) -> DaemonConfiguration
 
+    /// Serves until stopped, then shuts the I/O executor down last, on every way out (a start
+    /// that fails included): every writer has flushed by then.
     func run() async throws {
+        do {
+            try await self.serve()
+        } catch {
+            await IOExecutor.shared.shutdown()
+            throw error
+        }
+        await IOExecutor.shared.shutdown()
+    }
+
+    private func serve() async throws {
         signal(SIGPIPE, SIG_IGN)
         // A download over the file size limit (RLIMIT_FSIZE) then fails its write with EFBIG,
         // a task failure, instead of killing the daemon.

@@ -1,3 +1,4 @@
+import AFProxyModel
 import NIOHTTP1
 
 /// The target of a proxy request: absolute-form, `http://authority/path` (RFC 9112 §3.2.2).
@@ -71,7 +72,7 @@ struct AbsoluteURL: Equatable {
             let zone = inner.firstIndex(of: UInt8(ascii: "%"))
             let address = inner[..<(zone ?? inner.endIndex)]
             guard !address.isEmpty,
-                address.allSatisfy({ Self.isHexDigit($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") })
+                address.allSatisfy({ $0.hexDigitValue != nil || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") })
             else { return false }
             guard let zone else { return true }
             let name = inner[inner.index(after: zone)...]
@@ -88,15 +89,6 @@ struct AbsoluteURL: Equatable {
             true
         default:
             false
-        }
-    }
-
-    private static func isHexDigit(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
-            UInt8(ascii: "A")...UInt8(ascii: "F"):
-            true
-        default: false
         }
     }
 

@@ -2,6 +2,7 @@ import AFProxyCurl
 import AFProxyModel
 import AFProxyRules
 import AFProxyStore
+import Logging
 
 /// What the download tasks share: their settings, the slots they take turns on, the journal that
 /// carries them across restarts, and the paths they are making (two downloads never make one file).
@@ -14,10 +15,10 @@ final class DownloadCoordinator: Sendable {
     let security: Locked<SecurityPolicy>
     private let parked = Locked(false)
 
-    init(settings: DownloadSettings) {
+    init(settings: DownloadSettings, logger: Logger?) {
         self.settings = settings
         self.scheduler = DownloadScheduler(limit: settings.maxActive)
-        self.journal = settings.stateDirectory.map { DownloadJournal(directory: $0) }
+        self.journal = settings.stateDirectory.map { DownloadJournal(directory: $0, logger: logger) }
         self.security = Locked(settings.security)
     }
 

@@ -154,7 +154,7 @@ extension SessionManager {
         -> String
     {
         do throws(FileError) {
-            try DownloadJournal.makeDirectory(directory)
+            try Files.makeDirectory(directory)
         } catch {
             throw DownloadRefusal(400, error.description)
         }

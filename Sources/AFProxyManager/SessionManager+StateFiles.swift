@@ -13,8 +13,7 @@ extension SessionManager {
     /// By file name, the reason; nil when every file is as it should be.
     func stateFileProblems() -> [String: String]? {
         var problems = StateFiles.problems(self.stateFiles) ?? [:]
-        // The download journal has its own writer; its last failure is shown the same way.
-        if let error = self.downloads.journal?.lastError { problems["downloads.json"] = "write failed: \(error)" }
+        if let problem = self.downloads.journal?.problem { problems["downloads.json"] = problem }
         return problems.isEmpty ? nil : problems
     }
 }

@@ -63,7 +63,7 @@ package final class SessionManager: Sendable {
         self.logger = logger
         self.network = Locked(NetworkState(policy: networkLoss))
         self.transparentResumeLimit = transparentResumeLimit
-        self.downloads = DownloadCoordinator(settings: downloads)
+        self.downloads = DownloadCoordinator(settings: downloads, logger: logger)
         self.budget = BufferBudget(limit: bufferBudget)
         self.registry = Locked(Registry(history: TaskHistory(capacity: historyCapacity)))
     }

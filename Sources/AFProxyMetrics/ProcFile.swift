@@ -2,7 +2,8 @@
 import Glibc
 #endif
 
-/// Small reads of /proc: its files report a size of 0, so they are read until end of file.
+/// Small reads of /proc: its files report a size of 0, so they are read until end of file
+/// (Foundation's reader stops at the first short read, which /proc's page-sized reads give).
 enum ProcFile {
     static func read(_ path: String) -> String? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)

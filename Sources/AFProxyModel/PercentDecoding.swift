@@ -5,8 +5,8 @@ package enum PercentDecoding {
         var bytes: [UInt8] = []
         var rest = Array(text.utf8)[...]
         while let byte = rest.popFirst() {
-            if byte == UInt8(ascii: "%"), rest.count >= 2, let high = Self.hexValue(rest[rest.startIndex]),
-                let low = Self.hexValue(rest[rest.startIndex + 1])
+            if byte == UInt8(ascii: "%"), rest.count >= 2, let high = rest[rest.startIndex].hexDigitValue,
+                let low = rest[rest.startIndex + 1].hexDigitValue
             {
                 bytes.append(high << 4 | low)
                 rest = rest.dropFirst(2)
@@ -15,14 +15,5 @@ package enum PercentDecoding {
             }
         }
         return String(decoding: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

@@ -1,3 +1,5 @@
+import FoundationEssentials
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -43,14 +45,8 @@ package struct InterfaceFacts: Sendable, Equatable {
         return nil
     }
 
-    /// A sysfs attribute file: at most 4 KiB, nil when it cannot be read.
+    /// A sysfs attribute file; nil when it cannot be read.
     private static func readSmallFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-        guard count >= 0 else { return nil }
-        return String(decoding: buffer[0..<count], as: UTF8.self)
+        (try? Data(contentsOf: URL(fileURLWithPath: path))).map { String(decoding: $0, as: UTF8.self) }
     }
 }

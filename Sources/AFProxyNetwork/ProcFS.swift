@@ -3,7 +3,8 @@ import Glibc
 #endif
 
 /// Small reads of `/proc`: whole files (which report a size of 0, so they are read until the
-/// end) and symbolic links.
+/// end) and symbolic links. Not Foundation's `Data(contentsOf:)`: it stops at the first short
+/// read, and `/proc/net/tcp` hands out one page per read (4,050 of its 4,800 bytes came back).
 enum ProcFS {
     /// The file's bytes, at most `limit`; nil when it cannot be opened (gone, not ours to read).
     static func read(_ path: String, limit: Int = 1 << 22) -> [UInt8]? {

@@ -1,169 +1,60 @@
 import AFProxyModel
-import FoundationEssentials
-
-#if canImport(Glibc)
-import Glibc
-#endif
+import Logging
 
 /// The download queue as it must survive a restart, `downloads.json` in the state directory:
-/// every download task's `DownloadEntry`, rewritten whole and replaced atomically (a temporary
-/// file, fsync, rename, fsync of the directory) on a lane of the I/O executor, so a task never
-/// waits on the disk and a crash leaves the old version or the new one, never a torn one.
+/// every download task's `DownloadEntry`, kept by the one state-file type (`StateFile`): written
+/// whole, coalesced and replaced atomically on the I/O executor, so a task never waits on the
+/// disk and a crash leaves the old version or the new one; an unreadable journal is kept aside
+/// and a failed write logged and shown in `afproxyctl status`, as for the rule files.
 ///
 /// A journal of whole snapshots rather than SQLite (GRDB): the queue is a few dozen entries that
 /// change together with their task, read once at start; a rename gives the atomicity a database
 /// would, with no dependency to build in every CI run and no schema to migrate.
-package final class DownloadJournal: Sendable {
+package final class DownloadJournal: AnyStateFile {
     package let directory: String
-    package let path: String
     /// Completed downloads kept for the history after a restart, newest first.
     package let completedLimit: Int
-    private let entries = Locked<State>(State())
-    private let lane = IOExecutor.shared.lane()
+    private let file: StateFile<[DownloadEntry]>
+    private let entries = Locked<[Int: DownloadEntry]>([:])
 
-    struct State {
-        var entries: [Int: DownloadEntry] = [:]
-        var writeScheduled = false
-        var lastError: String?
-    }
-
-    package init(directory: String, completedLimit: Int = 200) {
+    package init(directory: String, completedLimit: Int = 200, logger: Logger? = nil) {
         self.directory = directory
-        self.path = directory + "/downloads.json"
         self.completedLimit = completedLimit
+        self.file = StateFile(directory: directory, name: "downloads.json", logger: logger)
     }
+
+    package var name: String { self.file.name }
+    package var path: String { self.file.path }
+    /// A failed write or an unreadable journal kept aside, as `afproxyctl status` shows it.
+    package var problem: String? { self.file.problem }
 
     /// Makes the directory if needed and reads what a previous run left; an absent journal is an
-    /// empty queue.
+    /// empty queue, and so is an unreadable one (kept aside as `downloads.json.unreadable`).
     package func load() throws(FileError) -> [DownloadEntry] {
-        try Self.makeDirectory(self.directory)
-        guard let data = try Self.read(self.path) else { return [] }
-        let entries: [DownloadEntry]
-        do {
-            entries = try JSONDecoder.journal.decode([DownloadEntry].self, from: data)
-        } catch {
-            // A journal this version cannot read is kept for a person to look at, not overwritten.
-            rename(self.path, self.path + ".unreadable")
-            throw FileError(
-                operation: "read the download journal (kept as downloads.json.unreadable)", path: self.path,
-                code: EINVAL)
-        }
+        try Files.makeDirectory(self.directory)
+        let entries = self.file.load() ?? []
         self.entries.withLock { state in
-            for entry in entries { state.entries[entry.id] = entry }
+            for entry in entries { state[entry.id] = entry }
         }
         return entries.sorted { $0.id < $1.id }
     }
 
-    /// Replaces the entry with its id and writes the journal soon.
+    /// Replaces the entry with its id and writes the journal soon. Only the newest
+    /// `completedLimit` completed entries are kept.
     package func update(_ entry: DownloadEntry) {
-        let schedule = self.entries.withLock { state in
-            state.entries[entry.id] = entry
-            defer { state.writeScheduled = true }
-            return !state.writeScheduled
+        let snapshot = self.entries.withLock { entries -> [DownloadEntry] in
+            entries[entry.id] = entry
+            if entry.state == .completed {
+                let completed = entries.values.filter { $0.state == .completed }.sorted { $0.id > $1.id }
+                for old in completed.dropFirst(self.completedLimit) { entries.removeValue(forKey: old.id) }
+            }
+            return entries.values.sorted { $0.id < $1.id }
         }
-        if schedule { self.lane.submit { self.write() } }
+        self.file.save(snapshot)
     }
 
-    /// Writes what is pending now and returns when it is on disk (the daemon's stop): after
-    /// the writes already queued, so none is left half done when the process exits.
+    /// Returns once what was updated is on disk or failed (the daemon's stop).
     package func flush() {
-        self.lane.wait { self.write() }
-    }
-
-    /// The last write's failure, if it failed (`afproxyctl status` may show it).
-    package var lastError: String? { self.entries.withLock { $0.lastError } }
-
-    private func write() {
-        let snapshot = self.entries.withLock { state -> [DownloadEntry] in
-            state.writeScheduled = false
-            let completed = state.entries.values.filter { $0.state == .completed }.sorted { $0.id > $1.id }
-            for old in completed.dropFirst(self.completedLimit) { state.entries.removeValue(forKey: old.id) }
-            return state.entries.values.sorted { $0.id < $1.id }
-        }
-        do throws(FileError) {
-            let data: Data
-            do {
-                data = try JSONEncoder.journal.encode(snapshot)
-            } catch {
-                throw FileError(operation: "encode the download journal", path: self.path, code: EINVAL)
-            }
-            try Self.replace(self.path, with: data)
-            self.entries.withLock { $0.lastError = nil }
-        } catch {
-            self.entries.withLock { $0.lastError = error.description }
-        }
-    }
-
-    static func replace(_ path: String, with data: Data) throws(FileError) {
-        let temporary = path + ".tmp"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw FileError(operation: "create", path: temporary, code: errno) }
-        defer { close(descriptor) }
-        let failure: Int32? = data.withUnsafeBytes { bytes in
-            var done = 0
-            while done < bytes.count {
-                let count = Glibc.write(descriptor, bytes.baseAddress! + done, bytes.count - done)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                done += count
-            }
-            return fsync(descriptor) == 0 ? nil : errno
-        }
-        if let failure {
-            unlink(temporary)
-            throw FileError(operation: "write", path: temporary, code: failure)
-        }
-        guard rename(temporary, path) == 0 else { throw FileError(operation: "rename", path: temporary, code: errno) }
-        PartialFile.syncDirectory(of: path)
-    }
-
-    static func read(_ path: String) throws(FileError) -> Data? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            if errno == ENOENT { return nil }
-            throw FileError(operation: "open", path: path, code: errno)
-        }
-        defer { close(descriptor) }
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 64 << 10)
-        while true {
-            let count = Glibc.read(descriptor, &buffer, buffer.count)
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw FileError(operation: "read", path: path, code: errno)
-            }
-            if count == 0 { return data }
-            data.append(contentsOf: buffer[0..<count])
-        }
-    }
-
-    /// `mkdir -p`, mode 0700: the journal names files and URLs of its user.
-    package static func makeDirectory(_ path: String) throws(FileError) {
-        var prefix = ""
-        for part in path.split(separator: "/", omittingEmptySubsequences: true) {
-            prefix += "/" + part
-            if mkdir(prefix, 0o700) != 0 && errno != EEXIST {
-                throw FileError(operation: "create the directory", path: prefix, code: errno)
-            }
-        }
-    }
-}
-
-extension JSONEncoder {
-    fileprivate static var journal: JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        encoder.outputFormatting = [.sortedKeys]
-        return encoder
-    }
-}
-
-extension JSONDecoder {
-    fileprivate static var journal: JSONDecoder {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return decoder
+        self.file.flush()
     }
 }

@@ -1,3 +1,5 @@
+import FoundationEssentials
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,6 +14,12 @@ package struct FileError: Error, Sendable, Equatable, CustomStringConvertible {
         self.operation = operation
         self.path = path
         self.code = code
+    }
+
+    /// A Foundation file call's error, by the errno underneath it (EIO when it names none).
+    package init(operation: String, path: String, error: any Error) {
+        let posix = (error as? CocoaError)?.underlying as? POSIXError
+        self.init(operation: operation, path: path, code: posix?.code.rawValue ?? EIO)
     }
 
     /// The file system has no room (or the process may not make the file larger).

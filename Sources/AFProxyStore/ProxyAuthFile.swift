@@ -1,4 +1,5 @@
 import AFProxyModel
+import FoundationEssentials
 
 #if canImport(Glibc)
 import AFProxyRules
@@ -14,26 +15,21 @@ package enum ProxyAuthFile {
     }
 
     package static func load(path: String) throws(ProxyAuthFileError) -> Loaded {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw ProxyAuthFileError("proxy-auth-file \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
         var status = stat()
-        guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+        guard stat(path, &status) == 0 else {
+            throw ProxyAuthFileError("proxy-auth-file \(path): \(String(cString: strerror(errno)))")
+        }
+        guard status.st_mode & S_IFMT == S_IFREG else {
             throw ProxyAuthFileError("proxy-auth-file \(path): not a regular file")
         }
         guard status.st_size <= 1 << 20 else { throw ProxyAuthFileError("proxy-auth-file \(path): larger than 1 MiB") }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 16 << 10)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else {
-                throw ProxyAuthFileError("proxy-auth-file \(path): \(String(cString: strerror(errno)))")
-            }
-            if count == 0 { break }
-            bytes += buffer[..<count]
-            guard bytes.count <= 1 << 20 else { throw ProxyAuthFileError("proxy-auth-file \(path): larger than 1 MiB") }
+        let bytes: Data
+        do throws(FileError) {
+            bytes = try Files.contents(of: path) ?? Data()
+        } catch {
+            throw ProxyAuthFileError("proxy-auth-file \(path): \(String(cString: strerror(error.code)))")
         }
+        guard bytes.count <= 1 << 20 else { throw ProxyAuthFileError("proxy-auth-file \(path): larger than 1 MiB") }
         let users: ProxyUsers
         do {
             users = try ProxyUsers(parsing: String(decoding: bytes, as: UTF8.self))

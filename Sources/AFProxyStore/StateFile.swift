@@ -46,7 +46,7 @@ package final class StateFile<Value: Codable & Sendable>: AnyStateFile {
     package func load() -> Value? {
         let data: Data
         do throws(FileError) {
-            guard let read = try DownloadJournal.read(self.path) else { return nil }
+            guard let read = try Files.contents(of: self.path) else { return nil }
             data = read
         } catch {
             self.setAside(because: error.description)
@@ -102,8 +102,8 @@ package final class StateFile<Value: Codable & Sendable>: AnyStateFile {
             } catch {
                 throw FileError(operation: "encode", path: self.path, code: EINVAL)
             }
-            try DownloadJournal.makeDirectory(self.directory)
-            try DownloadJournal.replace(self.path, with: data)
+            try Files.makeDirectory(self.directory)
+            try Files.replace(self.path, with: data)
             failure = nil
         } catch {
             failure = error

@@ -1,4 +1,5 @@
 import AFProxyModel
+import AFProxyStore
 
 #if canImport(Glibc)
 import Glibc
@@ -10,8 +11,12 @@ import Glibc
 enum WebTokenFile {
     static func write(_ token: String, to path: String) throws(WebServer.Failure) {
         let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        if !directory.isEmpty, mkdir(directory, 0o700) != 0, errno != EEXIST {
-            throw Self.failure("cannot create \(directory)")
+        if !directory.isEmpty {
+            do throws(FileError) {
+                try Files.makeDirectory(directory)
+            } catch {
+                throw WebServer.Failure(description: "web-listen: \(error)")
+            }
         }
         unlink(path)
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)

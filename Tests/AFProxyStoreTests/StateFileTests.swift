@@ -130,6 +130,6 @@ import Glibc
         let file = StateFile<[Int]>(directory: parent + "/state", name: "n.json")
         file.save([1])
         file.flush()
-        #expect(file.problem?.contains("Not a directory") == true)
+        #expect(file.problem?.contains("cannot create the directory \(parent)/state: File exists") == true)
     }
 }

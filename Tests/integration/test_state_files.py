@@ -1,4 +1,4 @@
-"""The state files (throttle.json, holds.json) through the real daemon: a write that fails is said
+"""The state files (throttle.json, holds.json, downloads.json) through the real daemon: a write that fails is said
 in the log and shown by `afproxyctl status` and `GET /v1/status` until a later write succeeds; a
 file that cannot be read at start is kept aside, said in the log, and the daemon starts without
 its rules.
@@ -80,7 +80,7 @@ def test_a_state_directory_that_became_a_file_reports_every_file(start_proxy, tm
     ok(ctl(proxy, "throttle", "--global", "1M"), "throttle --global")
     problems = wait_for(lambda: (lambda p: p if len(p) == 2 else None)(state_files(proxy)),
                         message="both files reported")
-    assert all(p.startswith("write failed: ") and p.endswith("Not a directory") for p in problems.values()), problems
+    assert all(p.startswith("write failed: ") and p.endswith("File exists") for p in problems.values()), problems
     lines = status_lines(proxy)[3:]
     assert lines[0].startswith("state files holds.json write failed: ") and lines[1].startswith(
         "            throttle.json write failed: "), lines
@@ -91,16 +91,20 @@ def test_an_unreadable_file_is_kept_aside_and_the_daemon_starts_without_its_rule
     state.mkdir()
     (state / "throttle.json").write_text('{"rules": [{"scope": "nowhere"}]}')
     (state / "holds.json").write_text("{")
+    (state / "downloads.json").write_text('[{"id": "one"}]')
     proxy = start_proxy("--state-dir", str(state))
     assert ok(ctl(proxy, "throttle", "--list"), "list").strip() == "no throttle rules"
     assert json.loads(ok(ctl(proxy, "hold", "list", "--json"), "hold list"))["holds"] == []
     assert (state / "throttle.json.unreadable").read_text() == '{"rules": [{"scope": "nowhere"}]}'
     assert (state / "holds.json.unreadable").read_text() == "{"
-    for name in ("throttle.json", "holds.json"):
+    assert (state / "downloads.json.unreadable").read_text() == '[{"id": "one"}]'
+    for name in ("throttle.json", "holds.json", "downloads.json"):
         assert any(f"{name} unreadable" in line and "starting without its contents" in line for line in proxy.stderr_lines), proxy.log()
     problems = state_files(proxy)
     assert problems["holds.json"].endswith("kept as holds.json.unreadable"), problems
+    assert problems["downloads.json"].endswith("kept as downloads.json.unreadable"), problems
     # The next change writes what is in force; the aside copy stays for a person.
     ok(ctl(proxy, "hold", "add", "--method", "PUT"), "hold add")
-    wait_for(lambda: set(state_files(proxy)) == {"throttle.json"}, message="holds.json no longer reported")
+    wait_for(lambda: set(state_files(proxy)) == {"throttle.json", "downloads.json"},
+             message="holds.json no longer reported")
     assert (state / "holds.json.unreadable").exists()
