@@ -2,10 +2,10 @@
 import PackageDescription
 
 /// Modules follow DESIGN.md, one direction of dependency:
-/// AFProxyModel ← AFProxyCurl / AFProxyTunnel (the transports), AFProxyStore ← AFProxyManager ← AFProxyListener /
-/// AFProxyControl / AFProxyMetrics ← AFProxyDaemon ← executables; AFProxyControl ← AFProxyWeb (the dashboard) ←
-/// AFProxyDaemon; AFProxyModel ← AFProxyNetwork (the network watcher) ← AFProxyDaemon; AFProxyServerKit (NIO
-/// only) ← the four servers (AFProxyListener, AFProxyControl, AFProxyWeb, AFProxyMetrics).
+/// AFProxyModel ← AFProxyRules ← AFProxyCurl / AFProxyTunnel (the transports), AFProxyStore ← AFProxyManager ←
+/// AFProxyListener / AFProxyControl / AFProxyMetrics ← AFProxyDaemon ← executables; AFProxyControl ← AFProxyWeb (the
+/// dashboard) ← AFProxyDaemon; AFProxyModel ← AFProxyNetwork (the network watcher) ← AFProxyDaemon; AFProxyServerKit
+/// (NIO only) ← the four servers (AFProxyListener, AFProxyControl, AFProxyWeb, AFProxyMetrics).
 /// AFProxyModel ← AFProxyAPI (the wire API) ← AFProxyControl / AFProxyWeb / AFProxyDaemon / AFProxyCLI (afproxyctl).
 let package = Package(
     name: "afproxy",
@@ -58,6 +58,10 @@ let package = Package(
         /// and the one encoder configuration they are held to, HAR, the live feed) and where the
         /// socket is; afproxyctl reads the daemon through it.
         .target(name: "AFProxyAPI", dependencies: ["AFProxyModel"]),
+        /// The rules a person sets, each a match, an effect, a scope and an origin (RuleSet says how):
+        /// throttle, hold, destination, pin and access rules, their matching, and the throttle's
+        /// buckets (`Throttler`, which the transports consult per chunk). Values and locks, no I/O.
+        .target(name: "AFProxyRules", dependencies: ["AFProxyModel"]),
         /// The network watcher: a netlink route socket on a thread of its own, and the
         /// reachability decision made from what it reports.
         .target(name: "AFProxyNetwork", dependencies: ["CNetlink", "AFProxyModel"]),
@@ -68,7 +72,7 @@ let package = Package(
         .target(
             name: "AFProxyStore",
             dependencies: [
-                "CCrypto", "CCrypt", "AFProxyModel", .product(name: "Logging", package: "swift-log"),
+                "CCrypto", "CCrypt", "AFProxyModel", "AFProxyRules", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -76,7 +80,7 @@ let package = Package(
         .target(
             name: "AFProxyCurl",
             dependencies: [
-                "CCurl", "AFProxyModel",
+                "CCurl", "AFProxyModel", "AFProxyRules",
             ]
         ),
         /// CONNECT tunnels: the upstream channel (ClientBootstrap) on the client's event loop,
@@ -84,7 +88,7 @@ let package = Package(
         .target(
             name: "AFProxyTunnel",
             dependencies: [
-                "AFProxyModel",
+                "AFProxyModel", "AFProxyRules",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -92,7 +96,7 @@ let package = Package(
         .target(
             name: "AFProxyManager",
             dependencies: [
-                "AFProxyModel", "AFProxyCurl", "AFProxyTunnel", "AFProxyStore",
+                "AFProxyModel", "AFProxyRules", "AFProxyCurl", "AFProxyTunnel", "AFProxyStore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -113,7 +117,7 @@ let package = Package(
         .target(
             name: "AFProxyListener",
             dependencies: [
-                "AFProxyModel", "AFProxyManager", "AFProxyStore", "AFProxyServerKit",
+                "AFProxyModel", "AFProxyRules", "AFProxyManager", "AFProxyStore", "AFProxyServerKit",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -124,7 +128,7 @@ let package = Package(
         .target(
             name: "AFProxyControl",
             dependencies: [
-                "AFProxyModel", "AFProxyAPI", "AFProxyManager", "AFProxyServerKit", "AFProxyStore",
+                "AFProxyModel", "AFProxyAPI", "AFProxyRules", "AFProxyManager", "AFProxyServerKit", "AFProxyStore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -174,8 +178,9 @@ let package = Package(
         .target(
             name: "AFProxyDaemon",
             dependencies: [
-                "AFProxyModel", "AFProxyCurl", "AFProxyManager", "AFProxyListener", "AFProxyControl", "AFProxyStore",
-                "AFProxySystemd", "AFProxyNetwork", "AFProxyMetrics", "AFProxyWeb", "AFProxyServerKit", "AFProxyAPI",
+                "AFProxyModel", "AFProxyRules", "AFProxyCurl", "AFProxyManager", "AFProxyListener", "AFProxyControl",
+                "AFProxyStore", "AFProxySystemd", "AFProxyNetwork", "AFProxyMetrics", "AFProxyWeb", "AFProxyServerKit",
+                "AFProxyAPI",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -189,7 +194,7 @@ let package = Package(
         .target(
             name: "AFProxyCLI",
             dependencies: [
-                "AFProxyAPI", "AFProxyModel",
+                "AFProxyAPI", "AFProxyModel", "AFProxyRules",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -223,13 +228,14 @@ let package = Package(
         .target(
             name: "AFProxyTestSupport",
             dependencies: [
-                "AFProxyManager", "AFProxyCurl", "AFProxyTunnel", "AFProxyModel",
+                "AFProxyManager", "AFProxyCurl", "AFProxyTunnel", "AFProxyModel", "AFProxyRules",
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Tests/AFProxyTestSupport"
         ),
         .testTarget(name: "AFProxyModelTests", dependencies: ["AFProxyModel"]),
         .testTarget(name: "AFProxyAPITests", dependencies: ["AFProxyAPI", "AFProxyModel"]),
+        .testTarget(name: "AFProxyRulesTests", dependencies: ["AFProxyRules", "AFProxyModel"]),
         .testTarget(
             name: "AFProxyServerKitTests",
             dependencies: [
@@ -243,12 +249,12 @@ let package = Package(
             ]
         ),
         .testTarget(name: "AFProxyNetworkTests", dependencies: ["AFProxyNetwork", "AFProxyModel", "CNetlink"]),
-        .testTarget(name: "AFProxyStoreTests", dependencies: ["AFProxyStore", "AFProxyModel"]),
+        .testTarget(name: "AFProxyStoreTests", dependencies: ["AFProxyStore", "AFProxyModel", "AFProxyRules"]),
         .testTarget(
             name: "AFProxyListenerTests",
             dependencies: [
-                "AFProxyListener", "AFProxyManager", "AFProxyCurl", "AFProxyModel", "AFProxyStore", "AFProxyServerKit",
-                "AFProxyTestSupport",
+                "AFProxyListener", "AFProxyManager", "AFProxyCurl", "AFProxyModel", "AFProxyRules", "AFProxyStore",
+                "AFProxyServerKit", "AFProxyTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -258,18 +264,19 @@ let package = Package(
         .testTarget(
             name: "AFProxyControlTests",
             dependencies: [
-                "AFProxyControl", "AFProxyAPI", "AFProxyManager", "AFProxyCurl", "AFProxyModel", "AFProxyServerKit",
-                "AFProxyTestSupport",
+                "AFProxyControl", "AFProxyAPI", "AFProxyManager", "AFProxyCurl", "AFProxyModel", "AFProxyRules",
+                "AFProxyServerKit", "AFProxyTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "AFProxyCLITests", dependencies: ["AFProxyCLI", "AFProxyAPI", "AFProxyModel"]),
+        .testTarget(
+            name: "AFProxyCLITests", dependencies: ["AFProxyCLI", "AFProxyAPI", "AFProxyModel", "AFProxyRules"]),
         .testTarget(
             name: "AFProxyManagerTests",
             dependencies: [
-                "AFProxyManager", "AFProxyModel", "AFProxyCurl", "AFProxyTunnel", "AFProxyTestSupport",
+                "AFProxyManager", "AFProxyModel", "AFProxyRules", "AFProxyCurl", "AFProxyTunnel", "AFProxyTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -283,7 +290,7 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "AFProxyDaemonTests", dependencies: ["AFProxyDaemon"]),
+        .testTarget(name: "AFProxyDaemonTests", dependencies: ["AFProxyDaemon", "AFProxyRules"]),
         .testTarget(
             name: "AFProxyWebTests",
             dependencies: [

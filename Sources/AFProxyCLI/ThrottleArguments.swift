@@ -1,4 +1,5 @@
 import AFProxyModel
+import AFProxyRules
 import ArgumentParser
 
 /// What `throttle` and `unthrottle` were asked, checked before anything is sent: which rule

@@ -1,4 +1,5 @@
 import AFProxyModel
+import AFProxyRules
 
 /// How throttle rules and limits read in the terminal: `1M/s`, `down 1M/s (global)`.
 enum ThrottleText {

@@ -1,10 +1,12 @@
 import AFProxyManager
 import AFProxyModel
+import AFProxyRules
 import FoundationEssentials
 import NIOHTTP1
 
-/// `/v1/throttle`: the throttle rules. Setting or removing one writes and syncs `throttle.json`,
-/// so those are answered off the event loop.
+/// `/v1/throttle`: the throttle rules, changed in the session manager's rule book, which keeps the
+/// host and global ones in `throttle.json` and writes it off the event loop itself, as it does
+/// `holds.json`: a change is answered on the loop.
 ///
 ///     GET    /v1/throttle                       the rules in force
 ///     PUT    /v1/throttle/global                body {"down": "1M", "up": "500K"}
@@ -64,10 +66,6 @@ struct ThrottleEndpoint: ControlEndpoint {
         default:
             return .failure(notAllowed)
         }
-    }
-
-    func blocks(_ route: Route) -> Bool {
-        route != .list
     }
 
     func answer(_ route: Route, to request: ControlRequest) -> ControlAnswer {

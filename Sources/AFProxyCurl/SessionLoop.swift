@@ -1,4 +1,5 @@
 import AFProxyModel
+import AFProxyRules
 import CCurl
 
 /// The state of the session thread: the multi handle and the transfers it drives. Only the session thread touches it, hence `@unchecked Sendable`; the one call

@@ -1,3 +1,4 @@
+import AFProxyRules
 import CCurl
 
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 import AFProxyModel
+import AFProxyRules
 import CCurl
 
 /// One upstream HTTP exchange on a curl easy handle. Created on any thread, then owned by the

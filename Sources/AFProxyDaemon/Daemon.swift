@@ -5,6 +5,7 @@ import AFProxyManager
 import AFProxyMetrics
 import AFProxyModel
 import AFProxyNetwork
+import AFProxyRules
 import AFProxyStore
 import AFProxySystemd
 import AFProxyWeb
@@ -67,8 +68,8 @@ struct Daemon {
             downloads: Self.downloadSettings(self.configuration, self.environment),
             transparentResumeLimit: self.configuration.transparentResume ? self.configuration.resumeAttempts : 0,
             networkLoss: self.configuration.networkLoss, logger: logger,
-            throttle: ThrottleControl(
-                defaults: self.configuration.throttleDefaults,
+            rules: RuleBook(
+                throttleDefaults: self.configuration.throttleDefaults,
                 stateDirectory: self.configuration.stateDirectory
                     ?? DownloadLocations.stateDirectory(self.environment),
                 logger: logger))

@@ -1,5 +1,6 @@
 import AFProxyListener
 import AFProxyModel
+import AFProxyRules
 
 /// Everything the daemon can be told, with its built-in defaults. Sources apply in this order,
 /// each overriding the one before: defaults, the config file, `AFPROXY_*` environment variables,

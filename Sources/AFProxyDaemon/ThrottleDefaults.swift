@@ -1,4 +1,5 @@
 import AFProxyModel
+import AFProxyRules
 
 /// The configuration's throttle keys, read into default rules:
 ///

@@ -1,4 +1,5 @@
 import AFProxyModel
+import AFProxyRules
 
 /// The client-side limits of the proxy listener.
 package struct ListenerConfiguration: Sendable, Equatable {

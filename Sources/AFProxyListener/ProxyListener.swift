@@ -1,5 +1,6 @@
 import AFProxyManager
 import AFProxyModel
+import AFProxyRules
 import AFProxyServerKit
 import AFProxyStore
 import NIOCore

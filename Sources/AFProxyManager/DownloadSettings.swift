@@ -1,5 +1,6 @@
 import AFProxyCurl
 import AFProxyModel
+import AFProxyRules
 
 /// How the daemon runs download tasks: its keys `state-dir`, `download-dir`,
 /// `max-active-downloads`, `download-retries`, `tls-ca-file`.

@@ -1,40 +1,13 @@
 import AFProxyModel
-import AFProxyStore
-import Logging
-import Synchronization
+import AFProxyRules
 
-/// The hold rules in force, for the session manager: the `HoldRuleSet` behind a lock, saved to
-/// the state directory on every change (`holds.json`, a `StateFile`), and asked about each new task. With no
-/// rule — the usual case — a new task costs one atomic load here, not a lock every event loop
-/// would take in turn.
-package final class HoldBook: Sendable {
-    private let rules = Locked(HoldRuleSet())
-    /// How many rules there are, read without the lock.
-    private let count = Atomic<Int>(0)
-    /// Where the rules are kept; nil: not kept.
-    package let file: StateFile<HoldRuleSet>?
+/// The hold rules in force, for the session manager: the hold kind's `LiveRules`, asked about
+/// each new task. With no rule — the usual case — a new task costs one atomic load here, not a
+/// lock every event loop would take in turn.
+package typealias HoldBook = LiveRules<HoldRuleSet>
 
-    package init(file: StateFile<HoldRuleSet>?) {
-        self.file = file
-    }
-
-    /// Saved in `holds.json` there; nothing is saved without a state directory.
-    package convenience init(stateDirectory: String?, logger: Logger? = nil) {
-        self.init(file: stateDirectory.map { .holds(directory: $0, logger: logger) })
-    }
-
-    /// Brings back the rules a previous run saved; answers how many. A file that cannot be read
-    /// is kept aside and said in the log (`StateFile.load`): no rule then.
-    package func restore() -> Int {
-        guard let saved = self.file?.load() else { return 0 }
-        self.rules.withLock { rules in
-            rules = saved
-            self.count.store(rules.rules.count, ordering: .relaxed)
-        }
-        return saved.rules.count
-    }
-
-    package var all: [HoldRule] { self.rules.withLock { $0.rules } }
+extension LiveRules where State == HoldRuleSet {
+    package var all: [HoldRule] { self.ruleSet.rules }
 
     package func add(_ conditions: HoldConditions, once: Bool) -> HoldRule {
         self.change { $0.add(conditions, once: once) }
@@ -47,21 +20,9 @@ package final class HoldBook: Sendable {
 
     /// The rule that catches a task with these facts, if any (a `once` rule is used up).
     func catchTask(_ facts: @autoclosure () -> HoldFacts) -> Int? {
-        guard self.count.load(ordering: .relaxed) > 0 else { return nil }
+        guard self.isActive else { return nil }
         let facts = facts()
         return self.change { $0.catchTask(facts) }
-    }
-
-    private func change<Result>(_ body: (inout HoldRuleSet) -> Result) -> Result {
-        // Saved under the lock, so that the saves reach the file in the order of the changes
-        // (a save only queues the write).
-        self.rules.withLock { rules in
-            let before = rules
-            let result = body(&rules)
-            self.count.store(rules.rules.count, ordering: .relaxed)
-            if rules != before { self.file?.save(rules) }
-            return result
-        }
     }
 }
 

@@ -3,10 +3,7 @@ import AFProxyStore
 /// The rule sets' state files, listed once: the daemon's stop writes what is pending in each, and
 /// `afproxyctl status` shows those that do not hold what is in force.
 extension SessionManager {
-    private var stateFiles: [any AnyStateFile] {
-        let files: [(any AnyStateFile)?] = [self.throttle.file, self.holds.file]
-        return files.compactMap { $0 }
-    }
+    private var stateFiles: [any AnyStateFile] { self.rules.stateFiles }
 
     /// Returns once every change made so far is on disk or has failed (the daemon's stop).
     package func flushStateFiles() {

@@ -1,18 +1,22 @@
 import AFProxyCurl
 import AFProxyModel
+import AFProxyRules
 
 /// Throttling as the manager offers it: the tickets its tasks' transports consult, the limit
 /// a record shows, and the rule changes the control API asks for.
 extension SessionManager {
-    var throttler: Throttler { self.throttle.throttler }
+    var throttler: Throttler { self.rules.throttle }
+
+    /// The throttle rules (the daemon's reload replaces their defaults).
+    package var throttle: Throttler { self.rules.throttle }
 
     func throttleTicket(task: Int, host: String) -> ThrottleTicket {
-        ThrottleTicket(throttler: self.throttler, task: task, host: host)
+        self.rules.throttleTicket(task: task, host: host)
     }
 
     /// The rules in force, global first, then hosts, then tasks.
     package func throttleRules() -> [ThrottleRule] {
-        self.throttle.rules
+        self.rules.throttle.rules.rules
     }
 
     /// Sets a rule's rate in the directions given (nil: unchanged); a task rule needs a live task.

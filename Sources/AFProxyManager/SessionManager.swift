@@ -1,5 +1,6 @@
 import AFProxyCurl
 import AFProxyModel
+import AFProxyRules
 import Logging
 import NIOCore
 
@@ -23,12 +24,8 @@ package final class SessionManager: Sendable {
     let taskContext: TaskContext
     /// The network as last reported (`networkChanged`), and what its loss does to the tasks.
     let network: Locked<NetworkState>
-    /// `deny-hosts`, `allow-hosts`, `deny-private-destinations`; each new transfer takes the one in force.
-    let destinations: Locked<DestinationPolicy>
-    /// The throttle rules, their buckets and their file.
-    package let throttle: ThrottleControl
-    /// The hold rules: a new task one of them catches is created suspended (`held`).
-    package let holds: HoldBook
+    /// Throttle, hold and destination rules, and the state files of those set at runtime.
+    package let rules: RuleBook
     /// The safety net's view of tasks without a client (`endStalledTasks`).
     let stallWatch = Locked(StallWatch())
 
@@ -58,27 +55,26 @@ package final class SessionManager: Sendable {
         transport: any UpstreamTransport, historyCapacity: Int, bufferBudget: Int = 64 << 20,
         downloads: DownloadSettings = DownloadSettings(), transparentResumeLimit: Int = 0,
         networkLoss: NetworkLossPolicy = .waitDownloads, logger: Logger? = nil,
-        throttle: ThrottleControl = ThrottleControl()
+        rules: RuleBook? = nil
     ) {
-        self.throttle = throttle
+        // Without a book of its own (tests), runtime rules are kept beside the downloads' journal.
+        let rules = rules ?? RuleBook(stateDirectory: downloads.stateDirectory, logger: logger)
+        self.rules = rules
         self.network = Locked(NetworkState(policy: networkLoss))
-        self.holds = HoldBook(stateDirectory: downloads.stateDirectory, logger: logger)
         self.budget = BufferBudget(limit: bufferBudget)
         // Built from the parts rather than from `self`, so that a task's context holds no manager.
         let registry = Locked(Registry(history: TaskHistory(capacity: historyCapacity)))
         let events = EventBus()
-        let destinations = Locked(DestinationPolicy.open)
-        let throttler = throttle.throttler
+        let throttler = rules.throttle
         self.registry = registry
         self.events = events
-        self.destinations = destinations
         self.taskContext = TaskContext(
             transport: transport, events: events, budget: self.budget, throttler: throttler,
             transparentResumeLimit: transparentResumeLimit,
-            destinations: { destinations.withLock { $0 } },
+            destinations: { rules.destinationPolicy },
             completed: { task in Self.complete(task, registry: registry, events: events, throttler: throttler) })
         self.downloads = DownloadService(
-            settings: downloads, registry: registry, context: self.taskContext, holds: self.holds,
+            settings: downloads, registry: registry, context: self.taskContext, holds: rules.holds,
             network: self.network, logger: logger)
     }
 

@@ -1,5 +1,6 @@
 import AFProxyCurl
 import AFProxyModel
+import AFProxyRules
 
 /// What a task needs from the daemon, handed to it as one value when it is made, instead of a
 /// pointer back to the manager: a task then depends on these and nothing else, and a test can

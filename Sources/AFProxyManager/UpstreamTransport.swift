@@ -1,5 +1,6 @@
 import AFProxyCurl
 import AFProxyModel
+import AFProxyRules
 import AFProxyTunnel
 import NIOCore
 

@@ -107,9 +107,7 @@ package struct TaskFailure: Error, Sendable, Hashable, CustomStringConvertible {
     package static func refusedByPolicy(_ message: String) -> TaskFailure { .init(.refusedByPolicy, message) }
     /// A destination rule (`deny-hosts`, `allow-hosts`, `deny-private-destinations`) refuses the
     /// host or the address it resolved to; the message names the rule.
-    package static func destinationDenied(_ denial: DestinationDenial) -> TaskFailure {
-        .init(.destinationDenied, "\(denial)")
-    }
+    package static func destinationDenied(_ message: String) -> TaskFailure { .init(.destinationDenied, message) }
     /// The request cannot be sent upstream as it is (a URL the transport refuses).
     package static func badRequest(_ message: String) -> TaskFailure { .init(.badRequest, message) }
     /// A resource of our own failed (a handle could not be made): a fault of the daemon.

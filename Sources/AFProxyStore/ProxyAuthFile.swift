@@ -2,6 +2,7 @@ import AFProxyModel
 import FoundationEssentials
 
 #if canImport(Glibc)
+import AFProxyRules
 import Glibc
 #endif
 

@@ -1,4 +1,5 @@
 import AFProxyModel
+import AFProxyRules
 
 /// `proxy-auth-file`'s users, and which presented credentials were verified already. The
 /// verdict for a request is cheap (`verdict(header:)`): credentials seen and verified before

@@ -1,29 +1,16 @@
-import AFProxyModel
+import AFProxyRules
 import Logging
 
-/// The rule sets that survive a restart, and the file each is kept in.
-extension StateFile where Value == SavedThrottleRules {
-    /// `throttle.json`: the host and global rules set at runtime.
-    package static func throttle(directory: String, logger: Logger? = nil) -> StateFile {
-        StateFile(directory: directory, name: "throttle.json", logger: logger)
-    }
-}
+/// A state file keeps a rule kind's runtime rules: the rule book's `LiveRules` loads and saves
+/// them through it.
+extension StateFile: RuleStore {}
 
-extension StateFile where Value == HoldRuleSet {
-    /// `holds.json`: the whole `HoldRuleSet`, its `nextID` with it, so an id is never given twice.
-    package static func holds(directory: String, logger: Logger? = nil) -> StateFile {
-        StateFile(directory: directory, name: "holds.json", logger: logger)
-    }
-}
-
-/// What `throttle.json` holds. Task rules are not kept: the tasks they name end with the daemon.
-package struct SavedThrottleRules: Sendable, Codable, Equatable {
-    package var rules: [ThrottleRule]
-    /// Defaults of the configuration file lifted at runtime (`unthrottle --global`).
-    package var lifted: [ThrottleScope]
-
-    package init(rules: [ThrottleRule] = [], lifted: [ThrottleScope] = []) {
-        self.rules = rules
-        self.lifted = lifted
+extension StateFiles {
+    /// The file of rule kind `Kind` in `directory` (`Kind.stateFileName`); nil for a kind from the
+    /// configuration only.
+    package static func file<Kind: RuleSet>(
+        for kind: Kind.Type, directory: String, logger: Logger? = nil
+    ) -> StateFile<Kind.Saved>? {
+        Kind.stateFileName.map { StateFile(directory: directory, name: $0, logger: logger) }
     }
 }

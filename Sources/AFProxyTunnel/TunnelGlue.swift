@@ -1,4 +1,5 @@
 import AFProxyModel
+import AFProxyRules
 import NIOCore
 
 /// One side of a tunnel's byte relay: the last handler of that side's pipeline, glued to its

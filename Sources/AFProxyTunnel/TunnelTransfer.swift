@@ -1,4 +1,5 @@
 import AFProxyModel
+import AFProxyRules
 import NIOCore
 
 /// The transport of one CONNECT tunnel, beside curl's `UpstreamTransfer`: it opens the upstream

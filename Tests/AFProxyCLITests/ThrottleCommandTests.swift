@@ -1,4 +1,5 @@
 import AFProxyModel
+import AFProxyRules
 import ArgumentParser
 import FoundationEssentials
 import Testing

@@ -42,8 +42,8 @@ import Testing
         }
         #expect(try blocks("GET", "/v1/pin?host=h.test"))
         #expect(try blocks("POST", "/v1/downloads"))
-        #expect(try blocks("PUT", "/v1/throttle/global"))
-        #expect(try blocks("DELETE", "/v1/throttle/global"))
+        #expect(try !blocks("PUT", "/v1/throttle/global"))  // the rule book's file writes off the loop
+        #expect(try !blocks("DELETE", "/v1/throttle/global"))
         #expect(try !blocks("GET", "/v1/throttle"))
         #expect(try !blocks("GET", "/v1/tasks"))
         #expect(try !blocks("POST", "/v1/holds"))

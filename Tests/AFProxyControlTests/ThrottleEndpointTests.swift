@@ -1,4 +1,5 @@
 import AFProxyModel
+import AFProxyRules
 import Testing
 
 @testable import AFProxyControl

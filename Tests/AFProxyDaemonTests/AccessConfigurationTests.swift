@@ -1,5 +1,6 @@
 import AFProxyListener
 import AFProxyModel
+import AFProxyRules
 import Testing
 
 @testable import AFProxyDaemon

@@ -25,7 +25,7 @@ struct TaskFailureTests {
             (.fileError("x"), 500, "file-error", false),
             (.tlsVerifyFailed("x"), 502, "tls-verify-failed", false),
             (.tlsPinMismatch("x"), 502, "tls-pin-mismatch", false),
-            (.destinationDenied(DestinationDenial(rule: "deny-hosts x", host: "x")), 403, "destination-denied", false),
+            (.destinationDenied("x is denied by deny-hosts x"), 403, "destination-denied", false),
             (.stalled("x"), 500, "stalled", false),
         ]
         for (failure, status, code, cancel) in cases {

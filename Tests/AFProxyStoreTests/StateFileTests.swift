@@ -1,4 +1,5 @@
 import AFProxyModel
+import AFProxyRules
 import AFProxyStore
 import Dispatch
 import FoundationEssentials
@@ -21,7 +22,7 @@ import Glibc
 
     @Test func holdRulesAndTheNextIDSurviveARestart() throws {
         let directory = temporaryDirectory() + "/state"
-        let file = StateFile<HoldRuleSet>.holds(directory: directory)
+        let file = StateFiles.file(for: HoldRuleSet.self, directory: directory)!
         #expect(file.load() == nil)
         var rules = HoldRuleSet()
         _ = rules.add(try HoldConditions(host: "*.example.org", method: nil, url: nil, kind: nil, all: false))
@@ -31,14 +32,14 @@ import Glibc
         file.save(rules)
         file.flush()
         #expect(file.problem == nil)
-        let again = StateFile<HoldRuleSet>.holds(directory: directory).load()
+        let again = StateFiles.file(for: HoldRuleSet.self, directory: directory)!.load()
         #expect(again == rules)
         #expect(again?.nextID == 3)
     }
 
     @Test func everyFileIsWrittenSortedIndentedWithSlashesAsTheyAre() throws {
         let directory = temporaryDirectory()
-        let file = StateFile<SavedThrottleRules>.throttle(directory: directory)
+        let file = StateFiles.file(for: ThrottleRuleSet.self, directory: directory)!
         let rule = ThrottleRule(
             scope: .host(try HostPattern("10.0.0.0/8")), down: ByteRate(bytesPerSecond: 1000), up: nil)
         file.save(SavedThrottleRules(rules: [rule], lifted: [.global]))
@@ -47,7 +48,7 @@ import Glibc
         #expect(written.contains("10.0.0.0/8") && !written.contains("\\/"))
         #expect(written.contains("\n  \"lifted\" : ["))
         #expect(written.firstRange(of: "\"lifted\"")!.lowerBound < written.firstRange(of: "\"rules\"")!.lowerBound)
-        #expect(StateFile<SavedThrottleRules>.throttle(directory: directory).load()?.rules == [rule])
+        #expect(StateFiles.file(for: ThrottleRuleSet.self, directory: directory)!.load()?.rules == [rule])
     }
 
     @Test func theLastSaveBeforeTheWriteWins() {
@@ -74,7 +75,7 @@ import Glibc
         let directory = temporaryDirectory()
         let path = directory + "/holds.json"
         self.write(#"{"rules":[{"id":1,"kind":"tunnel"}]}"#, to: path)
-        let file = StateFile<HoldRuleSet>.holds(directory: directory)
+        let file = StateFiles.file(for: HoldRuleSet.self, directory: directory)!
         #expect(file.load() == nil)
         #expect(self.text(path + ".unreadable") == #"{"rules":[{"id":1,"kind":"tunnel"}]}"#)
         #expect(access(path, F_OK) != 0)
@@ -84,13 +85,13 @@ import Glibc
         file.save(HoldRuleSet())
         file.flush()
         #expect(file.problem == nil)
-        #expect(StateFile<HoldRuleSet>.holds(directory: directory).load() == HoldRuleSet())
+        #expect(StateFiles.file(for: HoldRuleSet.self, directory: directory)!.load() == HoldRuleSet())
     }
 
     @Test func aFileThatCannotBeOpenedIsKeptAsideToo() {
         let directory = temporaryDirectory()
         mkdir(directory + "/throttle.json", 0o700)  // read(2) of a directory fails, even as root
-        let file = StateFile<SavedThrottleRules>.throttle(directory: directory)
+        let file = StateFiles.file(for: ThrottleRuleSet.self, directory: directory)!
         #expect(file.load() == nil)
         #expect(access(directory + "/throttle.json.unreadable", F_OK) == 0)
         #expect(file.problem?.contains("Is a directory") == true)
@@ -100,7 +101,7 @@ import Glibc
     @Test func aFailedWriteIsReportedUntilALaterWriteSucceeds() throws {
         let directory = temporaryDirectory()
         let path = directory + "/throttle.json"
-        let file = StateFile<SavedThrottleRules>.throttle(directory: directory)
+        let file = StateFiles.file(for: ThrottleRuleSet.self, directory: directory)!
         file.save(SavedThrottleRules(lifted: [.global]))
         file.flush()
         #expect(file.problem == nil)

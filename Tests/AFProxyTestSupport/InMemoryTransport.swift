@@ -1,6 +1,7 @@
 import AFProxyCurl
 import AFProxyManager
 import AFProxyModel
+import AFProxyRules
 import AFProxyTunnel
 import NIOCore
 

@@ -1,3 +1,5 @@
+import AFProxyModel
+
 /// The throttle rules in force, as one value: at most one per scope. A task is limited, in
 /// each direction, by its own rule, the most specific host rule that names its host, and the
 /// global rule, together: it moves a byte only when each of their buckets allows.
@@ -125,33 +127,5 @@ package struct ThrottleRuleSet: Sendable, Equatable {
         case .host(let pattern): "1" + pattern.description
         case .task(let id): "2" + String(repeating: "0", count: max(0, 12 - String(id).count)) + String(id)
         }
-    }
-}
-
-/// What limits one task, as its record shows it (`limit` in the JSON, LIMIT in `list`).
-package struct TaskLimit: Sendable, Codable, Equatable {
-    package struct Entry: Sendable, Codable, Equatable {
-        package var bytesPerSecond: Int64
-        /// The rule: `task 42`, `host *.example.org`, `global`.
-        package var rule: String
-
-        package init(bytesPerSecond: Int64, rule: String) {
-            self.bytesPerSecond = bytesPerSecond
-            self.rule = rule
-        }
-    }
-
-    package var down: Entry?
-    package var up: Entry?
-
-    package init(down: Entry? = nil, up: Entry? = nil) {
-        self.down = down
-        self.up = up
-    }
-
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(self.down, forKey: .down)
-        try container.encode(self.up, forKey: .up)
     }
 }

@@ -1,3 +1,5 @@
+import AFProxyModel
+
 /// The users of `proxy-auth-file`: one `user:hash` a line, `#` comments and blank lines
 /// ignored, the hash in crypt(5)'s modular format. Only schemes that are slow on purpose and
 /// still recommended are taken (yescrypt, gost-yescrypt, scrypt, bcrypt, sha512crypt,

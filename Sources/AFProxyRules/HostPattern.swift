@@ -1,3 +1,5 @@
+import AFProxyModel
+
 /// One destination in a rule (throttle, hold, deny/allow, pin): a host name (`example.org`),
 /// every name below a domain (`*.example.org`, not the domain itself), or addresses (`192.0.2.7`,
 /// `10.0.0.0/8`, `[2001:db8::1]`, `fd00::/8`). Names compare case-insensitively and without a

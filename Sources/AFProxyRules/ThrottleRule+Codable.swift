@@ -1,3 +1,5 @@
+import AFProxyModel
+
 /// A rule as the control API and `throttle.json` write it:
 /// `{"scope": "host", "host": "*.example.org", "task": null, "down": 1000000, "up": null,
 /// "rule": "host *.example.org"}`, rates in bytes per second; `rule` is for people and ignored

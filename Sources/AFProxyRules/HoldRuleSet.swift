@@ -1,3 +1,5 @@
+import AFProxyModel
+
 /// The hold rules in force, in the order they were added, as a plain value: the session manager
 /// keeps one behind a lock and asks it about each new task; `holds.json` keeps it across
 /// restarts, `nextID` with it so that a rule id names one rule for good.
@@ -83,4 +85,13 @@ package struct HoldList: Sendable, Codable, Equatable {
     package init(holds: [HoldRule]) {
         self.holds = holds
     }
+}
+
+/// The hold kind: every rule is set at runtime, and the whole set is kept in `holds.json`, its
+/// `nextID` with it, so that an id is never given twice.
+extension HoldRuleSet: RuleSet {
+    package static let stateFileName: String? = "holds.json"
+    package var saved: HoldRuleSet { self }
+    package mutating func restore(_ saved: HoldRuleSet) { self = saved }
+    package var count: Int { self.rules.count }
 }

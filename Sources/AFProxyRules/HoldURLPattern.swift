@@ -1,3 +1,5 @@
+import AFProxyModel
+
 /// The `--url REGEX` condition of a hold rule: Swift's `Regex`, found anywhere in the task's URL
 /// (`contains`, as `grep` finds a line), compiled once when the rule is added so a bad pattern is
 /// refused there and then, never at the first request.

@@ -1,3 +1,5 @@
+import AFProxyModel
+
 /// One rule's allowance in one direction: tokens (bytes) accrue at `rate` up to `capacity`, and
 /// moving bytes spends them. It may go into debt: what curl or a socket hands over in one
 /// piece is taken whole, and the next piece waits until the debt is repaid, so the average

@@ -1,3 +1,5 @@
+import AFProxyModel
+
 /// Public-key pins per host, AFSecurityPolicy's pinning mode for afproxy's own TLS connections:
 /// a host with pins accepts only a certificate chain whose leaf key hashes to one of them
 /// (curl's `CURLOPT_PINNEDPUBLICKEY`). Config lines `pin = HOST sha256//BASE64[;sha256//BASE64…]`,

@@ -1,3 +1,5 @@
+import AFProxyModel
+
 /// Where the proxy may go: `deny-hosts`, `allow-hosts` and `deny-private-destinations`. Asked
 /// twice for each connection upstream: once for the host as the client wrote it, before any
 /// upstream work (`denial(host:)`), and once for each address a name resolved to, just before
@@ -76,6 +78,21 @@ package struct DestinationDenial: Sendable, Hashable, CustomStringConvertible {
     }
 
     package var description: String { "\(self.host) is denied by \(self.rule)" }
+}
+
+/// The destination kind: from the configuration only, replaced whole on reload.
+extension DestinationPolicy: RuleSet {
+    package static let stateFileName: String? = nil
+    package var saved: NoSavedRules { NoSavedRules() }
+    package mutating func restore(_ saved: NoSavedRules) {}
+    package var count: Int { self.denyHosts.count + self.allowHosts.count + (self.denyPrivate ? 1 : 0) }
+}
+
+extension TaskFailure {
+    /// The failure of a task whose destination `denial` refuses; its message names the rule.
+    package static func destinationDenied(_ denial: DestinationDenial) -> TaskFailure {
+        .destinationDenied("\(denial)")
+    }
 }
 
 extension HostPattern {

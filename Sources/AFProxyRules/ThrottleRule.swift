@@ -1,3 +1,5 @@
+import AFProxyModel
+
 /// What a throttle rule applies to: one task, the tasks whose host a pattern names, or all.
 package enum ThrottleScope: Sendable, Hashable, CustomStringConvertible {
     case task(Int)

@@ -1,3 +1,5 @@
+import AFProxyModel
+
 /// The rules and the buckets that enforce them, as one plain value behind the `Throttler`'s
 /// lock: one `TokenBucket` per rule and direction. Which buckets a task is under is worked out
 /// once per task and kept (`resolved`) until the rules change, so a chunk costs a dictionary

@@ -1,3 +1,5 @@
+import AFProxyModel
+
 /// `allow-clients`: the addresses a client connection may come from; any other is answered 403
 /// and closed before a byte of it is read. Loopback only unless configured, so a proxy is never
 /// open to a network by accident.

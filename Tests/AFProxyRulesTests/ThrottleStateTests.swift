@@ -1,4 +1,5 @@
 import AFProxyModel
+import AFProxyRules
 import Testing
 
 /// The buckets driven with an injected clock: what the transports see, no I/O.

@@ -1,3 +1,5 @@
+import AFProxyModel
+
 /// What a hold rule looks at in a new task; every condition given must match (AND). A rule
 /// with none holds every new task, and must say so with `all`: an empty `hold add` is more
 /// likely a mistake than a wish to stop all traffic.

@@ -1,0 +1,17 @@
+import AFProxyModel
+import AFProxyRules
+
+/// The rule book as the tasks and the daemon reach it through the manager.
+extension SessionManager {
+    /// The destination rules each new transfer and tunnel is checked against (a redirect a
+    /// download follows keeps its transfer's).
+    package var destinationPolicy: DestinationPolicy { self.rules.destinationPolicy }
+
+    /// The hold rules: a new task one of them catches is created suspended (`held`).
+    package var holds: HoldBook { self.rules.holds }
+
+    /// At start and on reload.
+    package func updateDestinationPolicy(_ policy: DestinationPolicy) {
+        self.rules.destinations.change { $0 = policy }
+    }
+}
