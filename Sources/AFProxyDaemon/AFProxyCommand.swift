@@ -317,15 +317,25 @@ package struct AFProxyCommand: AsyncParsableCommand {
         }
     }
 
+    /// Read by hand, not by Foundation's `Data(contentsOf:)`: that refuses a character device
+    /// (`--config /dev/null`, an empty config, answered "Permission denied"), and LeakSanitizer
+    /// saw it leave its 4 KiB read buffer behind.
     static func read(_ path: String) throws(ConfigurationError) -> String {
-        do throws(FileError) {
-            guard let data = try Files.contents(of: path) else {
-                throw FileError(operation: "read", path: path, code: ENOENT)
-            }
-            return String(decoding: data, as: UTF8.self)
-        } catch {
-            throw ConfigurationError("cannot read config file: \(String(cString: strerror(error.code)))", place: path)
+        guard let file = fopen(path, "r") else {
+            throw ConfigurationError("cannot read config file: \(String(cString: strerror(errno)))", place: path)
         }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = fread(&chunk, 1, chunk.count, file)
+            if count <= 0 { break }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
+        if ferror(file) != 0 {
+            throw ConfigurationError("cannot read config file: \(String(cString: strerror(errno)))", place: path)
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     static func fail(_ message: String) -> Never {

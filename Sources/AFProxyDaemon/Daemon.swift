@@ -115,9 +115,11 @@ struct Daemon {
             try await services.run()
         } catch {
             try? await group.shutdownGracefully()
+            manager.releaseLiveTasks()
             throw error
         }
         try await group.shutdownGracefully()
+        manager.releaseLiveTasks()
         logger.notice("stopped")
     }
 

@@ -41,4 +41,12 @@ final class DownloadScheduler: Sendable {
     }
 
     var active: Int { self.slots.withLock { $0.active } }
+
+    /// The daemon stopped (`SessionManager.releaseLiveTasks`): the waiting tasks are let go.
+    func forgetWaiting() -> [DownloadTask] {
+        self.slots.withLock { slots in
+            defer { slots.waiting.removeAll() }
+            return slots.waiting
+        }
+    }
 }

@@ -143,6 +143,19 @@ package final class SessionManager: Sendable {
         return history + live.sorted { $0.id < $1.id }.map { $0.record() }
     }
 
+    /// The daemon's last step, once every service stopped: the tasks still live (parked
+    /// downloads, their journal written) leave the registry, so that the references between the
+    /// registry, its tasks and the download service do not outlive the daemon; LeakSanitizer
+    /// reports them at exit otherwise. Released outside the lock.
+    package func releaseLiveTasks() {
+        let released = self.registry.withLock { registry in
+            defer { registry.live.removeAll() }
+            return Array(registry.live.values)
+        }
+        let waiting = self.downloads.scheduler.forgetWaiting()
+        withExtendedLifetime((released, waiting)) {}
+    }
+
     package var liveCount: Int { self.registry.withLock { $0.live.count } }
 
     package func stats() -> SessionStats {
