@@ -171,7 +171,6 @@ package final class SessionManager: Sendable {
         stats.served = registry.served
         stats.failed = registry.failed
         stats.canceled = registry.canceled
-        stats.canceled = registry.canceled
         stats.bytesUp += registry.bytesUp
         stats.bytesDown += registry.bytesDown
         stats.history = registry.history.count
