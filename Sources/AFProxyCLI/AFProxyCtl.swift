@@ -22,7 +22,7 @@ package struct AFProxyCtl: ParsableCommand {
             Download.self, Pin.self, Har.self,
             Web.self,
             Throttle.self, Unthrottle.self,
-            Hold.self,
+            Hold.self, Intercept.self,
         ]
     )
 

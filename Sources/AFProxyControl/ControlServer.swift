@@ -47,10 +47,15 @@ package final class ControlServer: Service, Sendable {
         }
     }
 
+    /// Loads or creates the local CA before an intercept rule is added; nil: no CA (tests).
+    private let prepareCA: (@Sendable () throws -> Void)?
+
     package init(
         manager: SessionManager, group: any EventLoopGroup,
-        extraStats: @escaping @Sendable (inout SessionStats) -> Void = { _ in }, metrics: Metrics? = nil
+        extraStats: @escaping @Sendable (inout SessionStats) -> Void = { _ in }, metrics: Metrics? = nil,
+        prepareCA: (@Sendable () throws -> Void)? = nil
     ) {
+        self.prepareCA = prepareCA
         self.manager = manager
         self.group = group
         self.extraStats = extraStats
@@ -154,7 +159,7 @@ package final class ControlServer: Service, Sendable {
         try sync.addHandlers(gate)
         let router = ControlRouter.api(
             manager: self.manager, extraStats: self.extraStats, metrics: self.metrics, web: { web.withLock { $0 } },
-            streams: self.streams)
+            streams: self.streams, prepareCA: self.prepareCA)
         try sync.addHandler(ControlHandler(router: router, caller: caller))
     }
 

@@ -32,6 +32,14 @@ package struct TransferOptions: Sendable, Equatable {
     /// Debian's hashed directory of the system's trusted CAs (ca-certificates).
     package static let systemCADirectory = "/etc/ssl/certs"
 
+    /// A request read inside an intercepted connection: the client's, as it came (no redirect
+    /// followed, the proxy's buffer), to an https origin verified with the policy in force and
+    /// its host's pins. Never `insecure`: the client cannot see the origin's certificate, so
+    /// afproxy must not accept one the client would have refused.
+    package static func intercepted(caFile: String?, pins: String?) -> TransferOptions {
+        TransferOptions(allowsTLS: true, caFile: caFile, pins: pins)
+    }
+
     /// 256 KiB: a quarter of the reads per MiB of curl's default, at no cost that matters for
     /// a handful of transfers.
     package static func download(caFile: String?, pins: String? = nil, insecure: Bool = false) -> TransferOptions {

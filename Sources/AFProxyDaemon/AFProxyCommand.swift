@@ -220,6 +220,31 @@ package struct AFProxyCommand: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
+            "Intercept HTTPS to these hosts with the local CA (a host, *.domain, * for all; repeatable; default none).",
+            valueName: "pattern"))
+    var interceptHosts: [String] = []
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Never intercept these hosts, patterns as for --intercept-hosts (repeatable).", valueName: "pattern"))
+    var interceptExclude: [String] = []
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Pass a host through as a plain tunnel for a while after its client refused the certificate (default yes).",
+            valueName: "yes|no"))
+    var interceptAutoPassthrough: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("How long such a host is passed through (default 3600).", valueName: "seconds"))
+    var interceptPassthroughTime: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
             "Refuse private, link-local and loopback destinations once resolved (default no).", valueName: "yes|no"))
     var denyPrivateDestinations: String?
 
@@ -280,6 +305,12 @@ package struct AFProxyCommand: AsyncParsableCommand {
             + [("proxy-auth-file", self.proxyAuthFile), ("deny-private-destinations", self.denyPrivateDestinations)]
             + self.allowClients.map { ("allow-clients", $0) } + self.denyHosts.map { ("deny-hosts", $0) }
             + self.allowHosts.map { ("allow-hosts", $0) }
+            + self.interceptHosts.map { ("intercept-hosts", $0) }
+            + self.interceptExclude.map { ("intercept-exclude", $0) }
+            + [
+                ("intercept-auto-passthrough", self.interceptAutoPassthrough),
+                ("intercept-passthrough-time", self.interceptPassthroughTime),
+            ]
             + self.throttleGlobal.map { ("throttle-global", $0) } + self.throttleHost.map { ("throttle-host", $0) }
         return Overrides(
             config: self.config, listen: self.listen,

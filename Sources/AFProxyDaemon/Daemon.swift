@@ -74,6 +74,7 @@ struct Daemon {
                     ?? DownloadLocations.stateDirectory(self.environment),
                 logger: logger))
         manager.updateDestinationPolicy(self.configuration.destinations)
+        manager.rules.intercept.change { $0.configure(from: self.configuration.intercept) }
         let reporter = NetworkReporter(manager: manager, logger: logger)
         let network = NetworkWatcher(onChange: reporter.report) { error in
             logger.warning("network status unknown from now on: the netlink socket failed: \(error)")

@@ -66,6 +66,18 @@ package struct DaemonConfiguration: Sendable, Equatable {
     package var allowClients: [IPNetwork]?
     /// `deny-hosts`, `allow-hosts` (each line adds) and `deny-private-destinations`.
     package var destinations = DestinationPolicy()
+    /// `intercept-hosts`, `intercept-exclude` (each line adds), `intercept-auto-passthrough` and
+    /// `intercept-passthrough-time`: the configuration's part of the intercept rules.
+    package var intercept = InterceptRuleSet()
+    package var interceptAutoPassthrough = true {
+        didSet { self.intercept.passthroughTime = self.interceptPassthrough }
+    }
+    package var interceptPassthroughTime: Double = 3600 {
+        didSet { self.intercept.passthroughTime = self.interceptPassthrough }
+    }
+    private var interceptPassthrough: Duration? {
+        self.interceptAutoPassthrough ? .milliseconds(Int64(self.interceptPassthroughTime * 1000)) : nil
+    }
     /// `user:hash` lines; nil: no proxy authentication.
     package var proxyAuthFile: String?
     /// The default throttle rules (`throttle-global`, `throttle-host`); runtime rules go on top.
@@ -236,6 +248,22 @@ package struct DaemonConfiguration: Sendable, Equatable {
         },
         Key(name: "allow-hosts", environment: "AFPROXY_ALLOW_HOSTS") { config, value throws(ConfigurationError) in
             config.destinations.allowHosts += try hostPatterns(value)
+        },
+        Key(name: "intercept-hosts", environment: "AFPROXY_INTERCEPT_HOSTS") {
+            config, value throws(ConfigurationError) in
+            config.intercept.configured += try hostPatterns(value)
+        },
+        Key(name: "intercept-exclude", environment: "AFPROXY_INTERCEPT_EXCLUDE") {
+            config, value throws(ConfigurationError) in
+            config.intercept.excluded += try hostPatterns(value)
+        },
+        Key(name: "intercept-auto-passthrough", environment: "AFPROXY_INTERCEPT_AUTO_PASSTHROUGH") {
+            config, value throws(ConfigurationError) in
+            config.interceptAutoPassthrough = try boolean(value)
+        },
+        Key(name: "intercept-passthrough-time", environment: "AFPROXY_INTERCEPT_PASSTHROUGH_TIME") {
+            config, value throws(ConfigurationError) in
+            config.interceptPassthroughTime = try seconds(value)
         },
         Key(name: "deny-private-destinations", environment: "AFPROXY_DENY_PRIVATE_DESTINATIONS") {
             config, value throws(ConfigurationError) in

@@ -38,6 +38,7 @@ extension DaemonService {
     private func apply(_ configuration: DaemonConfiguration, listener: ListenerConfiguration) {
         self.listener.reconfigure(listener)
         self.manager.updateDestinationPolicy(configuration.destinations)
+        self.manager.rules.intercept.change { $0.configure(from: configuration.intercept) }
         self.logging.level.value = Logger.Level(rawValue: configuration.logLevel) ?? .info
         self.taskLog.logsCompletedTasks = configuration.logCompletedTasks
         self.manager.downloads.updateSecurityPolicy(configuration.securityPolicy)

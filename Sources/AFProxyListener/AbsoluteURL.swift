@@ -7,8 +7,11 @@ struct AbsoluteURL: Equatable {
     var authority: String
     /// The URL as sent upstream; an empty path becomes `/`.
     var text: String
+    /// The path and query, from its `/` on.
+    var path: String
 
-    static func parse(_ uri: String) -> Result<AbsoluteURL, ProxyRefusal> {
+    /// `scheme`: what the listener proxies (`http`); `https` inside an intercepted connection.
+    static func parse(_ uri: String, scheme expected: String = "http") -> Result<AbsoluteURL, ProxyRefusal> {
         guard let separator = Self.schemeSeparator(in: uri) else {
             let shown = String(uri.prefix(64))
             let message: String =
@@ -17,7 +20,7 @@ struct AbsoluteURL: Equatable {
             return .failure(ProxyRefusal(.badRequest, message))
         }
         let scheme = uri[..<separator.lowerBound]
-        guard scheme.utf8.count == 4, scheme.lowercased() == "http" else {
+        guard scheme.utf8.count == expected.utf8.count, scheme.lowercased() == expected else {
             let shown = scheme.isEmpty ? "(none)" : String(scheme.prefix(16))
             return .failure(
                 ProxyRefusal(
@@ -56,8 +59,8 @@ struct AbsoluteURL: Equatable {
         var path = rest[authorityEnd...]
         if let hash = path.utf8.firstIndex(of: UInt8(ascii: "#")) { path = path[..<hash] }  // fragments are not sent
         let target = path.isEmpty || path.utf8.first == UInt8(ascii: "?") ? "/" + path : String(path)
-        let text = "http://\(authority)\(target)"
-        return .success(AbsoluteURL(authority: String(authority), text: text))
+        let text = "\(expected)://\(authority)\(target)"
+        return .success(AbsoluteURL(authority: String(authority), text: text, path: target))
     }
 
     /// A name of letters, digits, `-`, `.`, `_` and `~` (what curl accepts; a name that resolves

@@ -26,6 +26,8 @@ final class ConnectHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let version: HTTPVersion
     private let via: String
     private let manager: SessionManager
+    /// How the connection goes on when the CONNECT is intercepted (`StreamRequest.intercepted`).
+    private let intercept: InterceptSetup?
     private var context: ChannelHandlerContext?
     private var task: StreamTask?
     /// Bytes the client sent after its CONNECT, before the 200: the relay gets them first.
@@ -35,8 +37,9 @@ final class ConnectHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The answer is written (or the client is gone): nothing more to do here.
     private var answered = false
 
-    private init(plan: Plan, version: HTTPVersion, via: String, manager: SessionManager) {
+    private init(plan: Plan, version: HTTPVersion, via: String, manager: SessionManager, intercept: InterceptSetup?) {
         self.plan = plan
+        self.intercept = intercept
         self.version = version
         self.via = via
         self.manager = manager
@@ -47,9 +50,10 @@ final class ConnectHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// the decoder has stopped parsing: it leaves last, on the next loop turn, and forwards as
     /// bytes what the client sent after the head (`leftOverBytesStrategy: .forwardBytes`).
     static func takeOver(
-        _ context: ChannelHandlerContext, plan: Plan, version: HTTPVersion, via: String, manager: SessionManager
+        _ context: ChannelHandlerContext, plan: Plan, version: HTTPVersion, via: String, manager: SessionManager,
+        intercept: InterceptSetup? = nil
     ) {
-        let handler = ConnectHandler(plan: plan, version: version, via: via, manager: manager)
+        let handler = ConnectHandler(plan: plan, version: version, via: via, manager: manager, intercept: intercept)
         let gate = InputClosedGate()
         let pipeline = context.pipeline.syncOperations
         do {
@@ -107,6 +111,14 @@ final class ConnectHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 return
             }
             let channel = context.channel
+            if task.request.intercepted {
+                do {
+                    try self.intercept?.install(on: channel, task: task)
+                } catch {
+                    context.close(promise: nil)
+                    return
+                }
+            }
             if !self.early.isEmpty {
                 while let bytes = self.early.popFirst() { context.fireChannelRead(self.wrapInboundOut(bytes)) }
                 context.fireChannelReadComplete()

@@ -41,11 +41,18 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     private(set) var state = State()
     private var context: ChannelHandlerContext?
     private var bridge: ConnectionBridge?
+    /// How a CONNECT is intercepted when a rule says so; nil: never (or inside an intercepted
+    /// connection already).
+    private let intercept: InterceptSetup?
+    /// Inside an intercepted connection: its stream task and the CONNECT's user.
+    private let parent: InterceptParent?
 
     init(
         manager: SessionManager, validator: RequestValidator, clientAddress: String, codec: ClientCodec,
-        clientProcess: ClientProcessSlot? = nil
+        clientProcess: ClientProcessSlot? = nil, intercept: InterceptSetup? = nil, parent: InterceptParent? = nil
     ) {
+        self.intercept = intercept
+        self.parent = parent
         self.manager = manager
         self.validator = validator
         self.clientAddress = clientAddress
@@ -111,7 +118,8 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
                 self.writeRefusal(refusal, version: version, context: context)
             case .takeOver(let plan, let version):
                 ConnectHandler.takeOver(
-                    context, plan: plan, version: version, via: self.validator.via, manager: self.manager)
+                    context, plan: plan, version: version, via: self.validator.via, manager: self.manager,
+                    intercept: self.intercept)
             }
         case .malformed(let refusal):
             switch self.state.malformed(refusal) {
@@ -155,6 +163,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             switch self.validator.validateConnect(head, client: self.clientAddress) {
             case .success(var request):
                 request.process = self.clientProcess
+                request.intercepted = self.intercept?.interception.intercepts(host: request.host) ?? false
                 self.state.openTunnelAtEnd(.open(request), version: head.version)
             case .failure(let refusal): self.state.openTunnelAtEnd(.refuse(refusal), version: head.version)
             }
@@ -170,6 +179,11 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             }
         case .success(var request):
             request.process = self.clientProcess
+            if let parent = self.parent {
+                request.parent = parent.task.id
+                request.proxyUser = parent.proxyUser
+                parent.task.carriedRequest()
+            }
             let task = self.manager.startTask(request, client: self.bridge!)
             // The validator kept `Expect` for the origin only where a 100 means something.
             let awaitsContinue = request.headers.first("expect") != nil

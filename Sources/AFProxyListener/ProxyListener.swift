@@ -23,12 +23,15 @@ package final class ProxyListener: Service, Sendable {
     /// Starts the lookup of a local client's process (the daemon's `ClientProcessLookup`); it
     /// answers at once with the slot the finding will go to, and never blocks the event loop.
     private let processLookup: ClientProcessLookupStart?
+    /// The intercept rules and the local CA; nil: every CONNECT is a plain tunnel.
+    private let interception: Interception?
 
     package init(
         manager: SessionManager, configuration: ListenerConfiguration, group: any EventLoopGroup,
-        processLookup: ClientProcessLookupStart? = nil
+        processLookup: ClientProcessLookupStart? = nil, interception: Interception? = nil
     ) {
         self.processLookup = processLookup
+        self.interception = interception
         self.manager = manager
         self.configuration = Locked(configuration)
         self.group = group
@@ -109,12 +112,17 @@ package final class ProxyListener: Service, Sendable {
                         addresses.peerIsLocal ? lookup(addresses) : nil
                     }
                 }
+                let intercept = self.interception.map {
+                    InterceptSetup(
+                        interception: $0, configuration: configuration, limits: limits, clientAddress: client,
+                        clientProcess: process, manager: manager)
+                }
                 return channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(Self.timeoutHandler(configuration))
                     try Self.addHTTPHandlers(
                         to: sync, manager: manager, validator: validator, clientAddress: client, limits: limits,
-                        authenticator: authenticator, clientProcess: process)
+                        authenticator: authenticator, clientProcess: process, intercept: intercept)
                 }
             }
     }
@@ -125,12 +133,13 @@ package final class ProxyListener: Service, Sendable {
     static func addHTTPHandlers(
         to pipeline: ChannelPipeline.SynchronousOperations, manager: SessionManager, validator: RequestValidator,
         clientAddress: String, limits: NIOHTTPDecoderLimitConfiguration = .init(),
-        authenticator: ProxyAuthenticator? = nil, clientProcess: ClientProcessSlot? = nil
+        authenticator: ProxyAuthenticator? = nil, clientProcess: ClientProcessSlot? = nil,
+        intercept: InterceptSetup? = nil, parent: InterceptParent? = nil
     ) throws -> ProxyConnectionHandler {
         let codec = ClientCodec(decoder: RequestDecoder(limits: limits), authenticator: authenticator)
         let handler = ProxyConnectionHandler(
             manager: manager, validator: validator, clientAddress: clientAddress, codec: codec,
-            clientProcess: clientProcess)
+            clientProcess: clientProcess, intercept: intercept, parent: parent)
         try codec.install(in: pipeline)
         try pipeline.addHandler(handler)
         return handler

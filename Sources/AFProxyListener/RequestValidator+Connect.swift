@@ -7,6 +7,11 @@ import NIOHTTP1
 extension RequestValidator {
     package func validateConnect(_ head: HTTPRequestHead, client: String) -> Result<StreamRequest, ProxyRefusal> {
         if let refusal = self.commonRefusal(head) { return .failure(refusal) }
+        if let origin = self.intercepted {
+            return .failure(
+                ProxyRefusal(.badRequest, "CONNECT inside the intercepted connection to \(origin.authority) is refused")
+            )
+        }
         let user: String?
         switch self.authenticatedUser(head) {
         case .success(let authenticated): user = authenticated

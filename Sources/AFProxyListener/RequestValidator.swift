@@ -14,6 +14,9 @@ package struct RequestValidator: Sendable {
     /// Proxy authentication, when `proxy-auth-file` is set; `ProxyAuthGate` verified new
     /// credentials before the head got here.
     package var authenticator: ProxyAuthenticator?
+    /// Inside an intercepted connection: the origin its requests go to, in origin form. Proxy
+    /// authentication was the CONNECT's (`authenticator` is nil there).
+    var intercepted: InterceptedOrigin?
 
     package init(
         via: String, maxHeaderBytes: Int, connectPorts: ConnectPortPolicy = .default,
@@ -33,7 +36,10 @@ package struct RequestValidator: Sendable {
         case .failure(let refusal): return .failure(refusal)
         }
         let url: AbsoluteURL
-        switch AbsoluteURL.parse(head.uri) {
+        let parsed =
+            self.intercepted.map { $0.url(for: head.uri, host: head.headers.first(name: "host")) }
+            ?? AbsoluteURL.parse(head.uri)
+        switch parsed {
         case .success(let parsed): url = parsed
         case .failure(let refusal): return .failure(refusal)
         }

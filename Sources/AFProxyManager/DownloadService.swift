@@ -184,6 +184,12 @@ package final class DownloadService: Sendable {
         return .download(caFile: policy.caFile, pins: pins, insecure: spec.insecure)
     }
 
+    /// What an intercepted request to `host` connects with: the policy in force and the host's pins.
+    package func interceptedTransferOptions(host: String) -> TransferOptions {
+        let policy = self.security.withLock { $0 }
+        return .intercepted(caFile: policy.caFile, pins: policy.pins.pins(for: host))
+    }
+
     /// Claims `path` for a download; false when another live download makes it.
     func claim(_ path: String) -> Bool {
         self.paths.withLock { $0.insert(path).inserted }

@@ -48,8 +48,12 @@ package final class HTTPTask: @unchecked Sendable {
     /// Session thread only: the final head's status, for the end of a chunked body.
     private var finalStatus = 0
 
-    /// `heldBy`: the hold rule that caught the task, which is then created suspended.
-    init(id: Int, request: ProxyRequest, client: any TaskClient, context: TaskContext, heldBy: Int? = nil) {
+    /// `heldBy`: the hold rule that caught the task, which is then created suspended. `options`:
+    /// `.proxy` for a proxied request, TLS verified for one read inside an intercepted connection.
+    init(
+        id: Int, request: ProxyRequest, client: any TaskClient, context: TaskContext, heldBy: Int? = nil,
+        options: TransferOptions = .proxy
+    ) {
         self.id = id
         self.machine = Locked(
             HTTPTaskStateMachine(
@@ -60,7 +64,8 @@ package final class HTTPTask: @unchecked Sendable {
         self.client = client
         self.context = context
         self.createdAt = Date()
-        let transfer = UpstreamTransfer(request: request, destinations: context.destinations(), delegate: self)
+        let transfer = UpstreamTransfer(
+            request: request, options: options, destinations: context.destinations(), delegate: self)
         transfer.throttle = context.throttleTicket(task: id, host: self.throttleHost)
         self.current.withLock { $0 = transfer }
     }
@@ -105,7 +110,7 @@ package final class HTTPTask: @unchecked Sendable {
             resumes: recorded.resumes,
             proxyUser: self.request.proxyUser,
             limit: self.context.throttler.limit(task: self.id, host: self.throttleHost),
-            heldBy: heldBy, clientProcess: self.request.process?.process
+            heldBy: heldBy, clientProcess: self.request.process?.process, parent: self.request.parent
         )
     }
 
@@ -355,7 +360,8 @@ extension HTTPTask: UpstreamTransferDelegate {
         var request = self.request
         request.headers.append(HTTPHeaderField("Range", "bytes=\(range.offset)-"))
         request.headers.append(HTTPHeaderField("If-Range", range.ifRange))
-        let next = UpstreamTransfer(request: request, destinations: self.context.destinations(), delegate: self)
+        let next = UpstreamTransfer(
+            request: request, options: self.transfer.options, destinations: self.context.destinations(), delegate: self)
         next.throttle = self.transfer.throttle
         self.current.withLock { $0 = next }
         self.context.transport.start(next)

@@ -35,6 +35,9 @@ package final class RuleBook: Sendable {
     package let throttle: Throttler
     /// Hold rules (`holds.json`): a new task one of them catches is created suspended (`held`).
     package let holds: HoldBook
+    /// Intercept rules: `intercept-hosts` and `intercept-exclude` from the configuration, hosts
+    /// added at runtime and the hosts passed through after a refused certificate (`intercept.json`).
+    package let intercept: LiveRules<InterceptRuleSet>
     /// `deny-hosts`, `allow-hosts`, `deny-private-destinations`, from the configuration.
     package let destinations = LiveRules(DestinationPolicy.open)
     /// The files of the kinds kept in the state directory.
@@ -50,7 +53,12 @@ package final class RuleBook: Sendable {
         let holdsFile = stateDirectory.flatMap { StateFiles.file(for: HoldRuleSet.self, directory: $0, logger: logger) }
         self.throttle = Throttler(defaults: throttleDefaults, store: throttleFile)
         self.holds = HoldBook(HoldRuleSet(), store: holdsFile)
-        let files: [(any AnyStateFile)?] = [throttleFile, holdsFile]
+        let interceptFile = stateDirectory.flatMap {
+            StateFiles.file(for: InterceptRuleSet.self, directory: $0, logger: logger)
+        }
+        self.intercept = LiveRules(InterceptRuleSet(), store: interceptFile)
+        self.intercept.restore()
+        let files: [(any AnyStateFile)?] = [throttleFile, holdsFile, interceptFile]
         self.stateFiles = files.compactMap { $0 }
     }
 

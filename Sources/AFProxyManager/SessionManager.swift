@@ -82,8 +82,12 @@ package final class SessionManager: Sendable {
     /// hold rule catches it, publishes `held` and leaves it suspended before anything was sent.
     package func startTask(_ request: ProxyRequest, client: any TaskClient) -> HTTPTask {
         let heldBy = self.holds.catchTask(HoldFacts(request))
+        let options =
+            request.isIntercepted
+            ? self.downloads.interceptedTransferOptions(host: LoopbackHost.host(ofURL: request.url) ?? "") : .proxy
         let task = self.register(request.kind) { id in
-            HTTPTask(id: id, request: request, client: client, context: self.taskContext, heldBy: heldBy)
+            HTTPTask(
+                id: id, request: request, client: client, context: self.taskContext, heldBy: heldBy, options: options)
         }
         self.events.publish(.created, task.record())
         task.begin()

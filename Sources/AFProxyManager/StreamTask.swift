@@ -28,6 +28,8 @@ package final class StreamTask: Sendable {
         var status: Int?
         var end: TunnelEnd?
         var metrics = TaskMetrics()
+        /// Requests read inside an intercepted connection so far.
+        var requests = 0
     }
 
     private let recorded = Locked(Recorded())
@@ -43,10 +45,15 @@ package final class StreamTask: Sendable {
         self.request = request
         self.createdAt = Date()
         self.context = context
-        let tunnel = context.transport.openTunnel(
-            host: request.host, port: request.port, eventLoop: eventLoop, destinations: context.destinations(),
-            delegate: self, throttle: context.throttleTicket(task: id, host: request.host))
+        // An intercepted CONNECT opens nothing upstream; each request inside is a task that does.
+        let tunnel: any TunnelTransport =
+            request.intercepted
+            ? InterceptedConnection(eventLoop: eventLoop, delegate: self)
+            : context.transport.openTunnel(
+                host: request.host, port: request.port, eventLoop: eventLoop, destinations: context.destinations(),
+                delegate: self, throttle: context.throttleTicket(task: id, host: request.host))
         self.tunnel.withLock { $0 = tunnel }
+        if request.intercepted { self.recorded.withLock { $0.status = 200 } }
     }
 
     private var transfer: any TunnelTransport { self.tunnel.withLock { $0! } }
@@ -83,7 +90,26 @@ package final class StreamTask: Sendable {
             metrics: recorded.metrics, requestHeaders: self.request.headers, responseHeaders: nil,
             endReason: recorded.end?.reason, proxyUser: self.request.proxyUser,
             limit: self.context.throttler.limit(task: self.id, host: self.request.host), heldBy: heldBy,
-            clientProcess: self.request.process?.process)
+            clientProcess: self.request.process?.process, requests: self.request.intercepted ? recorded.requests : nil)
+    }
+
+    // MARK: an intercepted connection (on its event loop)
+
+    /// A request read inside the intercepted connection became a task.
+    package func carriedRequest() {
+        self.recorded.withLock { $0.requests += 1 }
+    }
+
+    /// The client's TLS handshake with afproxy completed after `milliseconds` (the task's `tls`
+    /// phase: afproxy's side; each request's own shows the origin's).
+    package func clientHandshakeCompleted(milliseconds: Double) {
+        self.recorded.withLock { $0.metrics.tlsMs = milliseconds }
+    }
+
+    /// The client's TLS handshake failed (`TaskFailure.clientTLSFailed`): the connection closes
+    /// and the task ends with `failure`.
+    package func clientHandshakeFailed(_ failure: TaskFailure) {
+        self.transfer.cancel(failure)
     }
 
     // MARK: the client connection (on its event loop)

@@ -24,3 +24,4 @@ extension UpstreamSession: UpstreamTransport {
 }
 
 extension TunnelTransfer: TunnelTransport {}
+extension InterceptedConnection: TunnelTransport {}

@@ -10,7 +10,8 @@ package struct ProxyRequest: Sendable {
     }
 
     package var method: String
-    /// Absolute URL, `http://host[:port]/path?query`.
+    /// Absolute URL, `http://host[:port]/path?query`; `https://` for a request read inside an
+    /// intercepted CONNECT.
     package var url: String
     /// Fields to send upstream, in the client's order. Framing fields (Content-Length,
     /// Transfer-Encoding, Expect) are not in the list: the session sets them from `body`.
@@ -22,6 +23,9 @@ package struct ProxyRequest: Sendable {
     package var proxyUser: String?
     /// Where the lookup of the client's process puts what it finds (nil: not looked up).
     package var process: ClientProcessSlot?
+    /// The stream task of the intercepted CONNECT the request came in, whose TLS afproxy
+    /// terminated: the request goes to its origin over TLS, verified. Nil for a proxied request.
+    package var parent: Int?
 
     package init(
         method: String, url: String, headers: HTTPHeaderList, body: Body, client: String, proxyUser: String? = nil,
@@ -39,6 +43,9 @@ package struct ProxyRequest: Sendable {
     package var kind: TaskKind {
         self.body == .none || self.body == .length(0) ? .data : .upload
     }
+
+    /// Read inside an intercepted connection: sent upstream over verified TLS.
+    package var isIntercepted: Bool { self.parent != nil }
 
     /// A response to HEAD has no body whatever its headers say (RFC 9110 §9.3.2).
     package var isHead: Bool { self.method == "HEAD" }

@@ -14,6 +14,9 @@ package struct StreamRequest: Sendable, Equatable {
     package var proxyUser: String?
     /// Where the lookup of the client's process puts what it finds (nil: not looked up).
     package var process: ClientProcessSlot?
+    /// afproxy terminates the client's TLS (an intercept rule matched): no upstream connection
+    /// is opened for the CONNECT itself; each request inside becomes a task of its own.
+    package var intercepted = false
 
     package init(
         host: String, port: Int, headers: HTTPHeaderList = [], client: String, proxyUser: String? = nil,

@@ -28,6 +28,7 @@ package struct TaskFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case tlsPinMismatch = "tls-pin-mismatch"
         case destinationDenied = "destination-denied"
         case stalled = "stalled"
+        case clientTLSFailed = "client-tls-failed"
     }
 
     private let reason: Code
@@ -64,6 +65,7 @@ package struct TaskFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case .refusedByPolicy, .destinationDenied: 403
         case .badRequest: 400
         case .internalError, .fileError, .stalled: 500
+        case .clientTLSFailed: 400
         case .diskFull: 507
         }
     }
@@ -133,6 +135,11 @@ package struct TaskFailure: Error, Sendable, Hashable, CustomStringConvertible {
     package static func tlsVerifyFailed(_ message: String) -> TaskFailure { .init(.tlsVerifyFailed, message) }
     /// The origin's key matches none of the pins its host has.
     package static func tlsPinMismatch(_ message: String) -> TaskFailure { .init(.tlsPinMismatch, message) }
+
+    /// The client's side of an intercepted connection did not complete its TLS handshake with
+    /// afproxy: it refused the minted certificate (the alert it sent is in the message), spoke
+    /// something else than TLS, or stalled.
+    package static func clientTLSFailed(_ message: String) -> TaskFailure { .init(.clientTLSFailed, message) }
 
     /// A download retries after this failure: the network or the origin may do better next time.
     /// TLS, the request itself, the file and the daemon's own faults would fail the same way again.

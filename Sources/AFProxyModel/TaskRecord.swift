@@ -43,6 +43,11 @@ package struct TaskRecord: Sendable, Codable, Equatable {
     package var heldBy: Int?
     /// The program on this machine that made the request (its connection's), when it was found.
     package var clientProcess: ClientProcess?
+    /// The stream task of the intercepted connection an `https://` request came in; nil otherwise.
+    package var parent: Int?
+    /// How many requests an intercepted connection (a stream task) carried so far; nil for a
+    /// plain tunnel and the other kinds.
+    package var requests: Int?
 
     package init(
         id: Int, kind: TaskKind, state: TaskState, method: String, url: String, client: String,
@@ -54,7 +59,7 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         proxyUser: String? = nil,
         limit: TaskLimit? = nil,
         heldBy: Int? = nil,
-        clientProcess: ClientProcess? = nil
+        clientProcess: ClientProcess? = nil, parent: Int? = nil, requests: Int? = nil
     ) {
         self.id = id
         self.kind = kind
@@ -79,6 +84,8 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         self.limit = limit
         self.heldBy = heldBy
         self.clientProcess = clientProcess
+        self.parent = parent
+        self.requests = requests
     }
 
     // Encode nil as null: clients see every documented key, with null for what is not known.
@@ -107,5 +114,7 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         try container.encode(self.limit, forKey: .limit)
         try container.encode(self.heldBy, forKey: .heldBy)
         try container.encode(self.clientProcess, forKey: .clientProcess)
+        try container.encode(self.parent, forKey: .parent)
+        try container.encode(self.requests, forKey: .requests)
     }
 }

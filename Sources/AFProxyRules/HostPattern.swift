@@ -1,7 +1,7 @@
 import AFProxyModel
 
 /// One destination in a rule (throttle, hold, deny/allow, pin): a host name (`example.org`),
-/// every name below a domain (`*.example.org`, not the domain itself), or addresses (`192.0.2.7`,
+/// every name below a domain (`*.example.org`, not the domain itself), every host (`*`), or addresses (`192.0.2.7`,
 /// `10.0.0.0/8`, `[2001:db8::1]`, `fd00::/8`). Names compare case-insensitively and without a
 /// trailing dot, so the spellings a client may use for one host meet one rule.
 package struct HostPattern: Sendable, Hashable, CustomStringConvertible {
@@ -10,6 +10,8 @@ package struct HostPattern: Sendable, Hashable, CustomStringConvertible {
         /// The domain, lower-case, with its leading dot: `.example.org`.
         case below(String)
         case network(IPNetwork)
+        /// `*`: every host, named or an address.
+        case any
     }
 
     package let form: Form
@@ -17,6 +19,10 @@ package struct HostPattern: Sendable, Hashable, CustomStringConvertible {
     /// Throws the reason a person should read when `text` is none of the forms.
     package init(_ text: some StringProtocol) throws(HostPatternError) {
         let text = String(text)
+        if text == "*" {
+            self.form = .any
+            return
+        }
         if let network = IPNetwork(text) {
             self.form = .network(network)
             return
@@ -40,12 +46,16 @@ package struct HostPattern: Sendable, Hashable, CustomStringConvertible {
         case .name(let name): return Self.normalize(host) == name
         case .below(let domain): return Self.normalize(host).hasSuffix(domain)
         case .network(let network): return IPAddress(host).map(network.contains) ?? false
+        case .any: return true
         }
     }
 
     package func matches(_ address: IPAddress) -> Bool {
-        guard case .network(let network) = self.form else { return false }
-        return network.contains(address)
+        switch self.form {
+        case .network(let network): network.contains(address)
+        case .any: true
+        case .name, .below: false
+        }
     }
 
     /// Larger is narrower, for "the most specific rule wins": an exact name over any domain,
@@ -55,6 +65,7 @@ package struct HostPattern: Sendable, Hashable, CustomStringConvertible {
         case .name: 1000
         case .below(let domain): domain.utf8.count
         case .network(let network): network.prefixLength
+        case .any: 0
         }
     }
 
@@ -64,6 +75,7 @@ package struct HostPattern: Sendable, Hashable, CustomStringConvertible {
         case .below(let domain): "*" + domain
         case .network(let network):
             network.prefixLength == network.address.bytes.count * 8 ? "\(network.address)" : "\(network)"
+        case .any: "*"
         }
     }
 

@@ -11,7 +11,7 @@ import NIOCore
 /// The proxy times the head only (`header-timeout`; a body may stream for as long as the client
 /// sends it) and sheds an idle connection's codec (`shedDelay`); the control socket times head and
 /// body and sheds nothing. Both answer with their own refusal.
-package final class ConnectionTimeoutHandler: ChannelDuplexHandler {
+package final class ConnectionTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
     package typealias InboundIn = ByteBuffer
     package typealias InboundOut = ByteBuffer
     package typealias OutboundIn = ByteBuffer

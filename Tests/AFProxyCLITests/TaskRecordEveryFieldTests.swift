@@ -31,6 +31,8 @@ import Testing
             path: "/home/a b/f.iso", sha256: "ab", keepPartial: true, attempt: 2, maxAttempts: 10, lastError: "cut",
             restarts: [.init(at: at, reason: "changed\n")], insecure: true, pins: ["sha256//AAAA"])
         record.proxyUser = "alice"
+        record.parent = 4
+        record.requests = 12
         record.limit = TaskLimit(
             down: .init(bytesPerSecond: 1_000_000, rule: "global"), up: .init(bytesPerSecond: 5, rule: "task 9"))
         record.clientProcess = ClientProcess(

@@ -27,6 +27,7 @@ struct TaskFailureTests {
             (.tlsPinMismatch("x"), 502, "tls-pin-mismatch", false),
             (.destinationDenied("x is denied by deny-hosts x"), 403, "destination-denied", false),
             (.stalled("x"), 500, "stalled", false),
+            (.clientTLSFailed("x"), 400, "client-tls-failed", false),
         ]
         for (failure, status, code, cancel) in cases {
             #expect((failure.httpStatus, failure.code, failure.isCancellation) == (status, code, cancel))

@@ -1,0 +1,87 @@
+import AFProxyManager
+import AFProxyModel
+import AFProxyRules
+import FoundationEssentials
+import NIOHTTP1
+
+/// `/v1/intercept`: the intercept rules (which CONNECTs afproxy terminates with its local CA),
+/// the configured ones and those added at runtime, kept in `intercept.json` by the rule book.
+///
+///     GET    /v1/intercept            the rules, the exclusions and the hosts passed through
+///     POST   /v1/intercept            intercept a host pattern (`InterceptRequestBody`)
+///     DELETE /v1/intercept/{pattern}  a runtime rule, or the pass-through of a host
+///
+/// Adding a rule prepares the local CA first (created on first use, which writes its files):
+/// that route blocks, and a CA that cannot be made is a 500 naming why, with no rule added.
+struct InterceptEndpoint: ControlEndpoint {
+    enum Route: Sendable, Equatable {
+        case list
+        case add
+        case remove(String)
+    }
+
+    let manager: SessionManager
+    /// Loads or creates the local CA; throws why it cannot. Nil: no CA in this daemon (tests).
+    let prepareCA: (@Sendable () throws -> Void)?
+
+    func route(_ request: ControlRequest) -> Result<Route, RouteRefusal> {
+        let notAllowed = RouteRefusal.notAllowed(request.method, on: request.path)
+        switch request.rest.count {
+        case 1:
+            switch request.method {
+            case "GET": return .success(.list)
+            case "POST": return .success(.add)
+            default: return .failure(notAllowed)
+            }
+        case 2:
+            guard request.method == "DELETE" else { return .failure(notAllowed) }
+            return .success(.remove(request.rest[1]))
+        default:
+            return .failure(.noSuchEndpoint(request.path))
+        }
+    }
+
+    func blocks(_ route: Route) -> Bool { route == .add }
+
+    func answer(_ route: Route, to request: ControlRequest) -> ControlAnswer {
+        let rules = self.manager.rules.intercept
+        switch route {
+        case .list:
+            return .json(.ok, InterceptList(rules.ruleSet, now: Date()))
+        case .add:
+            guard
+                let body = try? JSONDecoder().decode(
+                    InterceptRequestBody.self, from: Data(request.body.readableBytesView))
+            else {
+                return .error(.badRequest, #"expected a JSON object {"host": "PATTERN"}"#)
+            }
+            let pattern: HostPattern
+            do throws(HostPatternError) {
+                pattern = try HostPattern(body.host)
+            } catch {
+                return .error(.badRequest, error.message)
+            }
+            do {
+                try self.prepareCA?()
+            } catch {
+                return .error(.internalServerError, "the local CA is not usable, so nothing is intercepted: \(error)")
+            }
+            let added = rules.change { $0.add(pattern) }
+            return .json(added ? .created : .ok, InterceptList(rules.ruleSet, now: Date()))
+        case .remove(let text):
+            let pattern: HostPattern
+            do throws(HostPatternError) {
+                pattern = try HostPattern(PercentDecoding.decode(text))
+            } catch {
+                return .error(.badRequest, error.message)
+            }
+            guard rules.change({ $0.remove(pattern) }) else {
+                return .error(
+                    .notFound,
+                    "no runtime intercept rule or pass-through for \(pattern) (configured rules change in the config file)"
+                )
+            }
+            return .json(.ok, InterceptList(rules.ruleSet, now: Date()))
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import AFProxyManager
+import AFProxyModel
+import AFProxyServerKit
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+
+/// What a client connection needs to turn an intercepted CONNECT into a connection of its own:
+/// once the 200 is written, the TLS server side with a minted certificate, the handshake watch,
+/// the header and idle timers (now on the decrypted bytes, so that a 408 reaches the client
+/// inside its TLS) and the HTTP handlers, whose requests go to `https://host:port` as tasks
+/// with the CONNECT's stream task as their parent.
+struct InterceptSetup {
+    let interception: Interception
+    let configuration: ListenerConfiguration
+    let limits: NIOHTTPDecoderLimitConfiguration
+    let clientAddress: String
+    let clientProcess: ClientProcessSlot?
+    let manager: SessionManager
+
+    /// On the client's loop, behind what `channel`'s pipeline holds (the CONNECT's handler,
+    /// leaving next). Throws when the CA cannot mint now; the caller closes the connection.
+    func install(on channel: any Channel, task: StreamTask) throws {
+        let request = task.request
+        guard let tls = self.interception.certificates.makeServerHandler(connectHost: request.host) else {
+            task.clientHandshakeFailed(.clientTLSFailed("the local CA cannot issue certificates now"))
+            throw ChannelError.ioOnClosedChannel
+        }
+        let pipeline = channel.pipeline.syncOperations
+        // The CONNECT's timers go: the ones below time the requests inside.
+        if let outer = try? pipeline.handler(type: ConnectionTimeoutHandler.self) {
+            pipeline.removeHandler(outer, promise: nil)
+        }
+        try channel.syncOptions?.setOption(.allowRemoteHalfClosure, value: false)
+        let interception = self.interception
+        try pipeline.addHandler(tls)
+        try pipeline.addHandler(
+            ClientHandshakeWatch(task: task, timeout: TimeAmount(self.configuration.headerTimeout)) { reason in
+                interception.clientRefused(host: request.host, reason: reason)
+            })
+        try pipeline.addHandler(ProxyListener.timeoutHandler(self.configuration))
+        var validator = RequestValidator(
+            via: self.configuration.viaName, maxHeaderBytes: self.configuration.maxHeaderBytes,
+            connectPorts: self.configuration.allowedConnectPorts)
+        validator.intercepted = InterceptedOrigin(host: request.host, port: request.port)
+        try ProxyListener.addHTTPHandlers(
+            to: pipeline, manager: self.manager, validator: validator, clientAddress: self.clientAddress,
+            limits: self.limits, clientProcess: self.clientProcess,
+            parent: InterceptParent(task: task, proxyUser: request.proxyUser))
+    }
+}
+
+/// The intercepted connection a request came in: its stream task counts the request, and the
+/// CONNECT's proxy user is the request's.
+struct InterceptParent {
+    let task: StreamTask
+    let proxyUser: String?
+}

@@ -1,0 +1,82 @@
+import AFProxyModel
+import NIOCore
+
+/// First in an intercepted connection's pipeline, on the raw (encrypted) bytes: counts them
+/// for the stream task, holds the reads of the handlers behind it while the task is suspended,
+/// and reports the connection's end once, last.
+final class InterceptGate: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let counters: TunnelCounters
+    private let delegate: any TunnelTransferDelegate
+    private var context: ChannelHandlerContext?
+    /// A `read()` that came while paused, let through on resume.
+    private var readHeld = false
+    private var failure: TaskFailure?
+    private(set) var isOver = false
+    /// The client was answered 200 (`InterceptedConnection.start`).
+    var established = false
+
+    init(counters: TunnelCounters, delegate: any TunnelTransferDelegate) {
+        self.counters = counters
+        self.delegate = delegate
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        self.counters.add(self.unwrapInboundIn(data).readableBytes, from: .client)
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        self.counters.add(self.unwrapOutboundIn(data).readableBytes, from: .upstream)
+        context.write(data, promise: promise)
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if self.counters.isPaused {
+            self.readHeld = true
+        } else {
+            context.read()
+        }
+    }
+
+    func resume() {
+        guard self.readHeld, let context = self.context else { return }
+        self.readHeld = false
+        context.read()
+    }
+
+    /// Canceled, or the client's handshake failed: the connection closes and its end records
+    /// `failure`.
+    func end(_ failure: TaskFailure) {
+        if self.failure == nil { self.failure = failure }
+        guard let context = self.context else {
+            self.finish()
+            return
+        }
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        self.finish()
+        context.fireChannelInactive()
+    }
+
+    private func finish() {
+        guard !self.isOver else { return }
+        self.isOver = true
+        let end = self.failure.map(TunnelEnd.init) ?? TunnelEnd(reason: "client closed")
+        self.delegate.tunnelDidComplete(end)
+    }
+}
