@@ -6,6 +6,11 @@ import CCurl
 /// allowed from other threads is `wakeup()`, which curl documents as thread-safe.
 final class SessionLoop: @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer
+    /// TLS sessions shared by every transfer, so that a task to an https origin another task
+    /// reached before resumes its session (one round trip and no certificate exchange) even on a
+    /// new connection: libcurl 7.88 keeps them per easy handle otherwise. One thread uses it, so
+    /// it needs no lock callbacks.
+    private let share: UnsafeMutableRawPointer?
     private let watcher = SocketWatcher()
     private let configuration: UpstreamConfiguration
     private var active: [ObjectIdentifier: UpstreamTransfer] = [:]
@@ -22,6 +27,10 @@ final class SessionLoop: @unchecked Sendable {
     init(configuration: UpstreamConfiguration) {
         guard let multi = curl_multi_init() else { fatalError("curl_multi_init failed") }
         self.multi = multi
+        self.share = curl_share_init()
+        if let share = self.share {
+            _ = afc_share_setopt_long(share, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_SSL_SESSION.rawValue))
+        }
         self.configuration = configuration
         self.watcher.attach(to: multi)
         _ = afc_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, configuration.idleConnections)
@@ -29,6 +38,7 @@ final class SessionLoop: @unchecked Sendable {
 
     deinit {
         curl_multi_cleanup(self.multi)
+        if let share = self.share { curl_share_cleanup(share) }
     }
 
     func wakeup() {
@@ -209,6 +219,7 @@ final class SessionLoop: @unchecked Sendable {
             handle.set(CURLOPT_SSL_VERIFYPEER, 0)
             handle.set(CURLOPT_SSL_VERIFYHOST, 0)
         }
+        if transfer.options.allowsTLS, let share = self.share { handle.set(CURLOPT_SHARE, pointer: share) }
         handle.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1))
         handle.set(CURLOPT_PATH_AS_IS, 1)
         // Transparent: bodies pass as the origin encoded them.

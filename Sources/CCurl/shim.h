@@ -38,6 +38,11 @@ static inline CURLcode afc_easy_setopt_slist(CURL *handle, CURLoption option, st
     return curl_easy_setopt(handle, option, value);
 }
 
+/* curl_share_setopt is variadic too: the session's one share object (its TLS sessions). */
+static inline CURLSHcode afc_share_setopt_long(CURLSH *share, CURLSHoption option, long value) {
+    return curl_share_setopt(share, option, value);
+}
+
 /* Header, write and read callbacks share one signature. */
 static inline CURLcode afc_easy_setopt_data_callback(CURL *handle, CURLoption option, afc_data_callback value) {
     return curl_easy_setopt(handle, option, value);

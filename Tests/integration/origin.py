@@ -162,6 +162,9 @@ class _Handler(socketserver.BaseRequestHandler):
                 sock.do_handshake()
             except (ssl.SSLError, OSError):
                 return
+            if sock.session_reused:
+                with self.server.origin._lock:
+                    self.server.origin._tls_resumed += 1
         self.sock = sock
         self.rfile = sock.makefile("rb", buffering=256 * 1024)
         origin = self.server.origin
@@ -457,6 +460,7 @@ class Origin:
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._connections = 0
+        self._tls_resumed = 0
         self._open: set[socket.socket] = set()
         self.requests: deque[_Request] = deque(maxlen=1000)
         self._server = _OriginTCPServer(self, tls, ipv6)
@@ -480,6 +484,12 @@ class Origin:
     def connections(self) -> int:
         with self._lock:
             return self._connections
+
+    @property
+    def tls_resumed(self) -> int:
+        """TLS connections whose client resumed an earlier session."""
+        with self._lock:
+            return self._tls_resumed
 
     @property
     def open_connections(self) -> int:
