@@ -82,13 +82,15 @@ struct Daemon {
         let listener = ProxyListener(
             manager: manager, configuration: listenerConfiguration, group: group, processLookup: processes.start)
         let metrics = DaemonMetrics(manager: manager) { listener.openConnections }
+        let authority = Self.interceptAuthority(self.configuration, self.environment, logger: logger)
         let control = ControlServer(
             manager: manager, group: group,
             extraStats: { stats in
                 stats.openConnections = listener.openConnections
                 stats.network = manager.reachability
             },
-            metrics: .init(contentType: DaemonMetrics.contentType, exposition: metrics.exposition))
+            metrics: .init(contentType: DaemonMetrics.contentType, exposition: metrics.exposition),
+            authority: authority)
         let metricsServer = MetricsServer(group: group, exposition: metrics.exposition)
         if let text = self.configuration.metricsListen {
             let address = try ListenAddress.parse(text)
