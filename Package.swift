@@ -7,6 +7,8 @@ import PackageDescription
 /// dashboard) ← AFProxyDaemon; AFProxyModel ← AFProxyNetwork (the network watcher) ← AFProxyDaemon; AFProxyServerKit
 /// (NIO only) ← the four servers (AFProxyListener, AFProxyControl, AFProxyWeb, AFProxyMetrics).
 /// AFProxyModel ← AFProxyAPI (the wire API) ← AFProxyControl / AFProxyWeb / AFProxyDaemon / AFProxyCLI (afproxyctl).
+/// AFProxyModel / AFProxyAPI ← AFProxyStore ← AFProxyTLS (the local CA, swift-nio-ssl, swift-certificates) ←
+/// AFProxyListener / AFProxyControl / AFProxyDaemon.
 let package = Package(
     name: "afproxy",
     platforms: [.macOS(.v15)],
@@ -22,6 +24,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
     targets: [
         /// libcurl, and typed wrappers for its variadic calls (Swift cannot call C varargs).
@@ -78,6 +83,22 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
+        /// The local CA of HTTPS interception (`ca-dir`) and the TLS server side of intercepted
+        /// connections: leaf certificates minted per SNI name, cached. Its own module so that
+        /// swift-nio-ssl and swift-certificates reach only the listener, the control socket and
+        /// the daemon.
+        .target(
+            name: "AFProxyTLS",
+            dependencies: [
+                "AFProxyModel", "AFProxyAPI", "AFProxyStore", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
+        ),
         .target(
             name: "AFProxyCurl",
             dependencies: [
@@ -132,6 +153,7 @@ let package = Package(
             name: "AFProxyControl",
             dependencies: [
                 "AFProxyModel", "AFProxyAPI", "AFProxyRules", "AFProxyManager", "AFProxyServerKit", "AFProxyStore",
+                "AFProxyTLS",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -183,9 +205,10 @@ let package = Package(
             dependencies: [
                 "AFProxyModel", "AFProxyRules", "AFProxyCurl", "AFProxyManager", "AFProxyListener", "AFProxyControl",
                 "AFProxyStore", "AFProxySystemd", "AFProxyNetwork", "AFProxyMetrics", "AFProxyWeb", "AFProxyServerKit",
-                "AFProxyAPI",
+                "AFProxyAPI", "AFProxyTLS",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -291,6 +314,19 @@ let package = Package(
                 "AFProxyTunnel", "AFProxyModel",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "AFProxyTLSTests",
+            dependencies: [
+                "AFProxyTLS", "AFProxyAPI", "AFProxyStore", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .testTarget(name: "AFProxyDaemonTests", dependencies: ["AFProxyDaemon", "AFProxyRules"]),

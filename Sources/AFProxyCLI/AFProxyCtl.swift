@@ -19,7 +19,7 @@ package struct AFProxyCtl: ParsableCommand {
         version: AFProxyVersion.current,
         subcommands: [
             List.self, Show.self, Suspend.self, Resume.self, Cancel.self, Watch.self, Stats.self, Status.self,
-            Download.self, Pin.self, Har.self,
+            Download.self, Pin.self, Har.self, CA.self,
             Web.self,
             Throttle.self, Unthrottle.self,
             Hold.self, Intercept.self,

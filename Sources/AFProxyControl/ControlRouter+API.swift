@@ -1,13 +1,14 @@
 import AFProxyAPI
 import AFProxyManager
 import AFProxyModel
+import AFProxyTLS
 
 extension ControlRouter {
     /// Every endpoint of the control API, where it lives. The README's "Control API" lists them.
     static func api(
         manager: SessionManager, extraStats: @escaping @Sendable (inout SessionStats) -> Void,
         metrics: ControlServer.Metrics?, web: @escaping @Sendable () -> WebAddress?, streams: ControlStreams?,
-        prepareCA: (@Sendable () throws -> Void)? = nil
+        authority: InterceptAuthority? = nil
     ) -> ControlRouter {
         var router = ControlRouter()
         router.add("tasks", TasksEndpoint(manager: manager))
@@ -15,7 +16,8 @@ extension ControlRouter {
         router.add("holds", HoldsEndpoint(manager: manager))
         router.add("throttle", ThrottleEndpoint(manager: manager))
         router.add("pin", PinEndpoint(manager: manager))
-        router.add("intercept", InterceptEndpoint(manager: manager, prepareCA: prepareCA))
+        router.add("intercept", InterceptEndpoint(manager: manager, authority: authority))
+        router.add("ca", CAEndpoint(authority: authority))
         router.add("har", HAREndpoint(manager: manager))
         router.add("stats", StatsEndpoint(manager: manager, extraStats: extraStats))
         router.add("status", StatusEndpoint(manager: manager, extraStats: extraStats))

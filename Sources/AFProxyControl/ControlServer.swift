@@ -3,6 +3,7 @@ import AFProxyManager
 import AFProxyModel
 import AFProxyServerKit
 import AFProxyStore
+import AFProxyTLS
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -26,6 +27,8 @@ package final class ControlServer: Service, Sendable {
     private let group: any EventLoopGroup
     let extraStats: @Sendable (inout SessionStats) -> Void
     private let metrics: Metrics?
+    /// The local CA behind `/v1/ca` (nil: the daemon has none, as in tests).
+    private let authority: InterceptAuthority?
     private let sockets = ServerSockets()
     /// The socket file this server created, removed at the stop (an adopted one is systemd's).
     private let path = Locked<String?>(nil)
@@ -47,19 +50,16 @@ package final class ControlServer: Service, Sendable {
         }
     }
 
-    /// Loads or creates the local CA before an intercept rule is added; nil: no CA (tests).
-    private let prepareCA: (@Sendable () throws -> Void)?
-
     package init(
         manager: SessionManager, group: any EventLoopGroup,
         extraStats: @escaping @Sendable (inout SessionStats) -> Void = { _ in }, metrics: Metrics? = nil,
-        prepareCA: (@Sendable () throws -> Void)? = nil
+        authority: InterceptAuthority? = nil
     ) {
-        self.prepareCA = prepareCA
         self.manager = manager
         self.group = group
         self.extraStats = extraStats
         self.metrics = metrics
+        self.authority = authority
     }
 
     /// Creates the socket at `path` with `mode`, creating a missing parent directory (0700).
@@ -159,7 +159,7 @@ package final class ControlServer: Service, Sendable {
         try sync.addHandlers(gate)
         let router = ControlRouter.api(
             manager: self.manager, extraStats: self.extraStats, metrics: self.metrics, web: { web.withLock { $0 } },
-            streams: self.streams, prepareCA: self.prepareCA)
+            streams: self.streams, authority: self.authority)
         try sync.addHandler(ControlHandler(router: router, caller: caller))
     }
 

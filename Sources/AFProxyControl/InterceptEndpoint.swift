@@ -1,6 +1,7 @@
 import AFProxyManager
 import AFProxyModel
 import AFProxyRules
+import AFProxyTLS
 import FoundationEssentials
 import NIOHTTP1
 
@@ -21,8 +22,8 @@ struct InterceptEndpoint: ControlEndpoint {
     }
 
     let manager: SessionManager
-    /// Loads or creates the local CA; throws why it cannot. Nil: no CA in this daemon (tests).
-    let prepareCA: (@Sendable () throws -> Void)?
+    /// The local CA, loaded or created before a rule is added; nil: no CA in this daemon (tests).
+    let authority: InterceptAuthority?
 
     func route(_ request: ControlRequest) -> Result<Route, RouteRefusal> {
         let notAllowed = RouteRefusal.notAllowed(request.method, on: request.path)
@@ -62,7 +63,7 @@ struct InterceptEndpoint: ControlEndpoint {
                 return .error(.badRequest, error.message)
             }
             do {
-                try self.prepareCA?()
+                try self.authority?.prepare()
             } catch {
                 return .error(.internalServerError, "the local CA is not usable, so nothing is intercepted: \(error)")
             }

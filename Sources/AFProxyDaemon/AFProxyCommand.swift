@@ -123,6 +123,13 @@ package struct AFProxyCommand: AsyncParsableCommand {
             valueName: "dir"))
     var downloadDir: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The local CA of HTTPS interception (ca-key.pem, ca-cert.pem), created on first use; default STATE/ca.",
+            valueName: "dir"))
+    var caDir: String?
+
     @Option(name: .long, help: "Download tasks that run at once; the others wait, queued (default 3).")
     var maxActiveDownloads: String?
 
@@ -295,6 +302,7 @@ package struct AFProxyCommand: AsyncParsableCommand {
                 ("grace-period", self.gracePeriod), ("log-completed-tasks", self.logCompletedTasks),
                 ("log-target", self.logTarget), ("via-name", self.viaName),
                 ("state-dir", self.stateDir), ("download-dir", self.downloadDir),
+                ("ca-dir", self.caDir),
                 ("max-active-downloads", self.maxActiveDownloads), ("download-retries", self.downloadRetries),
                 ("transparent-resume", self.transparentResume), ("resume-attempts", self.resumeAttempts),
                 ("tls-ca-file", self.tlsCAFile), ("network-loss", self.networkLoss),

@@ -80,8 +80,11 @@ struct Daemon {
             logger.warning("network status unknown from now on: the netlink socket failed: \(error)")
         }
         let processes = ClientProcessLookup(unit: SystemdUnit.of(pid:))
+        let authority = Self.interceptAuthority(self.configuration, self.environment, logger: logger)
+        if manager.rules.intercept.isActive { Self.prepareForInterception(authority, logger: logger) }
         let listener = ProxyListener(
-            manager: manager, configuration: listenerConfiguration, group: group, processLookup: processes.start)
+            manager: manager, configuration: listenerConfiguration, group: group, processLookup: processes.start,
+            interception: Interception(rules: manager.rules.intercept, certificates: authority))
         let metrics = DaemonMetrics(manager: manager) { listener.openConnections }
         let control = ControlServer(
             manager: manager, group: group,
@@ -89,7 +92,8 @@ struct Daemon {
                 stats.openConnections = listener.openConnections
                 stats.network = manager.reachability
             },
-            metrics: .init(contentType: DaemonMetrics.contentType, exposition: metrics.exposition))
+            metrics: .init(contentType: DaemonMetrics.contentType, exposition: metrics.exposition),
+            authority: authority)
         let metricsServer = MetricsServer(group: group, exposition: metrics.exposition)
         if let text = self.configuration.metricsListen {
             let address = try ListenAddress.parse(text)

@@ -41,6 +41,8 @@ package struct DaemonConfiguration: Sendable, Equatable {
     package var stateDirectory: String?
     /// Where a download without `-o` goes; nil: `DownloadLocations.downloadDirectory`.
     package var downloadDirectory: String?
+    /// The local CA's directory; nil: `ca` under the state directory.
+    package var caDirectory: String?
     package var maxActiveDownloads = 3
     /// Attempts in a row that may move nothing before a download fails.
     package var downloadRetries = 10
@@ -171,6 +173,9 @@ package struct DaemonConfiguration: Sendable, Equatable {
         },
         Key(name: "download-dir", environment: "AFPROXY_DOWNLOAD_DIR") { config, value throws(ConfigurationError) in
             config.downloadDirectory = try absolutePath(value)
+        },
+        Key(name: "ca-dir", environment: "AFPROXY_CA_DIR") { config, value throws(ConfigurationError) in
+            config.caDirectory = try absolutePath(value)
         },
         Key(name: "max-active-downloads", environment: "AFPROXY_MAX_ACTIVE_DOWNLOADS") {
             config, value throws(ConfigurationError) in

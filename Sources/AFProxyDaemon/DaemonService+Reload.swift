@@ -68,6 +68,7 @@ extension DaemonService {
         if old.logTarget != new.logTarget { keys.append("log-target") }
         if old.stateDirectory != new.stateDirectory { keys.append("state-dir") }
         if old.downloadDirectory != new.downloadDirectory { keys.append("download-dir") }
+        if old.caDirectory != new.caDirectory { keys.append("ca-dir") }
         if old.maxActiveDownloads != new.maxActiveDownloads { keys.append("max-active-downloads") }
         if old.downloadRetries != new.downloadRetries { keys.append("download-retries") }
         if old.transparentResume != new.transparentResume { keys.append("transparent-resume") }

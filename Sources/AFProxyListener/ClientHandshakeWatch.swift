@@ -53,20 +53,30 @@ final class ClientHandshakeWatch: ChannelInboundHandler, RemovableChannelHandler
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         guard !self.done else { return context.fireErrorCaught(error) }
-        let verdict = Self.verdict(error)
-        var message = verdict.message
-        if let alert = verdict.certificateAlert, self.refused(alert) {
-            message += "; the host is passed through as a plain tunnel for a while (intercept-auto-passthrough)"
-        }
-        self.fail(.clientTLSFailed(message), context)
+        self.conclude(Self.verdict(afterCertificate: self.task.bytesDown > 0, error), context)
         context.fireErrorCaught(error)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         if !self.done {
-            self.fail(.clientTLSFailed("the client closed its connection during the TLS handshake"), context)
+            let verdict: (message: String, certificateAlert: String?) =
+                self.task.bytesDown > 0
+                ? (
+                    Self.silentRefusal("closed its connection"),
+                    "the client closed its connection after afproxy's certificate"
+                )
+                : ("the client closed its connection during the TLS handshake", nil)
+            self.conclude(verdict, context)
         }
         context.fireChannelInactive()
+    }
+
+    private func conclude(_ verdict: (message: String, certificateAlert: String?), _ context: ChannelHandlerContext) {
+        var message = verdict.message
+        if let alert = verdict.certificateAlert, self.refused(alert) {
+            message += "; the host is passed through as a plain tunnel for a while (intercept-auto-passthrough)"
+        }
+        self.fail(.clientTLSFailed(message), context)
     }
 
     private func fail(_ failure: TaskFailure, _ context: ChannelHandlerContext) {
@@ -76,9 +86,10 @@ final class ClientHandshakeWatch: ChannelInboundHandler, RemovableChannelHandler
         self.task.clientHandshakeFailed(failure)
     }
 
-    /// What a failed handshake says for a person, and the certificate alert the client sent, if
-    /// that is why it failed.
-    static func verdict(_ error: any Error) -> (message: String, certificateAlert: String?) {
+    /// What a failed handshake says for a person, and why the client refused the certificate
+    /// if that is why it failed. `afterCertificate`: afproxy had answered the client's hello
+    /// (its certificate was on the way) when the handshake failed.
+    static func verdict(afterCertificate: Bool, _ error: any Error) -> (message: String, certificateAlert: String?) {
         let text = "\(error)"
         if let alert = Self.alert(in: text) {
             let message =
@@ -90,10 +101,34 @@ final class ClientHandshakeWatch: ChannelInboundHandler, RemovableChannelHandler
         if text.contains("HTTP_REQUEST") || text.contains("HTTPS_PROXY_REQUEST") {
             return ("the client spoke plain HTTP after its CONNECT to an intercepted host, not TLS", nil)
         }
-        if text.contains("WRONG_VERSION_NUMBER") || text.contains("UNKNOWN_PROTOCOL") || text.contains("RECORD") {
-            return ("the client sent bytes that are not a TLS handshake", nil)
+        let reason = Self.reason(in: text)
+        // A TLS 1.3 client that rejects the server's certificate sends its alert before it has
+        // keys to encrypt it with, and BoringSSL, which expects an encrypted record by then,
+        // reports a bad record instead (OpenSSL's clients, Python's and curl among them, do so).
+        if afterCertificate, Self.undecryptable.contains(reason) {
+            return (
+                Self.silentRefusal("sent an alert afproxy cannot read (\(reason))"),
+                "the client ended the handshake after afproxy's certificate"
+            )
         }
-        return ("the client's TLS handshake failed: \(text.prefix(200))", nil)
+        return ("the client sent bytes that are not a TLS handshake (\(reason))", nil)
+    }
+
+    /// A client that ended the handshake right after afproxy's certificate without a readable
+    /// reason: most often it does not trust the local CA.
+    private static func silentRefusal(_ what: String) -> String {
+        "the client \(what) after afproxy's certificate: most likely it does not trust the local CA"
+    }
+
+    /// BoringSSL's reasons for a record it cannot read where an encrypted one was due.
+    static let undecryptable: Set<String> = [
+        "BAD_PACKET_LENGTH", "DECRYPTION_FAILED_OR_BAD_RECORD_MAC", "WRONG_VERSION_NUMBER", "UNEXPECTED_RECORD",
+    ]
+
+    /// BoringSSL's reason code in its error text (`…:OPENSSL_internal:WRONG_VERSION_NUMBER`).
+    private static func reason(in text: String) -> String {
+        guard let range = text.firstRange(of: "OPENSSL_internal:") else { return String(text.prefix(120)) }
+        return String(text[range.upperBound...].prefix { $0.isLetter || $0.isNumber || $0 == "_" })
     }
 
     /// The alert name in BoringSSL's error text (`…:TLSV1_ALERT_UNKNOWN_CA`), lower-case.

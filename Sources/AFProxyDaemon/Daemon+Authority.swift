@@ -1,0 +1,54 @@
+import AFProxyListener
+import AFProxyTLS
+import Logging
+import NIOSSL
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension Daemon {
+    /// The local CA (`ca-dir`, default STATE/ca). Loaded now when its key is there, so a key that
+    /// cannot be used is reported at start; made only on first use otherwise (`afproxyctl ca`, or
+    /// interception), so a daemon that never intercepts writes no key. A CA that fails to load
+    /// does not stop the daemon: tunnels and plain HTTP need none, and `afproxyctl ca` answers why.
+    static func interceptAuthority(
+        _ configuration: DaemonConfiguration, _ environment: [String: String], logger: Logger
+    ) -> InterceptAuthority {
+        let directory =
+            configuration.caDirectory
+            ?? (configuration.stateDirectory ?? DownloadLocations.stateDirectory(environment)) + "/ca"
+        let authority = InterceptAuthority(directory: directory, logger: logger)
+        guard access(directory + "/ca-key.pem", F_OK) == 0 || access(directory + "/ca-cert.pem", F_OK) == 0 else {
+            return authority
+        }
+        do {
+            try authority.prepare()
+        } catch {
+            logger.error("the local CA cannot be used, HTTPS interception is off: \(error)")
+        }
+        return authority
+    }
+
+    /// Intercept rules are in force at start (configured, or kept from the last run): the CA is
+    /// made now, before the first CONNECT, so that no event loop ever writes its files. A CA that
+    /// cannot be made leaves every CONNECT a plain tunnel, which the log says.
+    static func prepareForInterception(_ authority: InterceptAuthority, logger: Logger) {
+        do {
+            try authority.prepare()
+        } catch {
+            logger.error("intercept rules are set but the local CA cannot be used, so nothing is intercepted: \(error)")
+        }
+    }
+}
+
+/// The listener's view of the CA: ready once loaded, and a TLS server side per intercepted
+/// connection. A leaf that cannot be minted (not seen: the key is in memory) ends that one
+/// connection, its stream task saying why.
+extension InterceptAuthority: InterceptCertificates {
+    package var isReady: Bool { self.tls != nil }
+
+    package func makeServerHandler(connectHost: String) -> NIOSSLServerHandler? {
+        try? self.tls?.makeServerHandler(connectHost: connectHost)
+    }
+}
