@@ -1,0 +1,23 @@
+/// The rules of every kind the configuration gives, read at start and on each reload and handed
+/// to the rule book as one value, so that a reload has one path whatever the kind. A reload
+/// replaces them all; the rules set at runtime stay.
+package struct ConfiguredRules: Sendable, Equatable {
+    /// `throttle-global`, `throttle-host`: the throttle's defaults.
+    package var throttleDefaults: [ThrottleRule]
+    /// `deny-hosts`, `allow-hosts`, `deny-private-destinations`.
+    package var destinations: DestinationPolicy
+    /// `allow-clients`, `proxy-auth-file`.
+    package var access: AccessRules
+    /// `pin`.
+    package var pins: PinSet
+
+    package init(
+        throttleDefaults: [ThrottleRule] = [], destinations: DestinationPolicy = .open,
+        access: AccessRules = AccessRules(), pins: PinSet = PinSet()
+    ) {
+        self.throttleDefaults = throttleDefaults
+        self.destinations = destinations
+        self.access = access
+        self.pins = pins
+    }
+}
