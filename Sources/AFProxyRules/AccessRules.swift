@@ -21,11 +21,15 @@ extension AccessRules: RuleSet {
     package var count: Int { self.clients.networks.count + (self.users?.hashes.count ?? 0) }
 }
 
-/// The access rules and what enforces them, behind the access kind's lock: the credentials
-/// verified already (by the SHA-256 of what the client sent), which a change of the users
-/// forgets, so that a verification never outlives the file it was made against.
+/// The access rules and what enforces them, behind the access kind's lock: the users requests
+/// are checked against and the credentials verified already (by the SHA-256 of what the client
+/// sent), which new users make forget, so that a verification never outlives the file it was
+/// made against.
 package struct AccessState: RuleState {
     package private(set) var ruleSet: AccessRules
+    /// The users of the last `proxy-auth-file` read. A reload that turns authentication off
+    /// leaves them: connections opened while it was on keep their gate, and go on as they were.
+    package private(set) var checkedUsers: ProxyUsers
     /// User of each verified digest.
     package var verified: [[UInt8]: String] = [:]
     /// Digests in the order they were verified, the oldest evicted first.
@@ -33,14 +37,15 @@ package struct AccessState: RuleState {
 
     package init(_ rules: AccessRules = AccessRules()) {
         self.ruleSet = rules
+        self.checkedUsers = rules.users ?? ProxyUsers()
     }
 
     package var isActive: Bool { self.ruleSet.users != nil }
 
     package mutating func update<R>(now: ContinuousClock.Instant, _ body: (inout AccessRules) -> R) -> R {
-        let users = self.ruleSet.users
         let result = body(&self.ruleSet)
-        if self.ruleSet.users != users {
+        if let users = self.ruleSet.users, users != self.checkedUsers {
+            self.checkedUsers = users
             self.verified = [:]
             self.order = []
         }

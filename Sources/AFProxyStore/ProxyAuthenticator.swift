@@ -50,13 +50,13 @@ package struct ProxyAuthenticator: Sendable {
     /// The slow check; remembers a success. An unknown user costs a hash as well, so that the
     /// time taken does not tell which user names exist.
     package func verify(_ credentials: ProxyCredentials) -> Bool {
-        let users = self.rules.ruleSet.users ?? ProxyUsers()
+        let users = self.rules.withState { $0.checkedUsers }
         let known = users.hashes[credentials.user]
         guard let hash = known ?? users.hashes.values.min() else { return false }
         guard PasswordHash.matches(password: credentials.password, hash: hash), known != nil else { return false }
         let key = PasswordHash.sha256(credentials.cacheKey)
         self.rules.withState { state in
-            guard state.ruleSet.users == users, state.verified[key] == nil else { return }
+            guard state.checkedUsers == users, state.verified[key] == nil else { return }
             state.verified[key] = credentials.user
             state.order.append(key)
             if state.order.count > Self.cacheLimit { state.verified[state.order.removeFirst()] = nil }
