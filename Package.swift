@@ -62,8 +62,9 @@ let package = Package(
         .target(name: "AFProxyModel"),
         /// The wire API: what travels over the control socket (its bodies, the fast JSON writers
         /// and the one encoder configuration they are held to, HAR, the live feed) and where the
-        /// socket is; afproxyctl reads the daemon through it.
-        .target(name: "AFProxyAPI", dependencies: ["AFProxyModel"]),
+        /// socket is, and the task and rule values it carries, re-exported one by one
+        /// (WireTypes.swift); afproxyctl reads the daemon through it and imports nothing else of ours.
+        .target(name: "AFProxyAPI", dependencies: ["AFProxyModel", "AFProxyRules"]),
         /// The rules a person sets, each a match, an effect, a scope and an origin (RuleSet says how):
         /// throttle, hold, destination, pin and access rules, their matching, and the throttle's
         /// buckets (`Throttler`, which the transports consult per chunk). Values and locks, no I/O.
@@ -220,7 +221,7 @@ let package = Package(
         .target(
             name: "AFProxyCLI",
             dependencies: [
-                "AFProxyAPI", "AFProxyModel", "AFProxyRules",
+                "AFProxyAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -1,5 +1,4 @@
 import AFProxyAPI
-import AFProxyModel
 import ArgumentParser
 import FoundationEssentials
 

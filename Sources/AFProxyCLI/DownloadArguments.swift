@@ -1,6 +1,4 @@
 import AFProxyAPI
-import AFProxyModel
-import AFProxyRules
 
 /// `afproxyctl download`'s options turned into the request body, checked before anything is
 /// sent: what can be refused without the daemon should not cost a round trip, nor leave a task

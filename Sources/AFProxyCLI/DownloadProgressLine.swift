@@ -1,4 +1,4 @@
-import AFProxyModel
+import AFProxyAPI
 
 /// `download --wait`'s progress: on a terminal one line redrawn in place, fitted to its width;
 /// piped, the same figures as plain text, a line each time. A value with no I/O, so that the

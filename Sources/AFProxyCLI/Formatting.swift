@@ -1,4 +1,4 @@
-import AFProxyModel
+import AFProxyAPI
 import FoundationEssentials
 
 /// How afproxyctl shows figures: sizes in binary units, durations short, progress as a bar on a

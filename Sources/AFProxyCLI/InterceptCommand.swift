@@ -1,4 +1,4 @@
-import AFProxyRules
+import AFProxyAPI
 import ArgumentParser
 import FoundationEssentials
 

@@ -1,4 +1,4 @@
-import AFProxyModel
+import AFProxyAPI
 import FoundationEssentials
 
 /// The network in words, for `status` and `watch`: `reachable via eth0 (ethernet) since …`,

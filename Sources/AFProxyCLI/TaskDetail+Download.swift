@@ -1,4 +1,4 @@
-import AFProxyModel
+import AFProxyAPI
 import FoundationEssentials
 
 /// The lines `show` adds for a task that waits, resumed or has a file: a download's path, its

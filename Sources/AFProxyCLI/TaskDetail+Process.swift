@@ -1,4 +1,4 @@
-import AFProxyModel
+import AFProxyAPI
 
 extension TaskDetail {
     /// `process    curl[1234] /usr/bin/curl`, then its user, unit and command line; nothing when

@@ -1,4 +1,4 @@
-import AFProxyModel
+import AFProxyAPI
 import FoundationEssentials
 
 /// The `show` view: every field of a task, and its metrics as a timeline from the start of the

@@ -1,4 +1,4 @@
-import AFProxyModel
+import AFProxyAPI
 import FoundationEssentials
 
 /// Rows read from the JSON of `GET /v1/tasks` (`TaskList.writeJSON`) with `JSONReader`: each

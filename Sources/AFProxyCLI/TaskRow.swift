@@ -1,4 +1,4 @@
-import AFProxyModel
+import AFProxyAPI
 import FoundationEssentials
 
 /// A task as one line of a table (`afproxyctl list` and `watch`): only the fields of a task

@@ -1,4 +1,4 @@
-import AFProxyModel
+import AFProxyAPI
 
 #if canImport(Glibc)
 import Glibc

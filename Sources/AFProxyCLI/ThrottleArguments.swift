@@ -1,5 +1,4 @@
-import AFProxyModel
-import AFProxyRules
+import AFProxyAPI
 import ArgumentParser
 
 /// What `throttle` and `unthrottle` were asked, checked before anything is sent: which rule

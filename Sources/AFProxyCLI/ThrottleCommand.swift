@@ -1,5 +1,4 @@
-import AFProxyModel
-import AFProxyRules
+import AFProxyAPI
 import ArgumentParser
 import FoundationEssentials
 

@@ -1,5 +1,4 @@
-import AFProxyModel
-import AFProxyRules
+import AFProxyAPI
 
 /// How throttle rules and limits read in the terminal: `1M/s`, `down 1M/s (global)`.
 enum ThrottleText {

@@ -1,3 +1,4 @@
+import AFProxyAPI
 import AFProxyManager
 import AFProxyModel
 import AFProxyRules

@@ -50,7 +50,8 @@ struct Daemon {
         let logging = DaemonLogging(configuration: self.configuration, environment: self.environment)
         let logger = logging.logger()
         try Self.checkExposure(self.configuration)
-        let listenerConfiguration = try Self.listenerConfiguration(self.configuration, logger: logger)
+        let listenerConfiguration = Self.listenerConfiguration(self.configuration)
+        let configuredRules = try Self.configuredRules(self.configuration, logger: logger)
 
         // The session thread takes a core of its own: by default the event loops get the rest.
         let threads = self.configuration.threads > 0 ? self.configuration.threads : max(1, System.coreCount - 1)
@@ -69,12 +70,10 @@ struct Daemon {
             transparentResumeLimit: self.configuration.transparentResume ? self.configuration.resumeAttempts : 0,
             networkLoss: self.configuration.networkLoss, logger: logger,
             rules: RuleBook(
-                throttleDefaults: self.configuration.throttleDefaults,
+                configured: configuredRules,
                 stateDirectory: self.configuration.stateDirectory
                     ?? DownloadLocations.stateDirectory(self.environment),
                 logger: logger))
-        manager.updateDestinationPolicy(self.configuration.destinations)
-        manager.rules.intercept.change { $0.configure(from: self.configuration.intercept) }
         let reporter = NetworkReporter(manager: manager, logger: logger)
         let network = NetworkWatcher(onChange: reporter.report) { error in
             logger.warning("network status unknown from now on: the netlink socket failed: \(error)")
@@ -150,19 +149,27 @@ struct Daemon {
         ]
     }
 
-    /// Reads `proxy-auth-file` (at start and on reload), hence the throw and the logger for its warning.
-    static func listenerConfiguration(
+    /// The rules of every kind the configuration gives, at start and on reload. Reads
+    /// `proxy-auth-file`, hence the throw and the logger for its warning.
+    static func configuredRules(
         _ configuration: DaemonConfiguration, logger: Logger? = nil
-    ) throws(ConfigurationError) -> ListenerConfiguration {
+    ) throws(ConfigurationError) -> ConfiguredRules {
+        ConfiguredRules(
+            throttleDefaults: configuration.throttleDefaults, destinations: configuration.destinations,
+            access: AccessRules(
+                clients: configuration.allowClients.map(AllowedClients.init) ?? .loopback,
+                users: try AccessFiles.proxyUsers(configuration, logger: logger)),
+            pins: configuration.pins, intercept: configuration.intercept)
+    }
+
+    static func listenerConfiguration(_ configuration: DaemonConfiguration) -> ListenerConfiguration {
         ListenerConfiguration(
             maxConnections: configuration.maxConnections,
             maxHeaderBytes: configuration.maxHeaderBytes,
             idleTimeout: .seconds(configuration.idleTimeout),
             headerTimeout: .seconds(configuration.headerTimeout),
             viaName: configuration.viaName,
-            allowedConnectPorts: configuration.allowConnectPorts,
-            allowedClients: configuration.allowClients.map(AllowedClients.init) ?? .loopback,
-            proxyUsers: try AccessFiles.proxyUsers(configuration, logger: logger))
+            allowedConnectPorts: configuration.allowConnectPorts)
     }
 
     static func downloadSettings(

@@ -61,7 +61,7 @@ package struct DaemonConfiguration: Sendable, Equatable {
     package var webListen: String?
 
     /// The trust of afproxy's own TLS connections.
-    package var securityPolicy: SecurityPolicy { SecurityPolicy(caFile: self.tlsCAFile, pins: self.pins) }
+    package var securityPolicy: SecurityPolicy { SecurityPolicy(caFile: self.tlsCAFile) }
     /// What a loss of the network does to the tasks (`NetworkLossPolicy`).
     package var networkLoss = NetworkLossPolicy.waitDownloads
     /// `allow-clients` as given (each line adds); nil: never set, so loopback only.

@@ -2,13 +2,6 @@ import AFProxyModel
 import AFProxyStore
 
 extension DaemonService {
-    /// The hold rules a previous run saved are in force before the first request is read. A file
-    /// that cannot be read is kept aside and the daemon starts without rules, saying so.
-    func restoreHolds() {
-        let restored = self.manager.holds.restore()
-        if restored > 0 { self.logger.notice("restored \(restored) hold rule(s)") }
-    }
-
     /// A stop does not wait for held tasks: they wait for a person, not for their transfer, and
     /// would only use up the grace period. Their clients get 503 at once.
     func cancelHeldTasks() {

@@ -1,4 +1,5 @@
 import AFProxyListener
+import AFProxyRules
 import Logging
 
 /// SIGHUP: RELOADING=1, read the configuration again from the same sources (file, environment,
@@ -21,8 +22,8 @@ extension DaemonService {
         self.logger.notice("SIGHUP: reloading the configuration")
         do {
             let configuration = try self.reloadConfiguration()
-            let listenerConfiguration = try Daemon.listenerConfiguration(configuration, logger: self.logger)
-            self.apply(configuration, listener: listenerConfiguration)
+            let rules = try Daemon.configuredRules(configuration, logger: self.logger)
+            self.apply(configuration, rules: rules)
             self.state.withLock { state in
                 state.configuration = configuration
                 state.note = nil
@@ -35,14 +36,13 @@ extension DaemonService {
         self.notifyStatus(.ready)
     }
 
-    private func apply(_ configuration: DaemonConfiguration, listener: ListenerConfiguration) {
-        self.listener.reconfigure(listener)
-        self.manager.updateDestinationPolicy(configuration.destinations)
-        self.manager.rules.intercept.change { $0.configure(from: configuration.intercept) }
+    /// The rules of every kind go to the rule book in one step (`RuleBook.apply`).
+    private func apply(_ configuration: DaemonConfiguration, rules: ConfiguredRules) {
+        self.listener.reconfigure(Daemon.listenerConfiguration(configuration))
+        self.manager.rules.apply(rules)
         self.logging.level.value = Logger.Level(rawValue: configuration.logLevel) ?? .info
         self.taskLog.logsCompletedTasks = configuration.logCompletedTasks
         self.manager.downloads.updateSecurityPolicy(configuration.securityPolicy)
-        self.manager.throttle.replaceDefaults(configuration.throttleDefaults)
         self.manager.updateNetworkLoss(configuration.networkLoss)
         let adoptedProxy = self.state.withLock { $0.adoptedProxy }
         let waiting = Self.restartOnlyChanges(from: self.started, to: configuration, adoptedProxy: adoptedProxy)

@@ -74,7 +74,6 @@ final class DaemonService: Service, Sendable {
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         self.taskLog.subscribe()
         let taskLogging = Task { await self.taskLog.run() }
-        self.restoreHolds()  // before the proxy accepts: the first request meets the rules
         do {
             try await self.start()
         } catch {

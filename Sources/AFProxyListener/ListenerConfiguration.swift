@@ -1,7 +1,7 @@
 import AFProxyModel
-import AFProxyRules
 
-/// The client-side limits of the proxy listener.
+/// The client-side limits of the proxy listener. Who may use the proxy (`allow-clients`,
+/// `proxy-auth-file`) is the rule book's access kind.
 package struct ListenerConfiguration: Sendable, Equatable {
     /// Open client connections at most; the next one gets 503 and is closed.
     package var maxConnections: Int
@@ -16,16 +16,11 @@ package struct ListenerConfiguration: Sendable, Equatable {
     package var viaName: String
     /// The ports a CONNECT may reach; another gets 403.
     package var allowedConnectPorts: ConnectPortPolicy
-    /// Who may connect at all (`allow-clients`); another peer gets 403 before a byte is read.
-    package var allowedClients: AllowedClients
-    /// `proxy-auth-file`'s users; nil: no proxy authentication.
-    package var proxyUsers: ProxyUsers?
 
     package init(
         maxConnections: Int = 4096, maxHeaderBytes: Int = 64 * 1024, idleTimeout: Duration = .seconds(120),
         headerTimeout: Duration = .seconds(30), viaName: String = "afproxy",
-        allowedConnectPorts: ConnectPortPolicy = .default, allowedClients: AllowedClients = .loopback,
-        proxyUsers: ProxyUsers? = nil
+        allowedConnectPorts: ConnectPortPolicy = .default
     ) {
         self.maxConnections = maxConnections
         self.maxHeaderBytes = maxHeaderBytes
@@ -33,8 +28,6 @@ package struct ListenerConfiguration: Sendable, Equatable {
         self.headerTimeout = headerTimeout
         self.viaName = viaName
         self.allowedConnectPorts = allowedConnectPorts
-        self.allowedClients = allowedClients
-        self.proxyUsers = proxyUsers
     }
 
     package static let headerBytesCeiling = 80 * 1024

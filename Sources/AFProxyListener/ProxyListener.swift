@@ -18,7 +18,7 @@ package final class ProxyListener: Service, Sendable {
     /// `max-connections`, and the 503 beyond it; also answers clients outside `allow-clients`.
     private let admission: ConnectionAdmission
     private let sockets = ServerSockets()
-    /// One for the listener's life, so that a reload's users apply to open connections too.
+    /// Over the rule book's access kind, so that a reload's users apply to open connections too.
     private let authenticator: ProxyAuthenticator
     /// Starts the lookup of a local client's process (the daemon's `ClientProcessLookup`); it
     /// answers at once with the slot the finding will go to, and never blocks the event loop.
@@ -37,7 +37,7 @@ package final class ProxyListener: Service, Sendable {
         self.group = group
         self.admission = ConnectionAdmission(
             limit: configuration.maxConnections, linger: Self.lingerTime, maxLingering: Self.maxRefusals)
-        self.authenticator = ProxyAuthenticator(users: configuration.proxyUsers ?? ProxyUsers())
+        self.authenticator = ProxyAuthenticator(rules: manager.rules.access)
     }
 
     /// Binds `host:port`; answers the bound address (the port is known when 0 was asked for).
@@ -57,14 +57,10 @@ package final class ProxyListener: Service, Sendable {
     package var openConnections: Int { self.admission.openConnections }
 
     /// New connections get `configuration`; open ones keep theirs. `maxConnections` stays as at init.
-    /// The users of `proxy-auth-file` apply to every connection at once, open ones included
-    /// (a user taken out of the file is refused from the next request on).
+    /// The access rules are the rule book's: `allow-clients` is asked by each new connection,
+    /// the users of `proxy-auth-file` by every request, open connections included.
     package func reconfigure(_ configuration: ListenerConfiguration) {
-        let old = self.configuration.withLock { old in
-            defer { old = configuration }
-            return old
-        }
-        if let users = configuration.proxyUsers, users != old.proxyUsers { self.authenticator.replace(users) }
+        self.configuration.withLock { $0 = configuration }
     }
 
     package func run() async throws {
@@ -92,12 +88,13 @@ package final class ProxyListener: Service, Sendable {
             .childChannelOption(.recvAllocator, value: Self.recvAllocator)
             .childChannelInitializer { [self] channel in
                 let configuration = self.configuration.withLock { $0 }
+                let access = manager.rules.access.ruleSet
                 let peer = channel.remoteAddress?.ipAddress.flatMap { IPAddress($0) }
-                guard configuration.allowedClients.allows(peer) else {
+                guard access.clients.allows(peer) else {
                     let refusal = ProxyRefusal(.forbidden, "this client address may not use the proxy (allow-clients)")
                     return admission.refuse(channel, with: refusal.bytes(version: .http1_1, via: configuration.viaName))
                 }
-                let authenticator = configuration.proxyUsers == nil ? nil : self.authenticator
+                let authenticator = access.users == nil ? nil : self.authenticator
                 let validator = RequestValidator(
                     via: configuration.viaName, maxHeaderBytes: configuration.maxHeaderBytes,
                     connectPorts: configuration.allowedConnectPorts, authenticator: authenticator)

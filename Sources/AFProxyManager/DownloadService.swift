@@ -24,13 +24,15 @@ package final class DownloadService: Sendable {
     private let context: TaskContext
     /// The hold rules: a download one of them catches is created suspended.
     private let holds: HoldBook
+    /// The pins per host (`pin`), asked by each new TLS connection.
+    private let pins: LiveRules<PinSet>
     private let network: Locked<SessionManager.NetworkState>
     /// For what a person should hear about beside the task log (an insecure download).
     private let logger: Logger?
 
     init(
         settings: DownloadSettings, registry: Locked<SessionManager.Registry>, context: TaskContext,
-        holds: HoldBook, network: Locked<SessionManager.NetworkState>, logger: Logger?
+        holds: HoldBook, pins: LiveRules<PinSet>, network: Locked<SessionManager.NetworkState>, logger: Logger?
     ) {
         self.settings = settings
         self.scheduler = DownloadScheduler(limit: settings.maxActive)
@@ -39,6 +41,7 @@ package final class DownloadService: Sendable {
         self.registry = registry
         self.context = context
         self.holds = holds
+        self.pins = pins
         self.network = network
         self.logger = logger
     }
@@ -176,18 +179,18 @@ package final class DownloadService: Sendable {
     }
 
     /// What a download's next attempt to `url` connects with: the policy in force, the
-    /// download's own pins in place of its host's, and its `insecure`.
+    /// download's own pins in place of its host's pin rules, and its `insecure`.
     func transferOptions(for spec: DownloadSpec) -> TransferOptions {
         let policy = self.security.withLock { $0 }
         let host = LoopbackHost.host(ofURL: spec.url) ?? ""
-        let pins = spec.pins.map { $0.joined(separator: ";") } ?? policy.pins.pins(for: host)
+        let pins = spec.pins.map { $0.joined(separator: ";") } ?? self.pins.ruleSet.pins(for: host)
         return .download(caFile: policy.caFile, pins: pins, insecure: spec.insecure)
     }
 
     /// What an intercepted request to `host` connects with: the policy in force and the host's pins.
     package func interceptedTransferOptions(host: String) -> TransferOptions {
         let policy = self.security.withLock { $0 }
-        return .intercepted(caFile: policy.caFile, pins: policy.pins.pins(for: host))
+        return .intercepted(caFile: policy.caFile, pins: self.pins.ruleSet.pins(for: host))
     }
 
     /// Claims `path` for a download; false when another live download makes it.

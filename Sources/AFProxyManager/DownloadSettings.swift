@@ -12,7 +12,8 @@ package struct DownloadSettings: Sendable, Equatable {
     package var maxActive: Int
     /// Attempts in a row that may move nothing before a download fails.
     package var retries: Int
-    /// The trust of download tasks' TLS connections; reload replaces it (`SessionManager.updateSecurityPolicy`).
+    /// The CA file download tasks' TLS connections trust (their pins are the rule book's); reload
+    /// replaces it (`DownloadService.updateSecurityPolicy`).
     package var security: SecurityPolicy
     /// What the daemon may write to, when that is narrower than its user's rights (the system
     /// service: only its state directory); said when a directory is refused.

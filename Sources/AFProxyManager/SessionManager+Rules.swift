@@ -9,9 +9,4 @@ extension SessionManager {
 
     /// The hold rules: a new task one of them catches is created suspended (`held`).
     package var holds: HoldBook { self.rules.holds }
-
-    /// At start and on reload.
-    package func updateDestinationPolicy(_ policy: DestinationPolicy) {
-        self.rules.destinations.change { $0 = policy }
-    }
 }

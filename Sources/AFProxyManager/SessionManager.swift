@@ -74,7 +74,7 @@ package final class SessionManager: Sendable {
             destinations: { rules.destinationPolicy },
             completed: { task in Self.complete(task, registry: registry, events: events, throttler: throttler) })
         self.downloads = DownloadService(
-            settings: downloads, registry: registry, context: self.taskContext, holds: rules.holds,
+            settings: downloads, registry: registry, context: self.taskContext, holds: rules.holds, pins: rules.pins,
             network: self.network, logger: logger)
     }
 

@@ -62,3 +62,12 @@ package struct PinError: Error, Sendable, Equatable, CustomStringConvertible {
     package init(_ message: String) { self.message = message }
     package var description: String { self.message }
 }
+
+/// A kind from the configuration only (`pin` lines), asked by each new TLS connection of a
+/// download task.
+extension PinSet: RuleSet {
+    package static let stateFileName: String? = nil
+    package var saved: NoSavedRules { NoSavedRules() }
+    package mutating func restore(_ saved: NoSavedRules) {}
+    package var count: Int { self.entries.count }
+}

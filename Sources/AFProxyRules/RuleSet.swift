@@ -7,8 +7,8 @@
 /// | throttle (`ThrottleRuleSet`) | a task id, a `HostPattern`, or everything | limits bytes/s down and up | task, host, global | runtime host and global rules, in `throttle.json` |
 /// | hold (`HoldRuleSet`) | `HoldConditions` (host, method, URL regex, kind) | holds a new task suspended | new tasks | all, in `holds.json` |
 /// | destination (`DestinationPolicy`) | a `HostPattern`, private addresses | denies or allows the upstream | every transfer and tunnel | no: configuration |
-/// | pin (`PinSet`, in `SecurityPolicy`) | a `HostPattern` | trusts only the pinned keys | the daemon's own TLS | no: configuration |
-/// | access (`AllowedClients`, `ProxyUsers`) | a client address, a user | lets the client in or answers 403/407 | client connections | no: configuration |
+/// | pin (`PinSet`) | a `HostPattern` | trusts only the pinned keys | the daemon's own TLS | no: configuration |
+/// | access (`AccessRules`: `AllowedClients`, `ProxyUsers`) | a client address, a user | lets the client in or answers 403/407 | client connections | no: configuration |
 ///
 /// Rules from the configuration file are replaced on reload; rules set through the control API
 /// (`Saved`) are kept in the kind's state file and come back on start (`restore`). A kind is live

@@ -1,3 +1,4 @@
+import AFProxyAPI
 import AFProxyModel
 import AFProxyRules
 import Testing

@@ -8,7 +8,7 @@ import Testing
 @Suite struct AccessConfigurationTests {
     @Test func allowClientsAddsFromEverySourceAndDefaultsToLoopback() throws {
         #expect(DaemonConfiguration().allowClients == nil)
-        #expect(try Daemon.listenerConfiguration(DaemonConfiguration()).allowedClients == .loopback)
+        #expect(try Daemon.configuredRules(DaemonConfiguration()).access.clients == .loopback)
         var configuration = DaemonConfiguration()
         try ConfigurationFile.apply(
             "allow-clients = 127.0.0.1\nallow-clients = 10.0.0.0/8, fd00::/8\n", path: "c.conf", to: &configuration)
@@ -50,13 +50,13 @@ import Testing
         }
     }
 
-    @Test func proxyAuthFileIsAnAbsolutePathReadForTheListener() throws {
+    @Test func proxyAuthFileIsAnAbsolutePathReadForTheRuleBook() throws {
         var configuration = DaemonConfiguration()
         #expect(throws: ConfigurationError.self) {
             try ConfigurationFile.apply("proxy-auth-file = users", path: "c.conf", to: &configuration)
         }
         try ConfigurationFile.apply("proxy-auth-file = /nonexistent/users", path: "c.conf", to: &configuration)
         #expect(configuration.proxyAuthFile == "/nonexistent/users")
-        #expect(throws: ConfigurationError.self) { try Daemon.listenerConfiguration(configuration) }
+        #expect(throws: ConfigurationError.self) { try Daemon.configuredRules(configuration) }
     }
 }

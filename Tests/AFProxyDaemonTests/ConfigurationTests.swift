@@ -65,7 +65,7 @@ import Testing
         var configuration = DaemonConfiguration()
         try ConfigurationFile.apply("via-name = edge-7.example", path: "c.conf", to: &configuration)
         #expect(configuration.viaName == "edge-7.example")
-        #expect(try Daemon.listenerConfiguration(configuration).viaName == "edge-7.example")
+        #expect(Daemon.listenerConfiguration(configuration).viaName == "edge-7.example")
         let resolved = try AFProxyCommand.parse(["--via-name", "flag_name"]).resolve(environment: [
             "AFPROXY_VIA_NAME": "env"
         ])

@@ -256,6 +256,37 @@ def test_world_readable_file_warns_and_reload_replaces_users(start_proxy, origin
     assert fetch(proxy, "--proxy-user", "carol:other-pw", origin.url("/bytes/10"))[0] == 200
 
 
+def test_a_reload_that_turns_authentication_off_leaves_open_connections_as_they_were(start_proxy, origin, tmp_path):
+    users = hash_file(tmp_path, [f"alice:{sha512crypt(PASSWORD)}"])
+    conf = tmp_path / "afproxy.conf"
+    conf.write_text(f"proxy-auth-file = {users}\n")
+    proxy = start_proxy("--config", str(conf))
+    token = base64.b64encode(f"alice:{PASSWORD}".encode()).decode()
+    url = origin.url("/bytes/10")
+    request = f"GET {url} HTTP/1.1\r\nHost: 127.0.0.1:{origin.port}\r\nProxy-Authorization: Basic {token}\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", proxy.port), timeout=10) as connection:
+        reader = connection.makefile("rb")
+
+        def status_line() -> bytes:
+            connection.sendall(request.encode())
+            first = reader.readline()
+            length = 0
+            while (line := reader.readline()) not in (b"\r\n", b""):
+                name, _, value = line.decode("latin-1").partition(":")
+                if name.strip().lower() == "content-length":
+                    length = int(value)
+            reader.read(length)
+            return first.strip()
+
+        assert status_line() == b"HTTP/1.1 200 OK"
+        conf.write_text("")
+        os.kill(proxy.pid, signal.SIGHUP)
+        wait_for(lambda: "configuration reloaded" in proxy.log(), message="the reload")
+        # The connection opened with authentication keeps its gate and its verified credentials.
+        assert status_line() == b"HTTP/1.1 200 OK"
+    assert fetch(proxy, url)[0] == 200  # a new one goes without
+
+
 # ----------------------------------------------------------------------------------------------
 # destination rules
 

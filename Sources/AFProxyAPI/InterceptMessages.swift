@@ -1,3 +1,4 @@
+import AFProxyRules
 import FoundationEssentials
 
 /// `GET /v1/intercept`: which hosts are intercepted, which never are, and which are passed
