@@ -7,8 +7,8 @@ import PackageDescription
 /// dashboard) ← AFProxyDaemon; AFProxyModel ← AFProxyNetwork (the network watcher) ← AFProxyDaemon; AFProxyServerKit
 /// (NIO only) ← the four servers (AFProxyListener, AFProxyControl, AFProxyWeb, AFProxyMetrics).
 /// AFProxyModel ← AFProxyAPI (the wire API) ← AFProxyControl / AFProxyWeb / AFProxyDaemon / AFProxyCLI (afproxyctl).
-/// AFProxyModel / AFProxyAPI ← AFProxyStore ← AFProxyTLS (the local CA, swift-nio-ssl, swift-certificates) ←
-/// AFProxyListener / AFProxyControl / AFProxyDaemon.
+/// AFProxyModel, AFProxyAPI, AFProxyStore ← AFProxyTLS (the local CA; the only user of swift-nio-ssl,
+/// swift-certificates, swift-crypto) ← AFProxyControl / AFProxyDaemon (and AFProxyListener for interception).
 let package = Package(
     name: "afproxy",
     platforms: [.macOS(.v15)],

@@ -31,6 +31,8 @@ package final class InterceptTLS: Sendable {
             certificateChain: [.certificate(try leaves.certificate(for: host))],
             privateKey: .privateKey(leaves.minter.privateKey))
         configuration.applicationProtocols = ["http/1.1"]
+        // NIOSSL's server default still admits TLS 1.0; no client that can trust a local CA needs it.
+        configuration.minimumTLSVersion = .tlsv12
         configuration.sslContextCallback = { values, promise in
             guard let sent = values.serverHostname.map(HostName.init), sent != host else {
                 return promise.succeed(.noChanges)

@@ -124,3 +124,14 @@ def test_the_help_says_how_to_trust_the_ca(start_proxy):
     for needle in ("update-ca-certificates", "certutil -d sql:$HOME/.pki/nssdb -A -t C,, -n afproxy -i FILE",
                    "--cacert", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS"):
         assert needle in out
+
+
+def test_ca_dir_comes_from_the_environment_or_the_config_file(start_proxy, tmp_path):
+    from_env = start_proxy(env={"AFPROXY_CA_DIR": str(tmp_path / "env-ca")})
+    out = ok(ctl(from_env, "ca"), "afproxyctl ca")
+    assert CERTIFICATE.search(out).group(1) == str(tmp_path / "env-ca" / "ca-cert.pem")
+    conf = tmp_path / "afproxy.conf"
+    conf.write_text(f"ca-dir = {tmp_path / 'file-ca'}\n")
+    from_file = start_proxy("--config", str(conf))
+    out = ok(ctl(from_file, "ca"), "afproxyctl ca")
+    assert CERTIFICATE.search(out).group(1) == str(tmp_path / "file-ca" / "ca-cert.pem")
