@@ -72,13 +72,14 @@ struct Daemon {
                 throttleDefaults: self.configuration.throttleDefaults,
                 stateDirectory: self.configuration.stateDirectory
                     ?? DownloadLocations.stateDirectory(self.environment),
-                logger: logger))
+                logger: logger),
+            timers: group)
         manager.updateDestinationPolicy(self.configuration.destinations)
         let reporter = NetworkReporter(manager: manager, logger: logger)
         let network = NetworkWatcher(onChange: reporter.report) { error in
             logger.warning("network status unknown from now on: the netlink socket failed: \(error)")
         }
-        let processes = ClientProcessLookup(unit: SystemdUnit.of(pid:))
+        let processes = ClientProcessLookup(serial: IOExecutor.shared.lane().submit, unit: SystemdUnit.of(pid:))
         let listener = ProxyListener(
             manager: manager, configuration: listenerConfiguration, group: group, processLookup: processes.start)
         let metrics = DaemonMetrics(manager: manager) { listener.openConnections }
