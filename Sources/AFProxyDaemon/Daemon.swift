@@ -91,20 +91,12 @@ struct Daemon {
             },
             metrics: .init(contentType: DaemonMetrics.contentType, exposition: metrics.exposition))
         let metricsServer = MetricsServer(group: group, exposition: metrics.exposition)
-        if let text = self.configuration.metricsListen {
-            let address = try ListenAddress.parse(text)
-            let bound = try await metricsServer.bind(host: address.host, port: address.port)
-            logger.notice("metrics at http://\(bound.map(Self.describe) ?? text)/metrics")
-        }
         let web = WebServer(control: control, group: group)
-        if let text = self.configuration.webListen {
-            try await Self.startWeb(web, text, self.configuration, self.environment, control: control, logger: logger)
-        }
 
         let service = DaemonService(
             configuration: self.configuration, environment: self.environment, reload: self.reload,
-            logging: logging, logger: logger, session: session, manager: manager, listener: listener, control: control,
-            network: network)
+            logging: logging, logger: logger, session: session, manager: manager,
+            servers: .init(listener: listener, control: control, web: web, metrics: metricsServer), network: network)
         let services = ServiceGroup(
             configuration: .init(
                 services: Self.stopSequence(
