@@ -30,6 +30,12 @@ package final class DownloadTask: @unchecked Sendable {
         var namedByAnswer: Bool
     }
     private let context: TaskContext
+    /// What the download tasks share, and the one place it lives: the parking, the slots, the
+    /// journal, the claimed paths, the security policy in force for the next attempt, the retry
+    /// timers. Eight of its members, read while the task lives (a reload changes the policy), so
+    /// the service itself rather than a copy or a closure per member. The cycle it makes with
+    /// the registry ends when the task finishes or the daemon lets it go
+    /// (`SessionManager.releaseLiveTasks`).
     private let downloads: DownloadService
     private let machine: Locked<DownloadStateMachine>
     private let file: PartialFile
