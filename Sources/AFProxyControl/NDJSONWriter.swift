@@ -2,7 +2,7 @@ import NIOCore
 import NIOHTTP1
 
 /// The body of a streaming answer, one JSON value a line, for the feed handler that owns it
-/// (`EventStreamHandler`, `LiveFeedHandler`). It keeps no context: its handler passes its own on
+/// (`NDJSONFeedHandler`). It keeps no context: its handler passes its own on
 /// each call. Used on the connection's event loop only.
 final class NDJSONWriter {
     /// False once the stream ended or its connection closed: nothing more is written.

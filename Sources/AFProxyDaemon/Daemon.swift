@@ -73,12 +73,13 @@ struct Daemon {
                 configured: configuredRules,
                 stateDirectory: self.configuration.stateDirectory
                     ?? DownloadLocations.stateDirectory(self.environment),
-                logger: logger))
+                logger: logger),
+            timers: group)
         let reporter = NetworkReporter(manager: manager, logger: logger)
         let network = NetworkWatcher(onChange: reporter.report) { error in
             logger.warning("network status unknown from now on: the netlink socket failed: \(error)")
         }
-        let processes = ClientProcessLookup(unit: SystemdUnit.of(pid:))
+        let processes = ClientProcessLookup(serial: IOExecutor.shared.lane().submit, unit: SystemdUnit.of(pid:))
         let authority = Self.interceptAuthority(self.configuration, self.environment, logger: logger)
         if manager.rules.intercept.isActive { Self.prepareForInterception(authority, logger: logger) }
         let listener = ProxyListener(
@@ -94,20 +95,12 @@ struct Daemon {
             metrics: .init(contentType: DaemonMetrics.contentType, exposition: metrics.exposition),
             authority: authority)
         let metricsServer = MetricsServer(group: group, exposition: metrics.exposition)
-        if let text = self.configuration.metricsListen {
-            let address = try ListenAddress.parse(text)
-            let bound = try await metricsServer.bind(host: address.host, port: address.port)
-            logger.notice("metrics at http://\(bound.map(Self.describe) ?? text)/metrics")
-        }
         let web = WebServer(control: control, group: group)
-        if let text = self.configuration.webListen {
-            try await Self.startWeb(web, text, self.configuration, self.environment, control: control, logger: logger)
-        }
 
         let service = DaemonService(
             configuration: self.configuration, environment: self.environment, reload: self.reload,
-            logging: logging, logger: logger, session: session, manager: manager, listener: listener, control: control,
-            network: network)
+            logging: logging, logger: logger, session: session, manager: manager,
+            servers: .init(listener: listener, control: control, web: web, metrics: metricsServer), network: network)
         let services = ServiceGroup(
             configuration: .init(
                 services: Self.stopSequence(

@@ -3,10 +3,12 @@ import AFProxyControl
 import AFProxyCurl
 import AFProxyListener
 import AFProxyManager
+import AFProxyMetrics
 import AFProxyModel
 import AFProxyNetwork
 import AFProxyStore
 import AFProxySystemd
+import AFProxyWeb
 import Logging
 import ServiceLifecycle
 import UnixSignals
@@ -16,7 +18,7 @@ import Glibc
 #endif
 
 /// One run of the daemon as a service: start (bind or adopt the proxy's and the control socket,
-/// then READY=1), serve (STATUS= once a second, WATCHDOG=1 pings, SIGHUP reloads), and, the last
+/// bind the metrics port and the dashboard, then READY=1), serve (STATUS= once a second, WATCHDOG=1 pings, SIGHUP reloads), and, the last
 /// of `Daemon.stopSequence` to stop, shut the session thread down. Its steps of the stop
 /// (STOPPING=1, the grace period) are in DaemonService+Stop.swift.
 final class DaemonService: Service, Sendable {
@@ -39,6 +41,7 @@ final class DaemonService: Service, Sendable {
     let manager: SessionManager
     let listener: ProxyListener
     let control: ControlServer
+    let servers: DaemonServers
     /// Follows the network (reachability); started once the sockets are up, stopped last.
     let network: NetworkWatcher
     let notifier: SystemdNotifier
@@ -51,7 +54,7 @@ final class DaemonService: Service, Sendable {
         configuration: DaemonConfiguration, environment: [String: String],
         reload: @escaping @Sendable () throws(ConfigurationError) -> DaemonConfiguration,
         logging: DaemonLogging, logger: Logger, session: UpstreamSession, manager: SessionManager,
-        listener: ProxyListener, control: ControlServer, network: NetworkWatcher
+        servers: DaemonServers, network: NetworkWatcher
     ) {
         self.started = configuration
         self.environment = environment
@@ -60,8 +63,9 @@ final class DaemonService: Service, Sendable {
         self.logger = logger
         self.session = session
         self.manager = manager
-        self.listener = listener
-        self.control = control
+        self.listener = servers.listener
+        self.control = servers.control
+        self.servers = servers
         self.network = network
         self.notifier = SystemdNotifier(environment: environment)
         self.taskLog = TaskLog(
@@ -126,7 +130,9 @@ final class DaemonService: Service, Sendable {
     // MARK: start
 
     /// Adopts what systemd handed over, binds the rest; every socket accepts connections when
-    /// this returns.
+    /// this returns. Every server binds here, as a service of the group already running: a port
+    /// in use fails the start, and the group then stops what it started (the session thread,
+    /// the sockets bound before) before the daemon exits.
     private func start() async throws {
         let configuration = self.started
         let descriptors = try ListenFDs.take()
@@ -154,6 +160,15 @@ final class DaemonService: Service, Sendable {
             let underSystemd = self.environment["INVOCATION_ID"] != nil || self.environment["RUNTIME_DIRECTORY"] != nil
             try await self.control.bind(path: path, mode: underSystemd ? 0o660 : 0o600)
             self.logger.notice("control socket at \(path)")
+        }
+        if let text = configuration.metricsListen {
+            let address = try ListenAddress.parse(text)
+            let bound = try await self.servers.metrics.bind(host: address.host, port: address.port)
+            self.logger.notice("metrics at http://\(bound.map(Daemon.describe) ?? text)/metrics")
+        }
+        if let text = configuration.webListen {
+            try await Daemon.startWeb(
+                self.servers.web, text, configuration, self.environment, control: self.control, logger: self.logger)
         }
     }
 

@@ -4,6 +4,7 @@ import AFProxyRules
 import AFProxyStore
 import FoundationEssentials
 import Logging
+import NIOCore
 
 /// Download tasks as a service beside the session manager, as NSURLSession's download tasks are
 /// beside its data tasks: the validation of a request to download, the naming of its file, the
@@ -29,11 +30,24 @@ package final class DownloadService: Sendable {
     private let network: Locked<SessionManager.NetworkState>
     /// For what a person should hear about beside the task log (an insecure download).
     private let logger: Logger?
+    /// The service's live tasks, by id, for what concerns downloads only (the network, parking)
+    /// without sorting them out of the registry. Weak: the registry keeps them alive, and a
+    /// parked task the daemon lets go at its end (`SessionManager.releaseLiveTasks`) is gone.
+    private let tasks = Locked<[Int: WeakDownload]>([:])
+    /// Where retry timers run (the daemon's event loops); nil only in tests whose downloads
+    /// never wait for a retry.
+    private let timers: (any EventLoopGroup)?
+
+    private struct WeakDownload {
+        weak var task: DownloadTask?
+    }
 
     init(
         settings: DownloadSettings, registry: Locked<SessionManager.Registry>, context: TaskContext,
-        holds: HoldBook, pins: LiveRules<PinSet>, network: Locked<SessionManager.NetworkState>, logger: Logger?
+        holds: HoldBook, pins: LiveRules<PinSet>, network: Locked<SessionManager.NetworkState>, logger: Logger?,
+        timers: (any EventLoopGroup)? = nil
     ) {
+        self.timers = timers
         self.settings = settings
         self.scheduler = DownloadScheduler(limit: settings.maxActive)
         self.journal = settings.stateDirectory.map { DownloadJournal(directory: $0, logger: logger) }
@@ -97,6 +111,7 @@ package final class DownloadService: Sendable {
                 machine: DownloadStateMachine(policy: settings.policy, keepPartial: spec.keepPartial, heldBy: heldBy),
                 context: self.context, downloads: self, discardsPartial: true)
         }
+        self.tasks.withLock { $0[task.id] = WeakDownload(task: task) }
         self.journal?.update(task.entry())
         if spec.insecure {
             self.logger?.warning(
@@ -147,6 +162,7 @@ package final class DownloadService: Sendable {
                 _ = self.claim(entry.path)
                 registry.live[task.id] = task
                 restored.append(task)
+                self.tasks.withLock { $0[task.id] = WeakDownload(task: task) }
             }
         }
         for task in restored {
@@ -173,9 +189,30 @@ package final class DownloadService: Sendable {
     package func park() {
         self.parked.withLock { $0 = true }
         guard let journal = self.journal else { return }
-        let live = self.registry.withLock { Array($0.live.values) }
-        for case let task as DownloadTask in live { journal.update(task.entry()) }
+        for task in self.liveTasks() { journal.update(task.entry()) }
         journal.flush()
+    }
+
+    /// The network went away (`SessionManager.networkChanged`): every download to another
+    /// machine waits for it without spending retries.
+    func networkLost() {
+        for task in self.liveTasks() where !task.isLoopback { task.networkLost() }
+    }
+
+    /// The network came back: the downloads waiting for it continue.
+    func networkRestored() {
+        for task in self.liveTasks() where !task.isLoopback { task.networkRestored() }
+    }
+
+    /// The live download tasks, oldest first.
+    private func liveTasks() -> [DownloadTask] {
+        self.tasks.withLock { $0.values.compactMap(\.task) }.sorted { $0.id < $1.id }
+    }
+
+    /// Runs `work` after `delay` on one of the daemon's event loops (a retry's wait: nothing
+    /// sleeps); the answer cancels it. Nil, and `work` never runs, without event loops (tests).
+    func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> Scheduled<Void>? {
+        self.timers?.next().scheduleTask(in: TimeAmount(delay), work)
     }
 
     /// What a download's next attempt to `url` connects with: the policy in force, the
@@ -208,6 +245,7 @@ package final class DownloadService: Sendable {
     }
 
     func finished(_ task: DownloadTask) {
+        self.tasks.withLock { _ = $0.removeValue(forKey: task.id) }
         self.finished(path: task.path)
         self.journal?.update(task.entry())
     }

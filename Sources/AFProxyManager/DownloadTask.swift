@@ -2,6 +2,7 @@ import AFProxyCurl
 import AFProxyModel
 import AFProxyStore
 import FoundationEssentials
+import NIOCore
 
 /// A download task: a GET the daemon makes on its own behalf into a file, NSURLSession's
 /// download task. It outlives what ends an HTTP task — a broken connection, a 5xx, a restart of
@@ -13,7 +14,8 @@ import FoundationEssentials
 /// any thread; the transfer's reports on the session thread, which only copies body bytes and
 /// hands them on; everything that touches the file on the task's `IOLane`, in order: preparing
 /// it, each write, the end of an attempt (so that it sees every byte on disk), the naming by the
-/// answer, the finishing (checksum, sync, rename) and the removal; retries after a Swift task's sleep.
+/// answer, the finishing (checksum, sync, rename) and the removal; retries after a timer on an event
+/// loop.
 /// A disk slower than the origin pauses the transfer (`DownloadStateMachine.unwrittenLimit`).
 package final class DownloadTask: @unchecked Sendable {
     package let id: Int
@@ -28,14 +30,26 @@ package final class DownloadTask: @unchecked Sendable {
         var namedByAnswer: Bool
     }
     private let context: TaskContext
+    /// What the download tasks share, and the one place it lives: the parking, the slots, the
+    /// journal, the claimed paths, the security policy in force for the next attempt, the retry
+    /// timers. Eight of its members, read while the task lives (a reload changes the policy), so
+    /// the service itself rather than a copy or a closure per member. The cycle it makes with
+    /// the registry ends when the task finishes or the daemon lets it go
+    /// (`SessionManager.releaseLiveTasks`).
     private let downloads: DownloadService
     private let machine: Locked<DownloadStateMachine>
     private let file: PartialFile
     /// The running attempt's transfer; a report from any other is stale and ignored.
     private let current = Locked<UpstreamTransfer?>(nil)
     private let recorded = Locked(Recorded())
-    /// Bumped by each scheduled retry: a timer that is no longer the latest does nothing.
-    private let retryGeneration = Locked(0)
+    /// The retry timer waiting, if any, and a count bumped by each: a timer that is no longer
+    /// the latest does nothing (its cancel may come after it fired).
+    private let retryTimer = Locked(RetryTimer())
+
+    private struct RetryTimer {
+        var generation = 0
+        var scheduled: Scheduled<Void>?
+    }
     /// Lane only: when progress was last written to the journal.
     private var lastPersisted = ContinuousClock.now
     /// Where the file work runs, one job after another.
@@ -177,16 +191,7 @@ package final class DownloadTask: @unchecked Sendable {
                     self.perform(self.machine.withLock { $0.fileFailed(error) }, onLane: true)
                 }
             case .scheduleRetry(let delay):
-                let generation = self.retryGeneration.withLock { value in
-                    value += 1
-                    return value
-                }
-                // A Swift task sleeps it out: what follows only queues the download, never blocks.
-                Task { [self] in
-                    try? await Task.sleep(for: delay)
-                    guard self.retryGeneration.withLock({ $0 }) == generation else { return }
-                    self.perform(self.machine.withLock { $0.retryDue() })
-                }
+                self.scheduleRetry(after: delay)
             case .enqueue:
                 self.downloads.scheduler.enqueue(self)
             case .releaseSlot:
@@ -211,6 +216,7 @@ package final class DownloadTask: @unchecked Sendable {
             case .publishResumed:
                 self.context.events.publish(.resumed, self.record())
             case .finish(let failure, let removePartial):
+                self.cancelRetry()
                 self.recordEnd(failure)
                 if removePartial { self.file.remove() } else { self.file.close() }
                 self.downloads.finished(self)
@@ -221,6 +227,36 @@ package final class DownloadTask: @unchecked Sendable {
                 if let transfer = self.current.withLock({ $0 }) { self.context.transport.continueReceiving(transfer) }
             }
         }
+    }
+
+    /// A timer on an event loop, not a sleeping thread or Swift task: what it runs only queues
+    /// the download. The machine ignores a retry that is no longer due (suspended, canceled).
+    private func scheduleRetry(after delay: Duration) {
+        let previous = self.retryTimer.withLock { timer in
+            timer.generation += 1
+            defer { timer.scheduled = nil }
+            return timer.scheduled
+        }
+        previous?.cancel()
+        let generation = self.retryTimer.withLock { $0.generation }
+        let scheduled = self.downloads.schedule(after: delay) { [weak self] in
+            guard let self, self.retryTimer.withLock({ $0.generation }) == generation else { return }
+            self.retryTimer.withLock { $0.scheduled = nil }
+            self.perform(self.machine.withLock { $0.retryDue() })
+        }
+        self.retryTimer.withLock { timer in
+            if timer.generation == generation { timer.scheduled = scheduled }
+        }
+    }
+
+    /// The task ended: a timer still waiting lets it go now rather than at its deadline.
+    private func cancelRetry() {
+        let scheduled = self.retryTimer.withLock { timer in
+            timer.generation += 1
+            defer { timer.scheduled = nil }
+            return timer.scheduled
+        }
+        scheduled?.cancel()
     }
 
     private func recordEnd(_ failure: TaskFailure?) {

@@ -51,12 +51,22 @@ import AFProxyModel
 ///   the end of each attempt, its naming by the answer, checksum, sync, rename and removal, one
 ///   job after another on the task's `IOLane`; the download journal and the rule sets' state
 ///   files are written on lanes of their own. A slow disk holds that download only.
-/// - What runs where, in the whole daemon: NIO event loops (client connections, tunnels, the
-///   servers, their timers); two threads of their own (the session thread, every curl call; the
-///   network watcher's netlink socket); NIO thread pools (the I/O executor for disk, NIO's shared
-///   one for getaddrinfo, password checks and the control endpoints that block: a pin probe,
-///   starting a download); Swift tasks (the daemon's services, download retry timers). Still on
-///   GCD: the client-process lookup's serial queue.
+/// - What runs where, in the whole daemon: three mechanisms, and nothing else runs a task's work.
+///   1. **NIO event loops**: sockets and timers (client connections, tunnels, the four servers,
+///      their idle and request timers, the feeds' ticks, a download's wait before its next
+///      attempt: `DownloadService.schedule`).
+///   2. **Threads of our own that wait in `poll`**: the session thread (every curl call) and
+///      the network watcher's netlink socket; each owns a descriptor nothing else may touch.
+///   3. **`NIOThreadPool`s for blocking work**: the I/O executor (disk: downloads, journal,
+///      state files; and, on a lane of its own, the client-process lookup, one at a time so
+///      that its finder keeps caches without a lock) and NIO's shared pool (getaddrinfo,
+///      password checks, the control endpoints that block: a pin probe, starting a download).
+///      One mechanism, two pools: a disk that stops answering holds the executor's threads and
+///      must not hold name resolution and logins with them.
+///   Swift concurrency stays at the daemon's top level only: swift-service-lifecycle's
+///   `ServiceGroup` and the daemon's own periodic loops (`DaemonService`: STATUS= lines, the
+///   stall sweep, the watchdog pings, the grace period's wait, the task log's batches), which
+///   call the manager's verbs and read its state but run none of a task's work.
 /// - Completion: the task records its end, answers its client, publishes `completed` and leaves
 ///   the registry for the history, in that order, once (`TaskContext.completed`, which is
 ///   `SessionManager.taskDidComplete`).

@@ -45,13 +45,12 @@ extension SessionManager {
     /// Carries out `change` on the live tasks; `released`: the proxied tasks the network suspended.
     private func apply(_ change: NetworkLossChange, released: Set<Int>) {
         guard change != .none else { return }
+        if change.holdDownloads { self.downloads.networkLost() }
+        if change.releaseDownloads { self.downloads.networkRestored() }
+        guard change.suspendProxied || change.resumeProxied else { return }
         let live = self.registry.withLock { Array($0.live.values) }.sorted { $0.id < $1.id }
-        for task in live {
-            if let download = task as? DownloadTask {
-                guard !download.isLoopback else { continue }
-                if change.holdDownloads { download.networkLost() }
-                if change.releaseDownloads { download.networkRestored() }
-            } else if change.suspendProxied {
+        for task in live where task.kind != .download {
+            if change.suspendProxied {
                 guard !Self.isLoopback(task), task.state == .running, (try? task.suspend()) != nil else { continue }
                 self.network.withLock { _ = $0.suspendedByNetwork.insert(task.id) }
             } else if change.resumeProxied, released.contains(task.id), task.state == .suspended {

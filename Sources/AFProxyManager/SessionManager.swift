@@ -55,7 +55,7 @@ package final class SessionManager: Sendable {
         transport: any UpstreamTransport, historyCapacity: Int, bufferBudget: Int = 64 << 20,
         downloads: DownloadSettings = DownloadSettings(), transparentResumeLimit: Int = 0,
         networkLoss: NetworkLossPolicy = .waitDownloads, logger: Logger? = nil,
-        rules: RuleBook? = nil
+        rules: RuleBook? = nil, timers: (any EventLoopGroup)? = nil
     ) {
         // Without a book of its own (tests), runtime rules are kept beside the downloads' journal.
         let rules = rules ?? RuleBook(stateDirectory: downloads.stateDirectory, logger: logger)
@@ -75,7 +75,7 @@ package final class SessionManager: Sendable {
             completed: { task in Self.complete(task, registry: registry, events: events, throttler: throttler) })
         self.downloads = DownloadService(
             settings: downloads, registry: registry, context: self.taskContext, holds: rules.holds, pins: rules.pins,
-            network: self.network, logger: logger)
+            network: self.network, logger: logger, timers: timers)
     }
 
     /// Registers a task for `request`, publishes `created` and starts its transfer, or, when a

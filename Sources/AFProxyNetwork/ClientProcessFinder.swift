@@ -6,7 +6,7 @@ import Glibc
 
 /// Finds the process at the other end of a loopback connection: the client's socket in the
 /// kernel's TCP table (its inode and owner), then the process holding that inode. Not thread-safe:
-/// `ClientProcessLookup` calls it from its one queue.
+/// `ClientProcessLookup` calls it from one job at a time.
 ///
 /// Scanning every process's descriptors is the costly part, so the processes found lately are
 /// tried first (a program opens many connections), then the others newest first (a command just

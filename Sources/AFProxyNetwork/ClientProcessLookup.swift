@@ -1,22 +1,29 @@
 import AFProxyModel
-import Dispatch
 
 /// Looks up the process of each local client connection off the event loops, once per
-/// connection: `start` answers a slot at once and the finding goes into it from a queue of the
-/// lookup's own. Bounded: past `capacity` lookups waiting (a burst of connections), a connection
+/// connection: `start` answers a slot at once and the finding goes into it from the blocking
+/// work's pool. Bounded: past `capacity` lookups waiting (a burst of connections), a connection
 /// gets no lookup rather than a longer queue, and its tasks show no process.
 package final class ClientProcessLookup: @unchecked Sendable {
-    // The finder and its caches are touched on `queue` only.
+    /// Runs a job after every job given before it, one at a time, off the event loops.
+    package typealias Serial = @Sendable (@escaping @Sendable () -> Void) -> Void
+
+    // The finder and its caches are touched by one job at a time, in `serial`, only.
     private let finder: ClientProcessFinder
-    private let queue = DispatchQueue(label: "afproxy.client-process", qos: .utility)
+    private let serial: Serial
     private let waiting = Locked(0)
     private let capacity: Int
 
     /// - Parameters:
+    ///   - serial: where the lookups run; in the daemon a lane of the I/O executor, whose
+    ///     ordering is what lets the finder keep its caches without a lock. The daemon's
+    ///     blocking work shares that one pool (the contract in `ManagedTask`); a lookup reads
+    ///     `/proc`, which waits on no disk.
     ///   - unit: the systemd unit of a process by pid (AFProxySystemd's `SystemdUnit.of`), or
     ///     nil-returning where there is no systemd.
-    package init(capacity: Int = 256, unit: @escaping @Sendable (Int32) -> String?) {
+    package init(capacity: Int = 256, serial: @escaping Serial, unit: @escaping @Sendable (Int32) -> String?) {
         self.capacity = capacity
+        self.serial = serial
         self.finder = ClientProcessFinder(unit: unit)
     }
 
@@ -29,7 +36,7 @@ package final class ClientProcessLookup: @unchecked Sendable {
         }
         guard queued else { return ClientProcessSlot(settled: nil) }
         let slot = ClientProcessSlot()
-        self.queue.async {
+        self.serial {
             self.waiting.withLock { $0 -= 1 }
             slot.settle(self.finder.find(addresses))
         }

@@ -3,6 +3,7 @@ import AFProxyModel
 import AFProxyRules
 import AFProxyTestSupport
 import Foundation
+import NIOPosix
 import Testing
 
 @testable import AFProxyManager
@@ -15,11 +16,17 @@ import Testing
     private let manager: SessionManager
 
     init() {
+        self.init(timers: false)
+    }
+
+    /// `timers`: the service's retries wait on real event loops (NIO's shared group).
+    private init(timers: Bool) {
         var template = Array((NSTemporaryDirectory() + "/afproxy-downloads-XXXXXX").utf8CString)
         self.directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
         self.manager = SessionManager(
             transport: self.transport, historyCapacity: 4,
-            downloads: DownloadSettings(downloadDirectory: self.directory, userAgent: "afproxy-test"))
+            downloads: DownloadSettings(downloadDirectory: self.directory, userAgent: "afproxy-test"),
+            timers: timers ? MultiThreadedEventLoopGroup.singleton : nil)
     }
 
     /// Polls until `condition` holds (the task's file work runs on its lane); fails after 10 s.
@@ -70,5 +77,32 @@ import Testing
             try self.manager.downloads.start(DownloadSpec(url: "http://origin.test/same.bin"))
         }
         #expect(self.manager.liveCount == 1)
+    }
+
+    @Test func aFailedAttemptIsRetriedByATimerOnAnEventLoop() async throws {
+        let tests = Self(timers: true)
+        let record = try tests.manager.downloads.start(DownloadSpec(url: "http://origin.test/retried.bin"))
+        try await tests.eventually { tests.transport.started.count == 1 }
+        let first = try #require(tests.transport.started.first)
+        tests.transport.complete(first, with: .failure(.connectionRefused("refused")))
+        try await tests.eventually { tests.transport.started.count == 2 }
+        #expect(tests.manager.task(id: record.id)?.state == .running)
+        #expect(tests.transport.started.last?.request.url == "http://origin.test/retried.bin")
+    }
+
+    @Test func theNetworkGoingAwayHoldsDownloadsAndItsReturnContinuesThem() async throws {
+        let record = try self.manager.downloads.start(DownloadSpec(url: "http://origin.test/network.bin"))
+        try await self.eventually { self.transport.started.count == 1 }
+        let first = try #require(self.transport.started.first)
+        self.manager.networkChanged(Reachability(status: .unreachable))
+        try await self.eventually {
+            self.transport.commands(for: first).contains { if case .cancel = $0 { true } else { false } }
+        }
+        self.transport.complete(first, with: .failure(.canceled("attempt stopped")))
+        try await self.eventually { self.manager.task(id: record.id)?.waiting != nil }
+        #expect(self.transport.started.count == 1)
+        self.manager.networkChanged(Reachability(status: .reachable))
+        try await self.eventually { self.transport.started.count == 2 }
+        #expect(self.manager.task(id: record.id)?.state == .running)
     }
 }
