@@ -1026,6 +1026,7 @@ class Served:
     done: str = ""                  # "ok", "peer closed", "stopped"
     t_start: float = 0.0
     t_end: float = 0.0
+    t_first: float = 0.0            # when the first response byte was written (0: none)
 
 
 class FuzzOrigin:
@@ -1170,6 +1171,7 @@ class FuzzOrigin:
                 kind = step[0]
                 if kind == "send":
                     if step[1]:
+                        rec.t_first = rec.t_first or time.monotonic()
                         sock.sendall(step[1])
                         rec.sent += len(step[1])
                 elif kind == "sleep":
@@ -1178,6 +1180,7 @@ class FuzzOrigin:
                     data, gap = step[1], step[2]
                     rng = random.Random(len(data))
                     for i in range(len(data)):
+                        rec.t_first = rec.t_first or time.monotonic()
                         sock.sendall(data[i:i + 1])
                         rec.sent += 1
                         if rng.random() < 0.5:

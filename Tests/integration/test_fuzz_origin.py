@@ -215,6 +215,11 @@ def verdict(res: Result, plan: Plan, canceled: set[str], origin: FuzzOrigin) -> 
         if code == 504:
             if plan.may_time_out:
                 return "504", None
+            # On a starved machine the origin's own thread may not run for UPSTREAM_TIMEOUT: a
+            # 504 is then the right answer, which the origin's record shows (it wrote nothing, or
+            # its first byte only that late). A proxy that lost the request has no such record.
+            if any(r.sent == 0 or r.t_first - r.t_start >= UPSTREAM_TIMEOUT * 0.9 for r in origin.records(res.rid)):
+                return "504", None
             return "504", "504 although the origin did not stall"
         if res.outcome == "truncated" and was_canceled:
             return "truncated-canceled", None
