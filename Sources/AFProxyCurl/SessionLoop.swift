@@ -214,7 +214,12 @@ final class SessionLoop: @unchecked Sendable {
             handle.set(CURLOPT_CAINFO, caFile)
             handle.set(CURLOPT_CAPATH, TransferOptions.systemCADirectory)
         }
-        if let pins = transfer.options.pins { handle.set(CURLOPT_PINNEDPUBLICKEY, pins) }
+        if let pins = transfer.options.pins {
+            handle.set(CURLOPT_PINNEDPUBLICKEY, pins)
+            // curl checks the pinned key whether the chain verified or not, and the name with
+            // VERIFYHOST, which stays on.
+            if transfer.options.pinsStandalone { handle.set(CURLOPT_SSL_VERIFYPEER, 0) }
+        }
         if transfer.options.insecure {
             handle.set(CURLOPT_SSL_VERIFYPEER, 0)
             handle.set(CURLOPT_SSL_VERIFYHOST, 0)

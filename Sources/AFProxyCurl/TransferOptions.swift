@@ -1,3 +1,5 @@
+import AFProxyRules
+
 /// What sets one kind of exchange apart from another on the session. A proxied request is the
 /// client's and goes out as it came: plain http (a client reaches an https origin through a
 /// CONNECT tunnel), no redirect followed, curl's small receive buffer. A download task is
@@ -12,6 +14,9 @@ package struct TransferOptions: Sendable, Equatable {
     package var caFile: String?
     /// The public-key pins the origin's key must match (`sha256//…;sha256//…`), if its host has any.
     package var pins: String?
+    /// The pins decide alone: the chain need not verify (`pin = … standalone`); the name is
+    /// still checked, and a key off the pins still fails.
+    package var pinsStandalone = false
     /// No verification at all: one download a person asked this of (`--insecure`).
     package var insecure: Bool
 
@@ -36,8 +41,10 @@ package struct TransferOptions: Sendable, Equatable {
     /// followed, the proxy's buffer), to an https origin verified with the policy in force and
     /// its host's pins. Never `insecure`: the client cannot see the origin's certificate, so
     /// afproxy must not accept one the client would have refused.
-    package static func intercepted(caFile: String?, pins: String?) -> TransferOptions {
-        TransferOptions(allowsTLS: true, caFile: caFile, pins: pins)
+    package static func intercepted(caFile: String?, pins: PinSet.HostPins?) -> TransferOptions {
+        var options = TransferOptions(allowsTLS: true, caFile: caFile, pins: pins?.pins)
+        options.pinsStandalone = pins?.standalone ?? false
+        return options
     }
 
     /// 256 KiB: a quarter of the reads per MiB of curl's default, at no cost that matters for

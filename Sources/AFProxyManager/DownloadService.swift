@@ -220,14 +220,18 @@ package final class DownloadService: Sendable {
     func transferOptions(for spec: DownloadSpec) -> TransferOptions {
         let policy = self.security.withLock { $0 }
         let host = LoopbackHost.host(ofURL: spec.url) ?? ""
-        let pins = spec.pins.map { $0.joined(separator: ";") } ?? self.pins.ruleSet.pins(for: host)
-        return .download(caFile: policy.caFile, pins: pins, insecure: spec.insecure)
+        let hostPins = self.pins.ruleSet.policy(for: host)
+        let pins = spec.pins.map { $0.joined(separator: ";") } ?? hostPins?.pins
+        var options = TransferOptions.download(caFile: policy.caFile, pins: pins, insecure: spec.insecure)
+        // A download's own pins (`--pin`) do not stand alone; its host's `standalone` line does.
+        options.pinsStandalone = spec.pins == nil && (hostPins?.standalone ?? false)
+        return options
     }
 
     /// What an intercepted request to `host` connects with: the policy in force and the host's pins.
     package func interceptedTransferOptions(host: String) -> TransferOptions {
         let policy = self.security.withLock { $0 }
-        return .intercepted(caFile: policy.caFile, pins: self.pins.ruleSet.pins(for: host))
+        return .intercepted(caFile: policy.caFile, pins: self.pins.ruleSet.policy(for: host))
     }
 
     /// Claims `path` for a download; false when another live download makes it.

@@ -2,13 +2,27 @@ import AFProxyModel
 
 /// Public-key pins per host, AFSecurityPolicy's pinning mode for afproxy's own TLS connections:
 /// a host with pins accepts only a certificate chain whose leaf key hashes to one of them
-/// (curl's `CURLOPT_PINNEDPUBLICKEY`). Config lines `pin = HOST sha256//BASE64[;sha256//BASE64…]`,
-/// HOST a `HostPattern` (`*.example.org` for every name below example.org); the most specific
-/// entry wins.
+/// (curl's `CURLOPT_PINNEDPUBLICKEY`). Config lines `pin = HOST sha256//BASE64[;sha256//BASE64…]
+/// [standalone]`, HOST a `HostPattern` (`*.example.org` for every name below example.org); the most
+/// specific entry wins.
+///
+/// `standalone` is AFSSLPinningModePublicKey with invalid certificates allowed: for a host whose
+/// certificate chains to no trusted CA (a self-signed device on the LAN), the pin alone decides
+/// whom to trust. The name is still checked and a key off the pins still fails: never "no check
+/// at all", which only `--insecure` is.
 package struct PinSet: Sendable, Equatable {
     package struct Entry: Sendable, Equatable {
         package var pattern: HostPattern
         package var pins: [String]
+        /// The chain need not verify: the pins alone decide.
+        package var standalone = false
+    }
+
+    /// What a connection to one host is held to.
+    package struct HostPins: Sendable, Equatable {
+        /// curl's form: `sha256//a;sha256//b`.
+        package var pins: String
+        package var standalone: Bool
     }
 
     package private(set) var entries: [Entry] = []
@@ -19,7 +33,10 @@ package struct PinSet: Sendable, Equatable {
     /// should read when the line is not that.
     package mutating func add(_ line: String) throws(PinError) {
         let parts = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
-        guard parts.count == 2 else { throw PinError("expected HOST sha256//BASE64[;sha256//BASE64…], got \(line)") }
+        guard parts.count == 2 || (parts.count == 3 && parts[2] == "standalone") else {
+            throw PinError("expected HOST sha256//BASE64[;sha256//BASE64…] [standalone], got \(line)")
+        }
+        let standalone = parts.count == 3
         let pattern: HostPattern
         do throws(HostPatternError) {
             pattern = try HostPattern(parts[0])
@@ -29,8 +46,10 @@ package struct PinSet: Sendable, Equatable {
         let pins = try Self.parse(String(parts[1]))
         if let index = self.entries.firstIndex(where: { $0.pattern == pattern }) {
             self.entries[index].pins += pins.filter { !self.entries[index].pins.contains($0) }
+            // One line of the host's that says standalone makes them all so: its pins decide.
+            self.entries[index].standalone = self.entries[index].standalone || standalone
         } else {
-            self.entries.append(Entry(pattern: pattern, pins: pins))
+            self.entries.append(Entry(pattern: pattern, pins: pins, standalone: standalone))
         }
     }
 
@@ -51,9 +70,14 @@ package struct PinSet: Sendable, Equatable {
     /// The pins of `host` in curl's form (`sha256//a;sha256//b`), nil when it has none: an exact
     /// entry first, else the longest matching wildcard.
     package func pins(for host: String) -> String? {
+        self.policy(for: host)?.pins
+    }
+
+    /// The pins of `host` and whether they stand alone, nil when it has none.
+    package func policy(for host: String) -> HostPins? {
         let best = self.entries.filter { $0.pattern.matches(host: host) }
             .max { $0.pattern.specificity < $1.pattern.specificity }
-        return best?.pins.joined(separator: ";")
+        return best.map { HostPins(pins: $0.pins.joined(separator: ";"), standalone: $0.standalone) }
     }
 }
 

@@ -36,3 +36,19 @@ import Testing
         }
     }
 }
+
+@Suite struct PinSetStandaloneTests {
+    static let pin = "sha256//" + String(repeating: "A", count: 43) + "="
+
+    @Test func aStandaloneLineMakesTheHostsPinsDecideAlone() throws {
+        var pins = PinSet()
+        try pins.add("lan.test \(Self.pin) standalone")
+        try pins.add("other.test \(Self.pin)")
+        #expect(pins.policy(for: "lan.test")?.pins == Self.pin)
+        #expect(pins.policy(for: "lan.test")?.standalone == true)
+        #expect(pins.policy(for: "other.test")?.standalone == false)
+        #expect(pins.policy(for: "none.test") == nil)
+        #expect(throws: PinError.self) { try pins.add("lan.test \(Self.pin) alone") }
+        #expect(throws: PinError.self) { try pins.add("lan.test \(Self.pin) standalone extra") }
+    }
+}

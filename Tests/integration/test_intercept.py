@@ -339,6 +339,58 @@ def test_a_throttle_rule_on_the_https_host_applies_to_its_requests(intercepting,
         client.kill()
 
 
+def key_pin(cert: str) -> str:
+    """The sha256// pin of a certificate's key, computed by openssl."""
+    pem = subprocess.run(["openssl", "x509", "-in", cert, "-pubkey", "-noout"],
+                         check=True, capture_output=True).stdout
+    der = subprocess.run(["openssl", "pkey", "-pubin", "-outform", "der"], input=pem,
+                         check=True, capture_output=True).stdout
+    import base64
+    return "sha256//" + base64.b64encode(hashlib.sha256(der).digest()).decode()
+
+
+@pytest.fixture(scope="module")
+def self_signed_origin(tmp_path_factory):
+    """origin.py over TLS with a self-signed certificate for 127.0.0.1 that no CA vouches for."""
+    directory = tmp_path_factory.mktemp("self-signed")
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+         "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True, timeout=60)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(str(cert), str(key))
+    o = start_origin(tls=context)
+    o.cert = str(cert)
+    yield o
+    o.stop()
+
+
+@pytest.mark.parametrize("rule, expected", [
+    ("standalone", None),                  # the pin alone decides: the self-signed origin is trusted
+    ("", "tls-verify-failed"),             # a pin without standalone needs the chain to verify too
+    ("wrong-pin", "tls-pin-mismatch"),     # standalone never means "no check": a key off the pins fails
+])
+def test_a_standalone_pin_trusts_a_self_signed_origin_by_its_key_alone(
+        start_proxy, self_signed_origin, rule, expected):
+    pin = key_pin(self_signed_origin.cert)
+    line = {"standalone": f"127.0.0.1 {pin} standalone", "": f"127.0.0.1 {pin}",
+            "wrong-pin": "127.0.0.1 sha256//" + "A" * 43 + "= standalone"}[rule]
+    proxy = start_proxy("--intercept-hosts", "127.0.0.1", "--allow-connect-port", str(self_signed_origin.port),
+                        "--pin", line)
+    ca = ca_of(proxy)["certificatePath"]
+    result = https(proxy, ca, "-w", "\n%{http_code}", self_signed_origin.url("/bytes/2000"))
+    assert result.returncode == 0, result.stderr
+    body, _, code = result.stdout.rpartition(b"\n")
+    task = completed(proxy, history(proxy, lambda t: t["kind"] == "data")[0]["id"])
+    if expected is None:
+        assert code == b"200" and hashlib.sha256(body).hexdigest() == payload_sha256(2000)
+        assert task["errorCode"] is None
+    else:
+        assert code == b"502"
+        assert task["errorCode"] == expected and task["download"]["completed"] == 0
+
+
 # ----------------------------------------------------------------------------------------------
 # bad input
 
