@@ -20,7 +20,7 @@ import pytest
 
 from helpers import RawConn, ctl, curl, curl_sha256, live_task, start_curl, wait_for
 from origin import payload_sha256, start_origin
-from range_origin import make_tls_files
+from range_origin import file_sha256 as range_sha256, make_tls_files, start_range_origin, strong_etag
 
 MiB = 1024 * 1024
 
@@ -306,6 +306,29 @@ def test_suspend_and_resume_mid_body_of_an_https_request(intercepting, tls_origi
     assert done["download"]["completed"] == size and done["errorCode"] is None
 
 
+def test_an_https_get_whose_origin_breaks_off_is_resumed_transparently(start_proxy, tls_files):
+    """The range origin over TLS breaks once at 2 MiB: the client gets one intact response over
+    its intercepted connection, the origin got the rest with Range and If-Range, and the task
+    records the resume, as for a proxied http:// GET."""
+    origin = start_range_origin(tls=tls_files.server_context())
+    try:
+        proxy = start_proxy("--intercept-hosts", "127.0.0.1", "--allow-connect-port", str(origin.port),
+                            "--tls-ca-file", tls_files.ca_cert)
+        ca = ca_of(proxy)["certificatePath"]
+        size = 5 * MiB
+        url = origin.url(f"/intercepted.bin?size={size}&break={2 * MiB}")
+        out = curl_sha256(proxy, "--cacert", ca, "--max-time", "60", url)
+        assert out.returncode == 0, out.stderr
+        assert (out.size, out.sha256) == (size, range_sha256(size))
+        gets = origin.requests_for(url)
+        assert [(r.range, r.if_range, r.status) for r in gets] == [
+            (None, None, 200), (f"bytes={2 * MiB}-", strong_etag(size), 206)], gets
+        task = completed(proxy, history(proxy, lambda t: t["url"] == url)[0]["id"])
+        assert [r["offset"] for r in task["resumes"]] == [2 * MiB] and task["parent"] is not None
+    finally:
+        origin.stop()
+
+
 def test_a_hold_rule_catches_an_https_path(intercepting, tls_origin):
     proxy = intercepting()
     ca = ca_of(proxy)["certificatePath"]
@@ -468,6 +491,9 @@ def test_the_ca_key_is_in_no_answer_log_or_har(intercepting, tls_origin, tmp_pat
     assert key_lines
     seen = [json.dumps(proxy.api("GET", path)[1]) for path in ("/v1/tasks?all=1", "/v1/har", "/v1/status",
                                                               "/v1/ca", "/v1/intercept")]
+    # The intercepted request is in the HAR as any proxied one is.
+    har = proxy.api("GET", "/v1/har?all=1")[1]
+    assert tls_origin.url("/bytes/100") in [e["request"]["url"] for e in har["log"]["entries"]]
     seen.append(proxy.log())
     for text in seen:
         for line in key_lines:
