@@ -12,29 +12,12 @@ import NIOHTTP1
 ///     POST   /v1/holds          a rule from the JSON body (`HoldRequestBody`)
 ///     DELETE /v1/holds/{id}
 struct HoldsEndpoint: ControlEndpoint {
-    enum Route: Sendable, Equatable {
-        case list
-        case add
-        case remove(Int)
-    }
+    typealias Route = CollectionRoute<Int>
 
     let manager: SessionManager
 
     func route(_ request: ControlRequest) -> Result<Route, RouteRefusal> {
-        let notAllowed = RouteRefusal.notAllowed(request.method, on: request.path)
-        switch request.rest.count {
-        case 1:
-            switch request.method {
-            case "GET": return .success(.list)
-            case "POST": return .success(.add)
-            default: return .failure(notAllowed)
-            }
-        case 2:
-            guard request.method == "DELETE" else { return .failure(notAllowed) }
-            return ControlRequest.id(request.rest[1], of: "hold rule").map { .remove($0) }
-        default:
-            return .failure(.noSuchEndpoint(request.path))
-        }
+        Route.of(request) { ControlRequest.id($0, of: "hold rule") }
     }
 
     func answer(_ route: Route, to request: ControlRequest) -> ControlAnswer {

@@ -16,31 +16,14 @@ import NIOHTTP1
 /// Adding a rule prepares the local CA first (created on first use, which writes its files):
 /// that route blocks, and a CA that cannot be made is a 500 naming why, with no rule added.
 struct InterceptEndpoint: ControlEndpoint {
-    enum Route: Sendable, Equatable {
-        case list
-        case add
-        case remove(String)
-    }
+    typealias Route = CollectionRoute<String>
 
     let manager: SessionManager
     /// The local CA, loaded or created before a rule is added; nil: no CA in this daemon (tests).
     let authority: InterceptAuthority?
 
     func route(_ request: ControlRequest) -> Result<Route, RouteRefusal> {
-        let notAllowed = RouteRefusal.notAllowed(request.method, on: request.path)
-        switch request.rest.count {
-        case 1:
-            switch request.method {
-            case "GET": return .success(.list)
-            case "POST": return .success(.add)
-            default: return .failure(notAllowed)
-            }
-        case 2:
-            guard request.method == "DELETE" else { return .failure(notAllowed) }
-            return .success(.remove(request.rest[1]))
-        default:
-            return .failure(.noSuchEndpoint(request.path))
-        }
+        Route.of(request) { .success($0) }
     }
 
     func blocks(_ route: Route) -> Bool { route == .add }
