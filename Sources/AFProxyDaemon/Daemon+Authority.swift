@@ -1,6 +1,7 @@
 import AFProxyListener
 import AFProxyTLS
 import Logging
+import NIOCore
 import NIOSSL
 
 #if canImport(Glibc)
@@ -48,7 +49,7 @@ extension Daemon {
 extension InterceptAuthority: InterceptCertificates {
     package var isReady: Bool { self.tls != nil }
 
-    package func makeServerHandler(connectHost: String) -> NIOSSLServerHandler? {
+    package func makeServerHandler(connectHost: String) -> (any ChannelHandler)? {
         try? self.tls?.makeServerHandler(connectHost: connectHost)
     }
 }

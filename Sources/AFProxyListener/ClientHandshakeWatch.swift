@@ -1,7 +1,6 @@
 import AFProxyManager
 import AFProxyModel
 import NIOCore
-import NIOSSL
 import NIOTLS
 
 /// Right behind the TLS handler of an intercepted connection until its handshake ends: records

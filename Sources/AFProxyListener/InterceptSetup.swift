@@ -3,7 +3,6 @@ import AFProxyModel
 import AFProxyServerKit
 import NIOCore
 import NIOHTTP1
-import NIOSSL
 
 /// What a client connection needs to turn an intercepted CONNECT into a connection of its own:
 /// once the 200 is written, the TLS server side with a minted certificate, the handshake watch,

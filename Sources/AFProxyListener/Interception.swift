@@ -2,17 +2,19 @@ import AFProxyModel
 import AFProxyRules
 import FoundationEssentials
 import NIOCore
-import NIOSSL
 
 /// What the listener needs of the local CA (the daemon's `InterceptAuthority`): the TLS server
 /// side of one intercepted connection, or nil while the CA is not ready (never prepared, or its
-/// key unreadable), in which case the CONNECT stays a plain tunnel.
+/// key unreadable), in which case the CONNECT stays a plain tunnel. The handler is any
+/// `ChannelHandler` here, so that the listener does not link swift-nio-ssl (and BoringSSL with
+/// it) itself: its fuzz targets build without it. What it needs of TLS is NIOTLS's handshake
+/// event, which is in swift-nio.
 package protocol InterceptCertificates: Sendable {
     /// Whether the CA is ready to mint: asked before a CONNECT is answered.
     var isReady: Bool { get }
     /// On the client connection's event loop: answers the client's handshake with a leaf
     /// certificate for the name it asked for (SNI), or `connectHost` without SNI.
-    func makeServerHandler(connectHost: String) -> NIOSSLServerHandler?
+    func makeServerHandler(connectHost: String) -> (any ChannelHandler)?
 }
 
 /// Which CONNECTs the listener intercepts, and how: the intercept rules of the rule book, the
