@@ -11,7 +11,9 @@ final class InterceptGate: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundOut = ByteBuffer
 
     private let counters: TunnelCounters
-    private let delegate: any TunnelTransferDelegate
+    /// Let go once told of the end: the task holds this gate through its transport, so keeping
+    /// the task here past the end would make a cycle that outlives both.
+    private var delegate: (any TunnelTransferDelegate)?
     private var context: ChannelHandlerContext?
     /// A `read()` that came while paused, let through on resume.
     private var readHeld = false
@@ -77,6 +79,8 @@ final class InterceptGate: ChannelDuplexHandler, RemovableChannelHandler {
         guard !self.isOver else { return }
         self.isOver = true
         let end = self.failure.map(TunnelEnd.init) ?? TunnelEnd(reason: "client closed")
-        self.delegate.tunnelDidComplete(end)
+        let delegate = self.delegate
+        self.delegate = nil
+        delegate?.tunnelDidComplete(end)
     }
 }
