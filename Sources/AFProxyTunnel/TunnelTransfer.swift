@@ -28,7 +28,7 @@ package final class TunnelTransfer: Sendable {
     package init(
         host: String, port: Int, eventLoop: any EventLoop, connectTimeout: Duration, idleTimeout: Duration?,
         destinations: DestinationPolicy = .open, delegate: any TunnelTransferDelegate,
-        throttle: ThrottleTicket? = nil
+        throttle: ThrottleTicket? = nil, upgrade: TunnelUpgrade? = nil
     ) {
         self.eventLoop = eventLoop
         let promise = eventLoop.makePromise(of: Void.self)
@@ -36,7 +36,7 @@ package final class TunnelTransfer: Sendable {
         let relay = TunnelRelay(
             host: host, port: port, counters: self.counters, established: promise, delegate: delegate,
             connectTimeout: connectTimeout, idleTimeout: idleTimeout, eventLoop: eventLoop, destinations: destinations,
-            throttle: throttle)
+            throttle: throttle, upgrade: upgrade)
         self.relay = NIOLoopBound(relay, eventLoop: eventLoop)
     }
 
