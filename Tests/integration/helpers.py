@@ -918,3 +918,10 @@ class JournalSocket(DatagramCollector):
             hits = [e for e in self.entries() if predicate(e)]
             return hits[-1] if hits else None
         return wait_for(find, timeout, message=lambda: f"a journal entry; got {self.entries()}")
+
+
+def ca_path(proxy: AfproxyProcess) -> str:
+    """Where the daemon's local CA certificate is, from /v1/ca (made there on first use)."""
+    status, body = proxy.api("GET", "/v1/ca")
+    assert status == 200, f"GET /v1/ca: {status} {body!r}"
+    return body["certificatePath"]

@@ -16,8 +16,7 @@ import ssl
 import pytest
 import websocket
 
-from helpers import wait_for
-from range_origin import make_tls_files
+from helpers import ca_path, wait_for
 from ws_origin import WebSocketOrigin, accept_key, frame, read_frame, read_head
 
 KEY = "dGhlIHNhbXBsZSBub25jZQ=="
@@ -28,11 +27,6 @@ def ws_origin():
     o = WebSocketOrigin()
     yield o
     o.stop()
-
-
-@pytest.fixture(scope="module")
-def tls_files(tmp_path_factory):
-    return make_tls_files(tmp_path_factory.mktemp("ws-tls"))
 
 
 @pytest.fixture
@@ -148,9 +142,7 @@ def intercepting_proxy(start_proxy, tls_files, origin_port: int, trust: bool = T
     if trust:
         args += ["--tls-ca-file", tls_files.ca_cert]
     proxy = start_proxy(*args)
-    status, ca = proxy.api("GET", "/v1/ca")
-    assert status == 200, ca
-    return proxy, ca["certificatePath"]
+    return proxy, ca_path(proxy)
 
 
 def test_wss_inside_an_intercepted_connection(start_proxy, tls_files, wss_origin):
