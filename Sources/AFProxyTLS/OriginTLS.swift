@@ -15,8 +15,8 @@ import Glibc
 /// `tls-ca-file`, the name, the host's pins; with standalone pins, the pins alone. No byte of the
 /// relay passes before the handshake and these checks succeeded (`TLSHandshakeWait`).
 package final class OriginTLS: Sendable {
-    /// One context per CA file and mode: making one loads the system's CA store (milliseconds),
-    /// so each is made once and kept; there are as many as distinct settings, a handful.
+    /// One context per CA file and mode (verified, or pins alone): making one loads the system's
+    /// CA store (milliseconds), so each is made once and kept; there are a handful.
     private let contexts = NIOLockedValueBox([String: NIOSSLContext]())
 
     package init() {}
@@ -27,16 +27,12 @@ package final class OriginTLS: Sendable {
     ) throws
         -> [any ChannelHandler]
     {
-        let context = try self.context(caFile: caFile)
+        // Standalone pins: no chain to verify, the key checked after the handshake decides (a
+        // verify callback could only fail as "did not verify", not as a pin mismatch).
+        let context = try self.context(caFile: caFile, verifies: !pinsStandalone)
         // An address is checked against the certificate's IP SANs through the socket's address;
         // SNI carries names only.
         let serverName = Self.isAddress(host) ? nil : host
-        if pinsStandalone {
-            let handler = try NIOSSLClientHandler(context: context, serverHostname: serverName) { chain, promise in
-                promise.succeed(OriginPinCheck.matches(chain.first, pins: pins) ? .certificateVerified : .failed)
-            }
-            return [handler]
-        }
         let handler = try NIOSSLClientHandler(context: context, serverHostname: serverName)
         return pins.isEmpty ? [handler] : [handler, OriginPinCheck(host: host, pins: pins)]
     }
@@ -52,10 +48,11 @@ package final class OriginTLS: Sendable {
         return .tlsFailure("the TLS handshake with \(host) failed: \(text)")
     }
 
-    private func context(caFile: String?) throws -> NIOSSLContext {
-        let key = caFile ?? ""
+    private func context(caFile: String?, verifies: Bool) throws -> NIOSSLContext {
+        let key = (verifies ? "v:" : "p:") + (caFile ?? "")
         if let context = self.contexts.withLockedValue({ $0[key] }) { return context }
         var configuration = TLSConfiguration.makeClientConfiguration()
+        if !verifies { configuration.certificateVerification = .none }
         // A WebSocket handshake is HTTP/1.1 (RFC 6455 §4.1).
         configuration.applicationProtocols = ["http/1.1"]
         if let caFile { configuration.additionalTrustRoots = [.file(caFile)] }

@@ -5,6 +5,7 @@ Everything that waits has a deadline; every subprocess has a timeout.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import http.client
 import json
@@ -925,3 +926,12 @@ def ca_path(proxy: AfproxyProcess) -> str:
     status, body = proxy.api("GET", "/v1/ca")
     assert status == 200, f"GET /v1/ca: {status} {body!r}"
     return body["certificatePath"]
+
+
+def key_pin(cert: str) -> str:
+    """The sha256// pin of a certificate's key, computed by openssl."""
+    pem = subprocess.run(["openssl", "x509", "-in", cert, "-pubkey", "-noout"],
+                         check=True, capture_output=True).stdout
+    der = subprocess.run(["openssl", "pkey", "-pubin", "-outform", "der"], input=pem,
+                         check=True, capture_output=True).stdout
+    return "sha256//" + base64.b64encode(hashlib.sha256(der).digest()).decode()

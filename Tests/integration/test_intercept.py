@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from helpers import RawConn, ca_path, ctl, curl, curl_sha256, live_task, start_curl, wait_for
+from helpers import RawConn, ca_path, ctl, key_pin, curl, curl_sha256, live_task, start_curl, wait_for
 from origin import payload_sha256, start_origin
 from range_origin import file_sha256 as range_sha256, start_range_origin, strong_etag
 
@@ -376,16 +376,6 @@ def test_a_throttle_rule_on_the_https_host_applies_to_its_requests(intercepting,
         assert client.wait(timeout=60) == 0
     finally:
         client.kill()
-
-
-def key_pin(cert: str) -> str:
-    """The sha256// pin of a certificate's key, computed by openssl."""
-    pem = subprocess.run(["openssl", "x509", "-in", cert, "-pubkey", "-noout"],
-                         check=True, capture_output=True).stdout
-    der = subprocess.run(["openssl", "pkey", "-pubin", "-outform", "der"], input=pem,
-                         check=True, capture_output=True).stdout
-    import base64
-    return "sha256//" + base64.b64encode(hashlib.sha256(der).digest()).decode()
 
 
 @pytest.fixture(scope="module")

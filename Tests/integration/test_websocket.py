@@ -12,11 +12,12 @@ import os
 import random
 import socket
 import ssl
+import subprocess
 
 import pytest
 import websocket
 
-from helpers import ca_path, wait_for
+from helpers import ca_path, key_pin, wait_for
 from ws_origin import WebSocketOrigin, accept_key, frame, read_frame, read_head
 
 KEY = "dGhlIHNhbXBsZSBub25jZQ=="
@@ -178,3 +179,52 @@ def test_wss_to_an_origin_that_does_not_verify(start_proxy, tls_files, wss_origi
     [child] = wait_for(lambda: [t for t in ws_tasks(proxy, "wss://") if t["state"] == "completed"] or None)
     assert child["errorCode"] == "tls-verify-failed", child
     assert wss_origin.requests == []
+
+
+@pytest.fixture(scope="module")
+def self_signed(tmp_path_factory):
+    """A self-signed certificate for 127.0.0.1 that no CA vouches for: (cert, key)."""
+    directory = tmp_path_factory.mktemp("ws-self-signed")
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+         "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True, timeout=60)
+    return str(cert), str(key)
+
+
+@pytest.mark.parametrize("origin_cert, rule, expected", [
+    ("self-signed", "standalone", None),              # the pin alone decides
+    ("self-signed", "", "tls-verify-failed"),         # a pin without standalone needs the chain too
+    ("self-signed", "wrong standalone", "tls-pin-mismatch"),
+    ("trusted", "", None),                            # chain verified, then the key checked
+    ("trusted", "wrong", "tls-pin-mismatch"),
+])
+def test_wss_origins_are_held_to_their_pins(start_proxy, tls_files, self_signed, origin_cert, rule, expected):
+    cert, key = self_signed if origin_cert == "self-signed" else (tls_files.cert, tls_files.key)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    origin = WebSocketOrigin(tls=context)
+    try:
+        pin = "sha256//" + "A" * 43 + "=" if rule.startswith("wrong") else key_pin(cert)
+        line = f"127.0.0.1 {pin}" + (" standalone" if rule.endswith("standalone") else "")
+        proxy = start_proxy("--intercept-hosts", "127.0.0.1", "--allow-connect-port", str(origin.port),
+                            "--tls-ca-file", tls_files.ca_cert, "--pin", line)
+        ca = ca_path(proxy)
+        connect = dict(http_proxy_host="127.0.0.1", http_proxy_port=proxy.port, proxy_type="http",
+                       sslopt={"ca_certs": ca}, timeout=20)
+        url = f"wss://127.0.0.1:{origin.port}/echo"
+        if expected is None:
+            ws = websocket.create_connection(url, **connect)
+            ws.send("pinned")
+            assert ws.recv() == "pinned"
+            ws.close()
+        else:
+            with pytest.raises(websocket.WebSocketBadStatusException) as refused:
+                websocket.create_connection(url, **connect)
+            assert refused.value.status_code == 502
+            [child] = wait_for(lambda: [t for t in ws_tasks(proxy, "wss://") if t["state"] == "completed"] or None)
+            assert child["errorCode"] == expected, child
+            assert origin.requests == []
+    finally:
+        origin.stop()
