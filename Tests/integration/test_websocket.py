@@ -90,6 +90,12 @@ def test_ws_upgrade_through_the_proxy_relays_both_ways(proxy, ws_origin):
     sock.close()
     done = ended(proxy, task["id"])
     assert done["status"] == 101 and done.get("errorCode") is None
+    status, har = proxy.api("GET", "/v1/har?all=1")
+    assert status == 200
+    [entry] = [e for e in har["log"]["entries"] if e["_taskId"] == task["id"]]
+    assert entry["request"]["method"] == "GET" and entry["request"]["url"] == task["url"]
+    assert entry["response"]["status"] == 101 and entry["response"]["statusText"] == "Switching Protocols"
+    assert entry["response"]["bodySize"] == done["download"]["completed"]
     proxy.wait_idle()
 
 
