@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from h2_origin import start_h2_origin
-from helpers import ctl, curl, curl_sha256, start_curl, wait_for
+from helpers import ctl, curl, curl_sha256, live_task, start_curl, wait_for
 from origin import start_origin
 from range_origin import file_bytes, file_sha256, make_tls_files
 
@@ -173,6 +173,30 @@ def test_show_and_har_name_the_upstream_version(proxy, h2_origin, h1_origin):
         assert f"HTTP/{version} " in shown.stdout, shown.stdout
         entries = [e for e in har["log"]["entries"] if e["request"]["url"] == url]
         assert entries and entries[-1]["response"]["httpVersion"] == f"HTTP/{version}", entries
+    proxy.wait_idle()
+
+
+def test_a_slow_or_suspended_stream_does_not_stall_the_connection(proxy, h2_origin, tmp_path):
+    """A client reading slowly holds its stream back (curl pauses it, the stream's window
+    closes), then a person suspends it: other clients' requests on the same upstream connection
+    go on meanwhile, and the slow one completes byte-exact after its resume."""
+    ca = ca_path(proxy)
+    slow_url = h2_origin.url(f"/bytes/{20 * MiB}?seed=5")
+    slow = start_curl(proxy, "--cacert", ca, "--limit-rate", "2M", "-o", str(tmp_path / "slow"), slow_url)
+    fast = curl_sha256(proxy, "--cacert", ca, h2_origin.url(f"/bytes/{8 * MiB}?seed=6"))
+    assert fast.returncode == 0 and fast.sha256 == file_sha256(8 * MiB, 6), fast.stderr
+    task = live_task(proxy, slow_url)
+    assert ctl(proxy, "suspend", str(task["id"])).returncode == 0
+    wait_for(lambda: proxy.task(task["id"])["state"] == "suspended")
+    during = curl_sha256(proxy, "--cacert", ca, h2_origin.url(f"/bytes/{3 * MiB}?seed=8"))
+    assert during.returncode == 0 and during.sha256 == file_sha256(3 * MiB, 8), during.stderr
+    assert ctl(proxy, "resume", str(task["id"])).returncode == 0
+    assert slow.wait(timeout=120) == 0, slow.stderr.read()
+    assert hashlib.sha256((tmp_path / "slow").read_bytes()).hexdigest() == file_sha256(20 * MiB, 5)
+    served = {r.connection for r in h2_origin.requests if "seed=5" in r.path or "seed=6" in r.path
+              or "seed=8" in r.path}
+    assert len(served) == 1, served
+    assert completed_task(proxy, slow_url)["metrics"]["httpVersion"] == "2"
     proxy.wait_idle()
 
 
