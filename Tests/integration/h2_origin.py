@@ -7,6 +7,7 @@ Every response carries `x-conn` (the serving connection's number, from 1) and
 `x-client-port` (its peer's port). Endpoints:
   /bytes/N[?seed=S]     N bytes of range_origin's deterministic file, with content-length
   /stream/N[?seed=S]    the same bytes in 64 KiB DATA frames, without content-length
+  /trailers/N[?seed=S]  as /stream, then a trailer section with x-sha256 (the body's)
   /gather/KEY/N         held until N streams asked for /gather/KEY (on any connection), then a
                         JSON body naming the connection (at most 20 s)
   /echo                 any method: JSON with the request body's length and SHA-256, the
@@ -61,7 +62,8 @@ class _Stream:
 class _Outgoing:
     data: bytes
     sent: int = 0
-    end: str = "end"  # "end", "reset" or "goaway" once `data` is sent
+    end: str = "end"  # "end", "trailers", "reset" or "goaway" once `data` is sent
+    trailers: list[tuple[str, str]] = field(default_factory=list)
 
 
 class H2Origin:
@@ -213,6 +215,10 @@ class _Connection:
             body = file_bytes(size, seed)[: size // 2]
             self.respond(stream_id, body, length=parts[0] != "reset-streamed",
                          end="goaway" if parts[0] == "goaway" else "reset", announced=size)
+        elif parts[0] == "trailers" and len(parts) == 2:
+            body = file_bytes(int(parts[1]), seed)
+            self.respond(stream_id, body, length=False, end="trailers",
+                         trailers=[("x-sha256", hashlib.sha256(body).hexdigest())])
         elif parts[0] == "gather" and len(parts) == 3:
             self.origin._gather(parts[1])
             self.held.append((stream_id, parts[1], int(parts[2]), time.monotonic() + 20))
@@ -224,14 +230,15 @@ class _Connection:
             self.respond(stream_id, b"not found\n", length=True, status=404)
 
     def respond(self, stream_id: int, body: bytes, length: bool, status: int = 200, end: str = "end",
-                announced: int | None = None, content_type: str = "application/octet-stream") -> None:
+                announced: int | None = None, content_type: str = "application/octet-stream",
+                trailers: list[tuple[str, str]] | None = None) -> None:
         headers = [(":status", str(status)), ("content-type", content_type), ("x-conn", str(self.number)),
                    ("x-client-port", str(self.client_port))]
         if length:
             headers.append(("content-length", str(len(body) if announced is None else announced)))
         self.h2.send_headers(stream_id, headers, end_stream=not body and end == "end")
         if body or end != "end":
-            self.outgoing[stream_id] = _Outgoing(body, end=end)
+            self.outgoing[stream_id] = _Outgoing(body, end=end, trailers=trailers or [])
 
     def release_held(self) -> None:
         now = time.monotonic()
@@ -263,6 +270,8 @@ class _Connection:
             del self.outgoing[stream_id]
             if out.end == "end":
                 self.h2.end_stream(stream_id)
+            elif out.end == "trailers":
+                self.h2.send_headers(stream_id, out.trailers, end_stream=True)
             elif out.end == "reset":
                 self.h2.reset_stream(stream_id, error_code=h2.errors.ErrorCodes.INTERNAL_ERROR)
             else:

@@ -101,6 +101,20 @@ def test_gets_are_byte_exact_and_the_client_gets_http11_with_keep_alive(proxy, h
     proxy.wait_idle()
 
 
+def test_trailers_reach_the_client_in_the_last_chunk(proxy, h2_origin, tmp_path):
+    """An h2 body without a length, then a trailer section (a HEADERS frame that ends the
+    stream): the HTTP/1.1 client gets the chunks and the trailer fields after the last one."""
+    url = h2_origin.url("/trailers/300000?seed=4")
+    result = https(proxy, "-D", str(tmp_path / "heads"), "-o", str(tmp_path / "body"), url)
+    assert result.returncode == 0, result.stderr
+    body = (tmp_path / "body").read_bytes()
+    assert hashlib.sha256(body).hexdigest() == file_sha256(300000, 4)
+    heads = (tmp_path / "heads").read_bytes().decode().lower()
+    assert "transfer-encoding: chunked\r\n" in heads, heads
+    assert f"x-sha256: {file_sha256(300000, 4)}\r\n" in heads.split("\r\n\r\n", 2)[2], heads
+    proxy.wait_idle()
+
+
 def test_concurrent_clients_share_one_upstream_connection(proxy, h2_origin):
     """Four client connections at once, each one request the origin holds until all four have
     arrived: the origin served all four streams on one TCP connection."""
