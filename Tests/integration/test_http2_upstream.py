@@ -214,6 +214,20 @@ def test_a_slow_or_suspended_stream_does_not_stall_the_connection(proxy, h2_orig
     proxy.wait_idle()
 
 
+def test_a_download_task_goes_over_http2(proxy, h2_origin, tmp_path):
+    """afproxy's own request (afproxyctl download) to an h2 origin: byte-exact, HTTP/2 upstream."""
+    url = h2_origin.url(f"/bytes/{2 * MiB}?seed=9")
+    target = tmp_path / "download.bin"
+    started = ctl(proxy, "download", url, "-o", str(target))
+    assert started.returncode == 0 and started.stdout.strip().isdigit(), started.stderr
+    task = wait_for(lambda: (lambda t: t if t["state"] == "completed" else None)(
+        proxy.task(int(started.stdout.strip()))), timeout=60)
+    assert task["kind"] == "download" and task["errorCode"] is None, task
+    assert task["metrics"]["httpVersion"] == "2", task
+    assert hashlib.sha256(target.read_bytes()).hexdigest() == file_sha256(2 * MiB, 9)
+    proxy.wait_idle()
+
+
 @pytest.mark.parametrize("path", ["/reset/2000000", "/reset-streamed/2000000", "/goaway/2000000"])
 def test_a_stream_cut_mid_body_is_a_truncation(proxy, h2_origin, path):
     """RST_STREAM or GOAWAY after half the body: the task is upstream-broken and the client sees
