@@ -4,7 +4,7 @@ import AFProxyModel
 import AFProxyTLS
 
 extension ControlRouter {
-    /// Every endpoint of the control API, where it lives. The README's "Control API" lists them.
+    /// Every endpoint of the control API, where it lives. docs/control-api.md lists them.
     static func api(
         manager: SessionManager, extraStats: @escaping @Sendable (inout SessionStats) -> Void,
         metrics: ControlServer.Metrics?, web: @escaping @Sendable () -> WebAddress?, streams: ControlStreams?,
