@@ -1,6 +1,6 @@
 # The README's two commands are `make run` and `make test`; `make install` puts afproxy in place
 # as a systemd service.
-.PHONY: run test build deps release install install-files uninstall
+.PHONY: run test build deps release install install-files generated uninstall
 
 run:
 	scripts/run
@@ -26,8 +26,18 @@ BINDIR ?= $(PREFIX)/bin
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 USERUNITDIR ?= $(PREFIX)/lib/systemd/user
 DOCDIR ?= $(PREFIX)/share/doc/afproxy
+MANDIR ?= $(PREFIX)/share/man
+# Where each shell looks for completions under PREFIX: bash-completion and fish through
+# XDG_DATA_DIRS; zsh's fpath has site-functions under /usr/local and vendor-completions under /usr
+# (Debian's zsh).
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(if $(filter /usr,$(PREFIX)),$(PREFIX)/share/zsh/vendor-completions,$(PREFIX)/share/zsh/site-functions)
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 # Where install-files takes the binaries from.
 BUILDDIR ?= .build/release
+# Man pages and completions are made here from the binaries being installed (scripts/gen-man
+# says why they are not committed).
+GENDIR ?= $(BUILDDIR)/generated
 UNITS = afproxy.service afproxy.socket afproxy-control.socket
 REWRITE = sed -e 's|/usr/local/|$(PREFIX)/|g' -e 's|/etc/afproxy/|$(SYSCONFDIR)/afproxy/|g'
 
@@ -36,9 +46,19 @@ install: release install-files
 release: deps
 	swift build -c release --static-swift-stdlib
 
-install-files:
+generated:
+	scripts/gen-man $(GENDIR) $(BUILDDIR)/afproxy $(BUILDDIR)/afproxyctl
+	for tool in afproxy afproxyctl; do \
+		$(BUILDDIR)/$$tool --generate-completion-script bash > $(GENDIR)/$$tool.bash && \
+		$(BUILDDIR)/$$tool --generate-completion-script zsh > $(GENDIR)/_$$tool && \
+		$(BUILDDIR)/$$tool --generate-completion-script fish > $(GENDIR)/$$tool.fish || exit 1; \
+	done
+
+install-files: generated
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(USERUNITDIR) \
-		$(DESTDIR)$(SYSCONFDIR)/afproxy $(DESTDIR)$(DOCDIR)
+		$(DESTDIR)$(SYSCONFDIR)/afproxy $(DESTDIR)$(DOCDIR)/docs \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
 	install -m 0755 $(BUILDDIR)/afproxy $(BUILDDIR)/afproxyctl $(DESTDIR)$(BINDIR)/
 	for unit in $(UNITS); do \
 		$(REWRITE) systemd/$$unit > $(DESTDIR)$(UNITDIR)/$$unit && chmod 0644 $(DESTDIR)$(UNITDIR)/$$unit || exit 1; \
@@ -47,6 +67,15 @@ install-files:
 	chmod 0644 $(DESTDIR)$(USERUNITDIR)/afproxy.service
 	install -m 0644 config/afproxy.conf $(DESTDIR)$(DOCDIR)/afproxy.conf.example
 	install -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
+	install -m 0644 docs/*.md docs/dashboard.png $(DESTDIR)$(DOCDIR)/docs/
+	install -m 0644 $(GENDIR)/afproxyctl.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 $(GENDIR)/afproxy.conf.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 $(GENDIR)/afproxy.8 $(DESTDIR)$(MANDIR)/man8/
+	for tool in afproxy afproxyctl; do \
+		install -m 0644 $(GENDIR)/$$tool.bash $(DESTDIR)$(BASHCOMPDIR)/$$tool && \
+		install -m 0644 $(GENDIR)/_$$tool $(DESTDIR)$(ZSHCOMPDIR)/_$$tool && \
+		install -m 0644 $(GENDIR)/$$tool.fish $(DESTDIR)$(FISHCOMPDIR)/$$tool.fish || exit 1; \
+	done
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/afproxy/afproxy.conf ]; then \
 		echo "kept $(DESTDIR)$(SYSCONFDIR)/afproxy/afproxy.conf (the example is $(DOCDIR)/afproxy.conf.example)"; \
 	else \
@@ -59,4 +88,9 @@ uninstall:
 	for unit in $(UNITS); do rm -f $(DESTDIR)$(UNITDIR)/$$unit; done
 	rm -f $(DESTDIR)$(USERUNITDIR)/afproxy.service
 	rm -rf $(DESTDIR)$(DOCDIR)
+	rm -f $(DESTDIR)$(MANDIR)/man1/afproxyctl.1 $(DESTDIR)$(MANDIR)/man5/afproxy.conf.5 \
+		$(DESTDIR)$(MANDIR)/man8/afproxy.8
+	for tool in afproxy afproxyctl; do \
+		rm -f $(DESTDIR)$(BASHCOMPDIR)/$$tool $(DESTDIR)$(ZSHCOMPDIR)/_$$tool $(DESTDIR)$(FISHCOMPDIR)/$$tool.fish; \
+	done
 	@echo "left $(DESTDIR)$(SYSCONFDIR)/afproxy/afproxy.conf in place"

@@ -9,13 +9,18 @@ package struct DaemonStatus: Sendable, Codable, Equatable {
     package var uptimeSeconds: Double
     package var network: Reachability
     package var tasks: SessionStats
+    /// The proxy's addresses as bound (`127.0.0.1:3128`; port 0 resolved, sockets from systemd
+    /// included): what `afproxyctl env` points a shell at, which the configuration alone cannot say.
+    package var listen: [String]
 
     package init(
-        version: String = AFProxyVersion.current, uptimeSeconds: Double, network: Reachability, tasks: SessionStats
+        version: String = AFProxyVersion.current, uptimeSeconds: Double, network: Reachability, tasks: SessionStats,
+        listen: [String] = []
     ) {
         self.version = version
         self.uptimeSeconds = uptimeSeconds
         self.network = network
         self.tasks = tasks
+        self.listen = listen
     }
 }

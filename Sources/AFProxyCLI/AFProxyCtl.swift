@@ -22,6 +22,7 @@ package struct AFProxyCtl: ParsableCommand {
             Web.self,
             Throttle.self, Unthrottle.self,
             Hold.self, Intercept.self,
+            Env.self,
         ]
     )
 

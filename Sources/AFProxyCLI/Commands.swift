@@ -42,7 +42,7 @@ struct Show: ParsableCommand {
 
     @ParentCommand var root: AFProxyCtl
     var global: GlobalOptions { self.root.global }
-    @Argument(help: "The task's id.") var id: Int
+    @Argument(help: "The task's id.", completion: TaskIDCompletion.kind) var id: Int
     @Flag(name: .long, help: "Print the API's JSON.") var json = false
 
     func run() throws {
@@ -55,14 +55,14 @@ struct Show: ParsableCommand {
 
 /// suspend and resume: task ids or every live task.
 struct VerbOptions: ParsableArguments {
-    @Argument(help: "Task ids.") var ids: [Int] = []
+    @Argument(help: "Task ids.", completion: TaskIDCompletion.kind) var ids: [Int] = []
     @Flag(name: .long, help: "Every live task.") var all = false
     @Flag(name: .long, help: "Print the API's JSON.") var json = false
 }
 
 /// cancel: task ids only; canceling everything at once is too easy a mistake to offer.
 struct CancelOptions: ParsableArguments {
-    @Argument(help: "Task ids.") var ids: [Int] = []
+    @Argument(help: "Task ids.", completion: TaskIDCompletion.kind) var ids: [Int] = []
     @Flag(name: .long, help: "Print the API's JSON.") var json = false
 }
 

@@ -77,7 +77,7 @@ struct Download: ParsableCommand {
     }
 
     /// Sorted keys and unescaped slashes, as the daemon writes its JSON: the body reads the same
-    /// in a log or a packet capture as in the README.
+    /// in a log or a packet capture as in docs/downloads.md.
     static func encoded(_ body: DownloadRequestBody) throws -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

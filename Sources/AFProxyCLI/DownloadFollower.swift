@@ -8,7 +8,7 @@ import Glibc
 #endif
 
 /// `download --wait`: polls one download task until it completes, drawing its progress on
-/// stderr, and exits as the README says: 0 and the final path, 1 and the reason, 130 on Ctrl-C
+/// stderr, and exits as docs/afproxyctl.md says: 0 and the final path, 1 and the reason, 130 on Ctrl-C
 /// with the download still running in the daemon. A daemon that restarts meanwhile is waited for
 /// (`ReconnectWindow`), and the same task followed again.
 ///

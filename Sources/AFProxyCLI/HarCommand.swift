@@ -17,7 +17,7 @@ struct Har: ParsableCommand {
 
     @ParentCommand var root: AFProxyCtl
     var global: GlobalOptions { self.root.global }
-    @Argument(help: "Task ids (default: every live task).") var ids: [Int] = []
+    @Argument(help: "Task ids (default: every live task).", completion: TaskIDCompletion.kind) var ids: [Int] = []
     @Flag(name: .long, help: "Include completed tasks from the history.") var all = false
     @Option(name: .shortAndLong, help: ArgumentHelp("Write the log here, replacing the file.", valueName: "FILE"))
     var output: String?

@@ -68,7 +68,7 @@ struct Unthrottle: ParsableCommand {
 
     @ParentCommand var root: AFProxyCtl
     var global: GlobalOptions { self.root.global }
-    @Argument(help: "The task id.") var values: [String] = []
+    @Argument(help: "The task id.", completion: TaskIDCompletion.kind) var values: [String] = []
     @Option(name: .long, help: "The host rule's pattern, as it was given.") var host: String?
     @Flag(name: .customLong("global"), help: "The global rule.") var everything = false
     @Flag(name: .long, help: "Only the limit on responses.") var down = false

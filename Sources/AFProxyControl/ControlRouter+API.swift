@@ -4,11 +4,11 @@ import AFProxyModel
 import AFProxyTLS
 
 extension ControlRouter {
-    /// Every endpoint of the control API, where it lives. The README's "Control API" lists them.
+    /// Every endpoint of the control API, where it lives. docs/control-api.md lists them.
     static func api(
         manager: SessionManager, extraStats: @escaping @Sendable (inout SessionStats) -> Void,
         metrics: ControlServer.Metrics?, web: @escaping @Sendable () -> WebAddress?, streams: ControlStreams?,
-        authority: InterceptAuthority? = nil
+        authority: InterceptAuthority? = nil, listen: @escaping @Sendable () -> [String] = { [] }
     ) -> ControlRouter {
         var router = ControlRouter()
         router.add("tasks", TasksEndpoint(manager: manager))
@@ -20,7 +20,7 @@ extension ControlRouter {
         router.add("ca", CAEndpoint(authority: authority))
         router.add("har", HAREndpoint(manager: manager))
         router.add("stats", StatsEndpoint(manager: manager, extraStats: extraStats))
-        router.add("status", StatusEndpoint(manager: manager, extraStats: extraStats))
+        router.add("status", StatusEndpoint(manager: manager, extraStats: extraStats, listen: listen))
         router.add("web", WebEndpoint(web: web))
         router.add("events", EventsEndpoint(manager: manager, streams: streams))
         router.add("live", LiveEndpoint(manager: manager, extraStats: extraStats, streams: streams))

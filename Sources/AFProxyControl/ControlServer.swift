@@ -36,6 +36,7 @@ package final class ControlServer: Service, Sendable {
     /// The web port's connections count apart, so a full dashboard never locks out afproxyctl.
     private let webAdmission = ControlLimits.admission()
     private let web = Locked<WebAddress?>(nil)
+    private let proxyAddresses = Locked<[String]>([])
     /// The event streams and live feeds open now: a graceful stop ends them cleanly.
     private let streams = ControlStreams()
 
@@ -117,6 +118,11 @@ package final class ControlServer: Service, Sendable {
         self.web.withLock { $0 = address }
     }
 
+    /// The proxy's bound addresses `GET /v1/status` answers from now on.
+    package func publishProxyAddresses(_ addresses: [String]) {
+        self.proxyAddresses.withLock { $0 = addresses }
+    }
+
     /// Sets up a connection of the web dashboard's port: the same limits and API as the socket,
     /// with `gate` (its access check and page) in front of the API in place of peer credentials.
     package func configureWebConnection(_ channel: any Channel, gate: [any ChannelHandler]) -> EventLoopFuture<Void> {
@@ -150,6 +156,7 @@ package final class ControlServer: Service, Sendable {
         _ sync: ChannelPipeline.SynchronousOperations, caller: ControlCaller, gate: [any ChannelHandler]
     ) throws {
         let web = self.web
+        let proxyAddresses = self.proxyAddresses
         try sync.addHandler(ControlLimits.timeoutHandler())
         try sync.configureHTTPServerPipeline(
             withErrorHandling: false, withEncoderConfiguration: .init(),
@@ -159,7 +166,7 @@ package final class ControlServer: Service, Sendable {
         try sync.addHandlers(gate)
         let router = ControlRouter.api(
             manager: self.manager, extraStats: self.extraStats, metrics: self.metrics, web: { web.withLock { $0 } },
-            streams: self.streams, authority: self.authority)
+            streams: self.streams, authority: self.authority, listen: { proxyAddresses.withLock { $0 } })
         try sync.addHandler(ControlHandler(router: router, caller: caller))
     }
 

@@ -3,7 +3,8 @@ import AFProxyManager
 import AFProxyModel
 import NIOHTTP1
 
-/// `GET /v1/status`: version, uptime, the network, the task counts (the body of `/v1/stats`).
+/// `GET /v1/status`: version, uptime, the network, the task counts (the body of `/v1/stats`), the
+/// proxy's bound addresses.
 struct StatusEndpoint: ControlEndpoint {
     enum Route: Sendable, Equatable {
         case status
@@ -11,6 +12,8 @@ struct StatusEndpoint: ControlEndpoint {
 
     let manager: SessionManager
     let extraStats: @Sendable (inout SessionStats) -> Void
+    /// The proxy's bound addresses, as the daemon published them.
+    let listen: @Sendable () -> [String]
 
     func route(_ request: ControlRequest) -> Result<Route, RouteRefusal> {
         if let refusal = request.single("GET") { return .failure(refusal) }
@@ -22,7 +25,7 @@ struct StatusEndpoint: ControlEndpoint {
         self.extraStats(&stats)
         let status = DaemonStatus(
             version: stats.version, uptimeSeconds: stats.uptimeSeconds, network: self.manager.reachability,
-            tasks: stats)
+            tasks: stats, listen: self.listen())
         return .json(.ok, status)
     }
 }

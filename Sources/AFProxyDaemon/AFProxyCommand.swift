@@ -255,9 +255,13 @@ package struct AFProxyCommand: AsyncParsableCommand {
             "Refuse private, link-local and loopback destinations once resolved (default no).", valueName: "yes|no"))
     var denyPrivateDestinations: String?
 
+    /// For scripts/gen-docs and the tests that keep the documentation complete; not for users.
+    @Flag(name: .long, help: .hidden) var listConfigKeys = false
+
     package init() {}
 
     package func run() async throws {
+        if self.listConfigKeys { return print(ConfigKeyListing.text) }
         let environment = ProcessEnvironment.current()
         if let path = self.checkConfig {
             var configuration = DaemonConfiguration()

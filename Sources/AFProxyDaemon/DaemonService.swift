@@ -137,19 +137,23 @@ final class DaemonService: Service, Sendable {
         let configuration = self.started
         let descriptors = try ListenFDs.take()
         for note in descriptors.notes { self.logger.notice("\(note)") }
+        var proxyAddresses: [String] = []
         if descriptors.proxy.isEmpty {
             for text in configuration.listen {
                 let address = try ListenAddress.parse(text)
                 let bound = try await self.listener.bind(host: address.host, port: address.port)
+                proxyAddresses.append(Daemon.describe(bound))
                 self.logger.notice("listening on \(Daemon.describe(bound))")
             }
         } else {
             self.state.withLock { $0.adoptedProxy = true }
             for fd in descriptors.proxy {
                 let adopted = try await self.listener.adopt(descriptor: fd)
+                proxyAddresses.append(Daemon.describe(adopted))
                 self.logger.notice("listening on \(Daemon.describe(adopted)) (socket from systemd)")
             }
         }
+        self.control.publishProxyAddresses(proxyAddresses)
         if let fd = descriptors.control {
             let path = Self.unixPath(of: fd) ?? "descriptor \(fd)"
             try await self.control.adopt(descriptor: fd)

@@ -1,4 +1,4 @@
-"""Every failure a task records carries a stable `errorCode` beside its `error` text (README,
+"""Every failure a task records carries a stable `errorCode` beside its `error` text (docs/control-api.md,
 "A task"), for HTTP tasks and tunnels alike, and the client's status follows from it."""
 
 from __future__ import annotations

@@ -141,8 +141,8 @@ def test_task_by_id_and_unknown_id(proxy, origin):
     url = origin.url("/bytes/321")
     assert curl(proxy, "--max-time", "30", "-o", "/dev/null", url).returncode == 0
     rec = proxy.history_record(url)
-    # The client's process may reach the record after the first read (looked up late, see the
-    # README): the rest of the record is the same in both reads.
+    # The client's process may reach the record after the first read (looked up late, see
+    # docs/control-api.md): the rest of the record is the same in both reads.
     def without_process(record):
         return {k: v for k, v in record.items() if k != "clientProcess"}
     assert without_process(proxy.task(rec["id"])) == without_process(rec)
