@@ -4,7 +4,7 @@ import Glibc
 
 /// Faults a test switches on in the real daemon through `AFPROXY_FAILPOINTS` (comma-separated
 /// names), to prove that what guards against a defect works when the defect is there. Read once;
-/// off unless named, and nothing a user would set: the README lists them under testing only.
+/// off unless named, and nothing a user would set: docs/how-it-works.md names the one the tests use.
 enum Failpoints {
     /// `client-close-ignored`: a client's close is noted but does not end its task (a gap in the
     /// rule at `HTTPTaskStateMachine`): the safety net must end it (`stalled`).

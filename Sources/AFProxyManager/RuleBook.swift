@@ -29,9 +29,9 @@ import Logging
 ///    request and list bodies in `AFProxyAPI/BlockMessages.swift`, and the rule's type in
 ///    `AFProxyAPI/WireTypes.swift` when afproxyctl reads it.
 /// 7. `AFProxyCLI/BlockCommand.swift` and its line in `AFProxyCtl.swift`.
-/// 8. `Tests/integration/test_blocks.py` and README.
+/// 8. `Tests/integration/test_blocks.py` and docs/rules.md (a key also in docs/configuration.md).
 ///
-/// Thirteen files (eleven without the integration test and README) where the hold rule took 29
+/// Thirteen files (eleven without the integration test and docs) where the hold rule took 29
 /// in seven modules, and no store, lock, load path, reload line or encoder settings of its own.
 /// A kind from the configuration only (`stateFileName = nil`, `NoSavedRules`, as destination,
 /// access and pin rules are) skips the state file, the endpoint and the command: 1–3, then a

@@ -1,5 +1,5 @@
 /// Every metric afproxy exposes, with its help text and, for histograms, its buckets: one list
-/// that `CatalogMetricsFactory` reads and the README mirrors. swift-metrics has no notion of help
+/// that `CatalogMetricsFactory` reads and docs/metrics.md mirrors. swift-metrics has no notion of help
 /// text, and `promtool check metrics` wants a `# HELP` line for every family, so the factory
 /// looks the text up here by the metric's name.
 ///

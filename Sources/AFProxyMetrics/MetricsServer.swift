@@ -7,7 +7,7 @@ import ServiceLifecycle
 
 /// The `metrics-listen` port: plain HTTP/1.1 for Prometheus to scrape, off unless configured.
 /// It has no access control of its own: whoever can reach the address reads the metrics (task
-/// counts and rates, never URLs or hosts), which is why the README advises loopback. As a
+/// counts and rates, never URLs or hosts), which is why docs/metrics.md advises loopback. As a
 /// `Service` it serves until graceful shutdown, then closes its port.
 package final class MetricsServer: Service, Sendable {
     /// A scraper that keeps a connection open but sends nothing this long is dropped.

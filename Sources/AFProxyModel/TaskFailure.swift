@@ -45,7 +45,7 @@ package struct TaskFailure: Error, Sendable, Hashable, CustomStringConvertible {
     /// The stable short name of the cause: the task record's `errorCode`, for logs and scripts.
     package var code: String { self.reason.rawValue }
 
-    /// Every code there is, in the order the README lists them.
+    /// Every code there is, in the order docs/control-api.md lists them.
     package static var allCodes: [String] { Code.allCases.map(\.rawValue) }
 
     /// The same cause, told in other words (a download's failure after its last attempt).

@@ -1,7 +1,7 @@
 import FoundationEssentials
 
 /// What the control API shows of a task: a snapshot taken from its delegate, or its final form
-/// in the history once it completed. The JSON shape is documented in the README.
+/// in the history once it completed. The JSON shape is documented in docs/control-api.md.
 package struct TaskRecord: Sendable, Codable, Equatable {
     package var id: Int
     package var kind: TaskKind
