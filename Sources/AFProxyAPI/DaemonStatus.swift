@@ -9,6 +9,8 @@ package struct DaemonStatus: Sendable, Codable, Equatable {
     package var uptimeSeconds: Double
     package var network: Reachability
     package var tasks: SessionStats
+    /// The parent proxy, nil (absent) without one.
+    package var upstreamProxy: UpstreamProxyStatus?
 
     package init(
         version: String = AFProxyVersion.current, uptimeSeconds: Double, network: Reachability, tasks: SessionStats
@@ -17,5 +19,6 @@ package struct DaemonStatus: Sendable, Codable, Equatable {
         self.uptimeSeconds = uptimeSeconds
         self.network = network
         self.tasks = tasks
+        self.upstreamProxy = tasks.upstreamProxy
     }
 }
