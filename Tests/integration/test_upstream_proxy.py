@@ -319,3 +319,15 @@ def test_socks5h_carries_a_get_and_a_tunnel(start_proxy, origin, tls_origin, cer
         failed_task(proxy, "upstream-proxy-auth")
     finally:
         wrong.stop()
+
+
+def test_the_proxys_private_address_passes_deny_private_destinations(start_proxy, squid, origin, tls_origin,
+                                                                     certificate):
+    """The proxy on 127.0.0.1 is the one configured: the address checks let it pass, for curl's
+    transfers and for tunnels, while the origin's name is still checked by name."""
+    proxy = start_proxy("--upstream-proxy", squid.url(), "--deny-private-destinations", "yes",
+                        "--allow-connect-port", str(tls_origin.port), "--deny-hosts", "denied.example")
+    get_exact(proxy, origin, 60_007)
+    https_exact(proxy, tls_origin, certificate, 60_008)
+    code, body = status_and_body(proxy, "http://denied.example/")
+    assert code == 403 and "deny-hosts" in body, (code, body)
