@@ -13,6 +13,7 @@ final class SessionLoop: @unchecked Sendable {
     private let share: UnsafeMutableRawPointer?
     private let watcher = SocketWatcher()
     private let configuration: UpstreamConfiguration
+    /// The route each new transfer takes and the proxy's health (`SessionLoop+UpstreamProxy`).
     let parentProxy: ParentProxy
     private var active: [ObjectIdentifier: UpstreamTransfer] = [:]
     /// The active transfers by their easy handle, for the socket watcher's owners.

@@ -331,3 +331,24 @@ def test_the_proxys_private_address_passes_deny_private_destinations(start_proxy
     https_exact(proxy, tls_origin, certificate, 60_008)
     code, body = status_and_body(proxy, "http://denied.example/")
     assert code == 403 and "deny-hosts" in body, (code, body)
+
+
+def test_an_intercepted_https_request_goes_through_squid(start_proxy, squid, tls_origin, certificate):
+    """Inside an intercepted connection each request is curl's own to the https origin: curl opens
+    its CONNECT through the parent proxy, and the body arrives byte-exact."""
+    proxy = start_proxy("--upstream-proxy", squid.url(), "--intercept-hosts", HOST,
+                        "--allow-connect-port", str(tls_origin.port), "--tls-ca-file", certificate[0])
+    status, ca = proxy.api("GET", "/v1/ca")
+    assert status == 200, ca
+    connect = f"CONNECT {HOST}:{tls_origin.port}"
+    before = squid.log().count(connect)
+    n = 700_013
+    out = curl_sha256(proxy, "--fail", "--cacert", ca["certificatePath"], url(tls_origin, f"/bytes/{n}"))
+    assert (out.returncode, out.size, out.sha256) == (0, n, payload_sha256(n)), out.stderr
+    task = wait_for(lambda: next((t for t in proxy.tasks(all=True)
+                                  if t.get("url", "").endswith(f"/bytes/{n}") and t.get("state") == "completed"),
+                                 None), 10, message="the intercepted request's task")
+    assert task.get("parent"), task
+    # Squid logs a tunnel when it closes: afproxy's stop closes curl's connection.
+    proxy.stop(by_test=True)
+    wait_for(lambda: squid.log().count(connect) > before, 10, message="curl's CONNECT in squid's log")
