@@ -7,7 +7,7 @@ import PackageDescription
 /// dashboard) ← AFProxyDaemon; AFProxyModel ← AFProxyNetwork (the network watcher) ← AFProxyDaemon; AFProxyServerKit
 /// (NIO only) ← the four servers (AFProxyListener, AFProxyControl, AFProxyWeb, AFProxyMetrics).
 /// AFProxyModel ← AFProxyAPI (the wire API) ← AFProxyControl / AFProxyWeb / AFProxyDaemon / AFProxyCLI (afproxyctl).
-/// AFProxyModel, AFProxyAPI, AFProxyStore ← AFProxyTLS (the local CA; the only user of swift-nio-ssl,
+/// AFProxyModel, AFProxyAPI, AFProxyStore ← AFProxyTLS (the local CA, the origin side of wss tunnels; swift-nio-ssl,
 /// swift-certificates, swift-crypto) ← AFProxyControl / AFProxyDaemon (and AFProxyListener for interception).
 let package = Package(
     name: "afproxy",
@@ -95,6 +95,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -114,6 +115,7 @@ let package = Package(
                 "AFProxyModel", "AFProxyRules",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
             ]
         ),
         .target(
@@ -205,7 +207,7 @@ let package = Package(
             dependencies: [
                 "AFProxyModel", "AFProxyRules", "AFProxyCurl", "AFProxyManager", "AFProxyListener", "AFProxyControl",
                 "AFProxyStore", "AFProxySystemd", "AFProxyNetwork", "AFProxyMetrics", "AFProxyWeb", "AFProxyServerKit",
-                "AFProxyAPI", "AFProxyTLS",
+                "AFProxyAPI", "AFProxyTLS", "AFProxyTunnel",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -4,13 +4,14 @@ import FoundationEssentials
 /// A task record as a HAR entry. The sizes are what went to and came from the origin: bodies as
 /// relayed, heads as HTTP/1.1 writes the recorded fields. A tunnel is its CONNECT: the request
 /// the client made of afproxy, answered 200 once the origin was reached, with the bytes relayed
-/// each way as its bodies.
+/// each way as its bodies. A WebSocket handshake's stream task is its GET, answered as the
+/// origin answered it (101), with the frames relayed each way as its bodies.
 extension HAREntry {
     /// - Parameters:
     ///   - now: a live task's phase in progress runs to now.
     ///   - reasonPhrase: the standard phrase of a status; the origin's own is not recorded.
     package init(task: TaskRecord, now: Date, reasonPhrase: (Int) -> String) {
-        let tunnel = task.kind == .stream
+        let tunnel = task.kind == .stream && task.method == "CONNECT"
         // curl reports the response's version; it sends HTTP/1.1 unless it negotiated 2 or 3.
         let version = task.metrics.httpVersion.map { "HTTP/" + $0 } ?? "HTTP/1.1"
         let requestVersion = version.hasPrefix("HTTP/1.") ? "HTTP/1.1" : version

@@ -70,6 +70,13 @@ final class EasyHandle {
         return ConnectionPorts(local: Int32(local), remote: Int32(remote))
     }
 
+    /// The transfer went over HTTP/2 (or later): its connection multiplexes streams.
+    var isMultiplexed: Bool {
+        var value = 0
+        guard afc_easy_getinfo_long(self.raw, CURLINFO_HTTP_VERSION, &value) == CURLE_OK else { return false }
+        return value >= Int(CURL_HTTP_VERSION_2_0)
+    }
+
     /// The errno of the last socket call that failed (a refused connect says ECONNREFUSED).
     var osErrno: Int32 {
         var value = 0

@@ -118,7 +118,7 @@ struct ResponseHeadParser {
         self.retiresConnection = retires
     }
 
-    /// `HTTP/1.1 200 OK`: curl has checked the version and the code by now.
+    /// `HTTP/1.1 200 OK` or `HTTP/2 200`: curl has checked the version and the code by now.
     private mutating func parseStatusLine(_ bytes: UnsafeRawBufferPointer) -> Event? {
         if let bad = FieldLine.invalidByte(in: bytes) {
             return .invalid("the status line holds the control byte 0x\(String(bad, radix: 16))")
@@ -127,14 +127,23 @@ struct ResponseHeadParser {
         // HTTP-version = "HTTP/" DIGIT "." DIGIT, then a space (RFC 9112 §2.3, §4). curl reads
         // only the digits; what follows them is checked here, since the version is passed on
         // (in Via).
+        // curl writes an HTTP/2 or HTTP/3 head as `HTTP/2 200` (the version has no minor digit
+        // there, and the message no reason phrase).
         let decimal = UInt8(ascii: "0")...UInt8(ascii: "9")
-        guard bytes.count > 9, decimal.contains(bytes[5]), bytes[6] == UInt8(ascii: "."), decimal.contains(bytes[7]),
+        let versionEnd: Int
+        if bytes.count > 9, decimal.contains(bytes[5]), bytes[6] == UInt8(ascii: "."), decimal.contains(bytes[7]),
             bytes[8] == FieldLine.space
-        else {
+        {
+            versionEnd = 8
+        } else if bytes.count > 7, (UInt8(ascii: "2")...UInt8(ascii: "3")).contains(bytes[5]),
+            bytes[6] == FieldLine.space
+        {
+            versionEnd = 6
+        } else {
             return .invalid("the status line has no valid HTTP version")
         }
-        self.version = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[5..<8]), as: UTF8.self)
-        var index = 8
+        self.version = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[5..<versionEnd]), as: UTF8.self)
+        var index = versionEnd
         while index < bytes.count, bytes[index] == FieldLine.space { index += 1 }
         var status = 0
         var digits = 0

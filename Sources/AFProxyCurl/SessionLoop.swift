@@ -37,6 +37,8 @@ final class SessionLoop: @unchecked Sendable {
         self.configuration = configuration
         self.watcher.attach(to: multi)
         _ = afc_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, configuration.idleConnections)
+        // Concurrent requests to one HTTP/2 origin share its connection as streams.
+        _ = afc_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
     }
 
     deinit {
@@ -227,7 +229,15 @@ final class SessionLoop: @unchecked Sendable {
             handle.set(CURLOPT_SSL_VERIFYHOST, 0)
         }
         if transfer.options.allowsTLS, let share = self.share { handle.set(CURLOPT_SHARE, pointer: share) }
-        handle.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1))
+        if transfer.options.allowsTLS {
+            // HTTP/2 where an https origin offers it in ALPN (never h2c for http://), and a
+            // transfer that finds a connection to its origin still being set up waits to learn
+            // whether it can multiplex on it rather than opening another.
+            handle.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
+            handle.set(CURLOPT_PIPEWAIT, 1)
+        } else {
+            handle.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1))
+        }
         handle.set(CURLOPT_PATH_AS_IS, 1)
         // Transparent: bodies pass as the origin encoded them.
         handle.set(CURLOPT_HTTP_CONTENT_DECODING, 0)
@@ -349,7 +359,9 @@ final class SessionLoop: @unchecked Sendable {
         var metrics = TaskMetrics()
         if let handle = transfer.handle {
             metrics = handle.metrics()
-            if result == .success, let ports = handle.connectionPorts {
+            // An HTTP/2 connection carries other transfers' streams and frames of its own (PING,
+            // SETTINGS) while no stream is open: stirring is no stray answer there.
+            if result == .success, !handle.isMultiplexed, let ports = handle.connectionPorts {
                 self.watcher.connectionWentIdle(handle.idleSocket, ports: ports, by: ObjectIdentifier(transfer))
             }
             curl_multi_remove_handle(self.multi, handle.raw)

@@ -1,5 +1,7 @@
 import AFProxyListener
+import AFProxyModel
 import AFProxyTLS
+import AFProxyTunnel
 import Logging
 import NIOCore
 import NIOSSL
@@ -51,5 +53,17 @@ extension InterceptAuthority: InterceptCertificates {
 
     package func makeServerHandler(connectHost: String) -> (any ChannelHandler)? {
         try? self.tls?.makeServerHandler(connectHost: connectHost)
+    }
+}
+
+/// The tunnels' view of the TLS client: a `wss://` upgrade's origin verified with swift-nio-ssl,
+/// as an intercepted request's is by curl.
+extension OriginTLS: TunnelTLSMaker {
+    package func clientHandlers(for tls: TunnelTLS) throws -> [any ChannelHandler] {
+        try self.handlers(host: tls.host, caFile: tls.caFile, pins: tls.pins, pinsStandalone: tls.pinsStandalone)
+    }
+
+    package func failure(for error: any Error, host: String) -> TaskFailure {
+        Self.failure(for: error, host: host)
     }
 }

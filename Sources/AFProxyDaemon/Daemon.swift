@@ -8,6 +8,7 @@ import AFProxyNetwork
 import AFProxyRules
 import AFProxyStore
 import AFProxySystemd
+import AFProxyTLS
 import AFProxyWeb
 import Logging
 import NIOCore
@@ -76,7 +77,7 @@ struct Daemon {
                 stateDirectory: self.configuration.stateDirectory
                     ?? DownloadLocations.stateDirectory(self.environment),
                 logger: logger),
-            timers: group)
+            timers: group, tunnelTLS: OriginTLS())
         let reporter = NetworkReporter(manager: manager, logger: logger)
         let network = NetworkWatcher(onChange: reporter.report) { error in
             logger.warning("network status unknown from now on: the netlink socket failed: \(error)")

@@ -83,7 +83,7 @@ struct ClientResponseHead: Equatable {
         } else if closeAfter {
             headers.add(name: "Connection", value: "close")
         }
-        let status = HTTPResponseStatus.custom(code: UInt(origin.status), reasonPhrase: origin.reason)
+        let status = Self.status(of: origin)
         return .success(
             ClientResponseHead(
                 head: HTTPResponseHead(version: clientVersion, status: status, headers: headers),
@@ -98,8 +98,20 @@ struct ClientResponseHead: Equatable {
         for field in HopByHopHeaders.removing(from: origin.headers) {
             headers.add(name: field.name, value: field.value)
         }
-        let status = HTTPResponseStatus.custom(code: UInt(origin.status), reasonPhrase: origin.reason)
+        let status = Self.status(of: origin)
         return HTTPResponseHead(version: clientVersion, status: status, headers: headers)
+    }
+
+    /// The origin's status with its reason phrase as it came; an HTTP/2 or HTTP/3 message has
+    /// none (RFC 9113 §8.3.2), so an HTTP/1.1 client gets the standard one for the code.
+    static func status(of origin: ProxyResponseHead) -> HTTPResponseStatus {
+        if origin.reason.isEmpty, !origin.version.contains(".") {
+            // 103 is missing from NIO's table (adding it is a major version there).
+            let standard =
+                origin.status == 103 ? "Early Hints" : HTTPResponseStatus(statusCode: origin.status).reasonPhrase
+            return .custom(code: UInt(origin.status), reasonPhrase: standard)
+        }
+        return .custom(code: UInt(origin.status), reasonPhrase: origin.reason)
     }
 }
 

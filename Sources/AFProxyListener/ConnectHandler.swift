@@ -3,7 +3,8 @@ import AFProxyModel
 import NIOCore
 import NIOHTTP1
 
-/// Answers one CONNECT and turns its connection into a tunnel. It takes the place of the HTTP
+/// Answers one CONNECT (or opens a WebSocket handshake's origin connection, `StreamUpgrade`)
+/// and turns its connection into a tunnel. It takes the place of the HTTP
 /// handlers once the CONNECT has been parsed: from then on the connection carries raw bytes, so
 /// the answer (200, or a refusal with a text body) is written as bytes too. While upstream is
 /// being connected it holds the client's reads and keeps what the client sent early; once the
@@ -102,10 +103,12 @@ final class ConnectHandler: ChannelDuplexHandler, RemovableChannelHandler {
         switch result {
         case .success:
             self.answered = true
-            let answer =
-                "HTTP/\(self.version.major).\(self.version.minor) 200 Connection established\r\n"
-                + "Date: \(HTTPDate.now())\r\n\r\n"
-            context.writeAndFlush(self.wrapOutboundOut(ByteBuffer(string: answer)), promise: nil)
+            if task.request.upgrade == nil {
+                let answer =
+                    "HTTP/\(self.version.major).\(self.version.minor) 200 Connection established\r\n"
+                    + "Date: \(HTTPDate.now())\r\n\r\n"
+                context.writeAndFlush(self.wrapOutboundOut(ByteBuffer(string: answer)), promise: nil)
+            }
             guard task.attachClient(context.channel) else {
                 context.close(promise: nil)
                 return

@@ -15,8 +15,8 @@ import NIOHTTP1
 /// are on their way to this socket); the request side is here: `read()` is held back while the
 /// task's upload buffer is full, a person suspended the task, or a pipelined request waits.
 ///
-/// A CONNECT ends HTTP on the connection: at its end this handler and the HTTP codec leave the
-/// pipeline to a `ConnectHandler`, which opens the tunnel.
+/// A CONNECT ends HTTP on the connection, and so does a WebSocket handshake: at its end this
+/// handler and the HTTP codec leave the pipeline to a `ConnectHandler`, which opens the tunnel.
 final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
@@ -164,6 +164,20 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             case .success(var request):
                 request.process = self.clientProcess
                 request.intercepted = self.intercept?.interception.intercepts(host: request.host) ?? false
+                self.state.openTunnelAtEnd(.open(request), version: head.version)
+            case .failure(let refusal): self.state.openTunnelAtEnd(.refuse(refusal), version: head.version)
+            }
+            return
+        }
+        if RequestValidator.asksForWebSocket(head) {
+            switch self.validator.validateUpgrade(head, client: self.clientAddress) {
+            case .success(var request):
+                request.process = self.clientProcess
+                if let parent = self.parent {
+                    request.parent = parent.task.id
+                    request.proxyUser = parent.proxyUser
+                    parent.task.carriedRequest()
+                }
                 self.state.openTunnelAtEnd(.open(request), version: head.version)
             case .failure(let refusal): self.state.openTunnelAtEnd(.refuse(refusal), version: head.version)
             }

@@ -2,7 +2,8 @@ import NIOCore
 import NIOHTTP1
 
 /// Tells the request decoder when the request it just parsed asked for a protocol upgrade the
-/// way llhttp recognises one, so that parsing goes on after it (`RequestDecoder.upgradeDeclined`).
+/// way llhttp recognises one and the proxy declines it, so that parsing goes on after it
+/// (`RequestDecoder.upgradeDeclined`).
 /// It sits right behind the decoder: the parser passes `.end` on inside its own decode call,
 /// which is where the decoder must learn it.
 final class UpgradeDeclineHandler: ChannelInboundHandler, RemovableChannelHandler {
@@ -19,7 +20,10 @@ final class UpgradeDeclineHandler: ChannelInboundHandler, RemovableChannelHandle
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch self.unwrapInboundIn(data) {
         case .head(let head):
-            self.upgradeAsked = head.method != .CONNECT && Self.asksForUpgrade(head.headers)
+            // A WebSocket handshake is not declined: the connection becomes its tunnel.
+            self.upgradeAsked =
+                head.method != .CONNECT && Self.asksForUpgrade(head.headers)
+                && !RequestValidator.asksForWebSocket(head)
         case .body:
             break
         case .end:

@@ -39,6 +39,6 @@ extension HoldFacts {
     }
 
     init(_ request: StreamRequest) {
-        self.init(host: request.host, method: "CONNECT", url: request.authority, kind: .stream)
+        self.init(host: request.host, method: request.method, url: request.url, kind: .stream)
     }
 }

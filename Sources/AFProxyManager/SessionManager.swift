@@ -1,6 +1,7 @@
 import AFProxyCurl
 import AFProxyModel
 import AFProxyRules
+import AFProxyTunnel
 import Logging
 import NIOCore
 
@@ -55,7 +56,7 @@ package final class SessionManager: Sendable {
         transport: any UpstreamTransport, historyCapacity: Int, bufferBudget: Int = 64 << 20,
         downloads: DownloadSettings = DownloadSettings(), transparentResumeLimit: Int = 0,
         networkLoss: NetworkLossPolicy = .waitDownloads, logger: Logger? = nil,
-        rules: RuleBook? = nil, timers: (any EventLoopGroup)? = nil
+        rules: RuleBook? = nil, timers: (any EventLoopGroup)? = nil, tunnelTLS: (any TunnelTLSMaker)? = nil
     ) {
         // Without a book of its own (tests), runtime rules are kept beside the downloads' journal.
         let rules = rules ?? RuleBook(stateDirectory: downloads.stateDirectory, logger: logger)
@@ -68,11 +69,13 @@ package final class SessionManager: Sendable {
         let throttler = rules.throttle
         self.registry = registry
         self.events = events
-        self.taskContext = TaskContext(
+        var context = TaskContext(
             transport: transport, events: events, budget: self.budget, throttler: throttler,
             transparentResumeLimit: transparentResumeLimit,
             destinations: { rules.destinationPolicy },
             completed: { task in Self.complete(task, registry: registry, events: events, throttler: throttler) })
+        if let tunnelTLS { context.tunnelTLS = tunnelTLS }
+        self.taskContext = context
         self.downloads = DownloadService(
             settings: downloads, registry: registry, context: self.taskContext, holds: rules.holds, pins: rules.pins,
             network: self.network, logger: logger, timers: timers)
@@ -99,12 +102,26 @@ package final class SessionManager: Sendable {
     /// a hold rule catches it, publishes `held` and connects nothing until it is released.
     package func startStream(_ request: StreamRequest, on eventLoop: any EventLoop) -> StreamTask {
         let heldBy = self.holds.catchTask(HoldFacts(request))
+        let upgrade = request.upgrade.map { upgrade in
+            TunnelUpgrade(head: upgrade.head, tls: upgrade.tls ? self.tunnelTLS(host: request.host) : nil)
+        }
         let task = self.register(.stream) { id in
-            StreamTask(id: id, request: request, eventLoop: eventLoop, context: self.taskContext, heldBy: heldBy)
+            StreamTask(
+                id: id, request: request, eventLoop: eventLoop, context: self.taskContext, heldBy: heldBy,
+                upgrade: upgrade)
         }
         self.events.publish(.created, task.record())
         task.begin()
         return task
+    }
+
+    /// How a `wss://` upgrade's tunnel verifies `host`: as an intercepted request to it would.
+    private func tunnelTLS(host: String) -> TunnelTLS {
+        let options = self.downloads.interceptedTransferOptions(host: host)
+        let pins = options.pins?.split(separator: ";").map(String.init) ?? []
+        return TunnelTLS(
+            host: host, caFile: options.caFile, pins: pins, pinsStandalone: options.pinsStandalone,
+            maker: self.taskContext.tunnelTLS)
     }
 
     /// The one way a new task of any kind enters the registry (`Registry.register`).

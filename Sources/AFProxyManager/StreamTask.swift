@@ -24,7 +24,8 @@ package final class StreamTask: Sendable {
 
     /// What the record shows beyond the machine's state.
     private struct Recorded {
-        /// 200 once the tunnel is established (the CONNECT answer), else nil.
+        /// 200 once the tunnel is established (the CONNECT answer); an upgrade's origin's
+        /// answer (101 when it switched protocols); else nil.
         var status: Int?
         var end: TunnelEnd?
         var metrics = TaskMetrics()
@@ -37,7 +38,8 @@ package final class StreamTask: Sendable {
     /// On `eventLoop`, the client connection's, where the tunnel will run. `heldBy`: the hold
     /// rule that caught the task, which is then created suspended.
     init(
-        id: Int, request: StreamRequest, eventLoop: any EventLoop, context: TaskContext, heldBy: Int? = nil
+        id: Int, request: StreamRequest, eventLoop: any EventLoop, context: TaskContext, heldBy: Int? = nil,
+        upgrade: TunnelUpgrade? = nil
     ) {
         self.id = id
         self.eventLoop = eventLoop
@@ -51,7 +53,7 @@ package final class StreamTask: Sendable {
             ? InterceptedConnection(eventLoop: eventLoop, delegate: self)
             : context.transport.openTunnel(
                 host: request.host, port: request.port, eventLoop: eventLoop, destinations: context.destinations(),
-                delegate: self, throttle: context.throttleTicket(task: id, host: request.host))
+                delegate: self, throttle: context.throttleTicket(task: id, host: request.host), upgrade: upgrade)
         self.tunnel.withLock { $0 = tunnel }
         if request.intercepted { self.recorded.withLock { $0.status = 200 } }
     }
@@ -83,14 +85,15 @@ package final class StreamTask: Sendable {
         let recorded = self.recorded.withLock { $0 }
         let failure = recorded.end?.failure
         return TaskRecord(
-            id: self.id, kind: .stream, state: state, method: "CONNECT",
-            url: self.request.authority, client: self.request.client, createdAt: self.createdAt,
+            id: self.id, kind: .stream, state: state, method: self.request.method,
+            url: self.request.url, client: self.request.client, createdAt: self.createdAt,
             status: recorded.status, error: failure?.message, errorCode: failure?.code,
             upload: TransferProgress(completed: self.bytesUp), download: TransferProgress(completed: self.bytesDown),
             metrics: recorded.metrics, requestHeaders: self.request.headers, responseHeaders: nil,
             endReason: recorded.end?.reason, proxyUser: self.request.proxyUser,
             limit: self.context.throttler.limit(task: self.id, host: self.request.host), heldBy: heldBy,
-            clientProcess: self.request.process?.process, requests: self.request.intercepted ? recorded.requests : nil)
+            clientProcess: self.request.process?.process, parent: self.request.parent,
+            requests: self.request.intercepted ? recorded.requests : nil)
     }
 
     // MARK: an intercepted connection (on its event loop)
@@ -194,12 +197,16 @@ extension StreamTask: ManagedTask {
 extension StreamTask: TunnelTransferDelegate {
     package func tunnelDidConnect(_ connection: TunnelConnection) {
         self.recorded.withLock { recorded in
-            recorded.status = 200
+            if self.request.upgrade == nil { recorded.status = 200 }
             recorded.metrics.dnsMs = connection.dnsMs
             recorded.metrics.connectMs = connection.connectMs
             recorded.metrics.remoteAddress = connection.remoteAddress
             recorded.metrics.reusedConnection = false
         }
+    }
+
+    package func tunnelDidReceiveAnswer(status: Int?) {
+        self.recorded.withLock { $0.status = status }
     }
 
     package func tunnelDidReceiveFirstByte() {

@@ -1,6 +1,7 @@
 import AFProxyCurl
 import AFProxyModel
 import AFProxyRules
+import AFProxyTunnel
 
 /// What a task needs from the daemon, handed to it as one value when it is made, instead of a
 /// pointer back to the manager: a task then depends on these and nothing else, and a test can
@@ -20,6 +21,8 @@ struct TaskContext: Sendable {
     let destinations: @Sendable () -> DestinationPolicy
     /// Called once, when the task ended: it leaves the registry for the history.
     let completed: @Sendable (any ManagedTask) -> Void
+    /// The TLS client side of a `wss://` upgrade's tunnel (the daemon's is swift-nio-ssl's).
+    var tunnelTLS: any TunnelTLSMaker = NoTunnelTLS()
 
     /// What a transport of task `id` to `host` needs to throttle its bytes.
     func throttleTicket(task id: Int, host: String) -> ThrottleTicket {

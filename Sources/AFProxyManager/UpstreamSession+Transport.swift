@@ -10,12 +10,12 @@ import NIOCore
 extension UpstreamSession: UpstreamTransport {
     package func openTunnel(
         host: String, port: Int, eventLoop: any EventLoop, destinations: DestinationPolicy,
-        delegate: any TunnelTransferDelegate, throttle: ThrottleTicket?
+        delegate: any TunnelTransferDelegate, throttle: ThrottleTicket?, upgrade: TunnelUpgrade?
     ) -> any TunnelTransport {
         TunnelTransfer(
             host: host, port: port, eventLoop: eventLoop, connectTimeout: self.configuration.connectTimeout,
             idleTimeout: self.configuration.tunnelIdleTimeout, destinations: destinations, delegate: delegate,
-            throttle: throttle, parentProxy: self.parentProxy)
+            throttle: throttle, upgrade: upgrade, parentProxy: self.parentProxy)
     }
 
     package func probePin(host: String, port: Int, caFile: String?) -> Result<String, TaskFailure> {

@@ -25,10 +25,11 @@ package protocol UpstreamTransport: Sendable {
     func cancel(_ transfer: UpstreamTransfer, reason: TaskFailure)
 
     /// A tunnel to `host:port` whose relay will run on `eventLoop` (the client connection's);
-    /// made on that loop, connecting nothing until `start()`.
+    /// made on that loop, connecting nothing until `start()`. `upgrade`: it carries a protocol
+    /// upgrade (a WebSocket handshake) rather than a CONNECT.
     func openTunnel(
         host: String, port: Int, eventLoop: any EventLoop, destinations: DestinationPolicy,
-        delegate: any TunnelTransferDelegate, throttle: ThrottleTicket?
+        delegate: any TunnelTransferDelegate, throttle: ThrottleTicket?, upgrade: TunnelUpgrade?
     ) -> any TunnelTransport
 
     /// The `sha256//…` pin of the key `host:port` presents now, verified against `caFile` (and

@@ -1,4 +1,5 @@
-/// A `CONNECT host:port` as the proxy opens it: the target already parsed and its port allowed.
+/// A `CONNECT host:port` as the proxy opens it: the target already parsed and its port allowed;
+/// or a protocol upgrade (`upgrade`), which opens a tunnel to the request's origin too.
 /// Built by the listener, carried by the stream task, connected by the session's tunnel layer.
 package struct StreamRequest: Sendable, Equatable {
     /// A name, an IPv4 address or an IPv6 address (without its brackets).
@@ -17,6 +18,10 @@ package struct StreamRequest: Sendable, Equatable {
     /// afproxy terminates the client's TLS (an intercept rule matched): no upstream connection
     /// is opened for the CONNECT itself; each request inside becomes a task of its own.
     package var intercepted = false
+    /// A WebSocket handshake to send upstream first; nil for a CONNECT.
+    package var upgrade: StreamUpgrade?
+    /// The stream task of the intercepted connection an upgrade request came in (`wss://`).
+    package var parent: Int?
 
     package init(
         host: String, port: Int, headers: HTTPHeaderList = [], client: String, proxyUser: String? = nil,
@@ -30,8 +35,14 @@ package struct StreamRequest: Sendable, Equatable {
         self.process = process
     }
 
-    /// `host:port` as the CONNECT line names it, an IPv6 address in brackets: the task's URL.
+    /// `host:port` as the CONNECT line names it, an IPv6 address in brackets.
     package var authority: String {
         self.host.contains(":") ? "[\(self.host)]:\(self.port)" : "\(self.host):\(self.port)"
     }
+
+    /// What the task's record names: the CONNECT's authority, or the upgrade's `ws://` URL.
+    package var url: String { self.upgrade?.url ?? self.authority }
+
+    /// `CONNECT`, or the upgrade request's method.
+    package var method: String { self.upgrade?.method ?? "CONNECT" }
 }

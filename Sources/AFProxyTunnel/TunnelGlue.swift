@@ -32,6 +32,10 @@ final class TunnelGlue: ChannelDuplexHandler, RemovableChannelHandler {
     private let direction: ThrottleDirection
     /// A throttle bucket is in debt: no `read()` until the wake scheduled for it.
     private var throttled = false
+    /// The client's side after an origin declined its upgrade: nothing more is read or passed.
+    private var inputStopped = false
+    /// The client's side of an upgrade before the origin's 101: what it sends is held.
+    private var awaitingAnswer = false
 
     init(side: TunnelLifecycle.Side, relay: TunnelRelay, counters: TunnelCounters, throttle: ThrottleTicket? = nil) {
         self.side = side
@@ -51,21 +55,24 @@ final class TunnelGlue: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Bytes go straight through: a partner to take them, no suspend, nothing held before them.
     private var passesBytes: Bool {
-        self.partner != nil && !self.counters.isPaused && !self.throttled && self.held.isEmpty
+        self.partner != nil && !self.counters.isPaused && !self.throttled && !self.awaitingAnswer && self.held.isEmpty
     }
 
     private var mayRead: Bool {
-        !self.counters.isPaused && !self.throttled && self.partner?.context?.channel.isWritable == true
+        !self.counters.isPaused && !self.throttled && !self.inputStopped && !self.awaitingAnswer
+            && self.partner?.context?.channel.isWritable == true
     }
 
     // MARK: inbound
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = self.unwrapInboundIn(data)
+        if self.inputStopped { return }
         if self.side == .upstream && !self.sawFirstByte {
             self.sawFirstByte = true
             self.relay.upstreamSentFirstByte()
         }
+        if self.side == .upstream && self.relay.awaitsAnswer { self.relay.readAnswer(buffer) }
         if self.passesBytes {
             self.forward(buffer)
             self.checkThrottle(context.eventLoop)
@@ -127,7 +134,7 @@ final class TunnelGlue: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Once the partner is there, and at resume: passes on what was held, then reads again.
     func release() {
-        guard self.partner != nil, !self.counters.isPaused, !self.throttled else { return }
+        guard self.partner != nil, !self.counters.isPaused, !self.throttled, !self.awaitingAnswer else { return }
         if !self.held.isEmpty {
             // A throttled side passes what it holds one read at a time, as its buckets allow.
             while !self.throttled, let buffer = self.held.popFirst() {
@@ -155,6 +162,33 @@ final class TunnelGlue: ChannelDuplexHandler, RemovableChannelHandler {
 
     func close() {
         self.context?.close(promise: nil)
+    }
+
+    /// From now on this side's bytes are dropped unread (`TunnelRelay.readAnswer`).
+    func stopInput() {
+        self.inputStopped = true
+        self.awaitingAnswer = false
+        self.held.removeAll()
+        self.inputEndHeld = false
+    }
+
+    /// Holds this side's bytes until `answerArrived` (an upgrade's client, before the 101).
+    func waitForAnswer() {
+        self.awaitingAnswer = true
+    }
+
+    func answerArrived() {
+        self.awaitingAnswer = false
+        self.release()
+    }
+
+    /// Writes `text` to this side's channel as if its partner had sent it (an upgrade's
+    /// request head, counted as bytes the client sent up).
+    func send(_ text: String) {
+        guard let context = self.context else { return }
+        let buffer = context.channel.allocator.buffer(string: text)
+        self.counters.add(buffer.readableBytes, from: self.side.other)
+        context.writeAndFlush(self.wrapOutboundOut(buffer), promise: nil)
     }
 
     /// Whether the throttle lets this side read now; when not, reading waits for the wake it

@@ -14,6 +14,8 @@ final class TunnelRelay {
     private enum Phase {
         case idle
         case connecting(TunnelConnector)
+        /// Connected; the TLS handshake with the origin (`TunnelUpgrade.tls`) is under way.
+        case securing(any Channel)
         /// Upstream is open; the client joins once its 200 is written.
         case connected
         case relaying
@@ -41,14 +43,19 @@ final class TunnelRelay {
     /// The next idle check; canceled when the tunnel ends, so the relay is not kept alive by it.
     private var idleCheck: Scheduled<Void>?
     private let throttle: ThrottleTicket?
+    private let upgrade: TunnelUpgrade?
+    /// The origin's answer to an upgrade request, until its status line has been read.
+    private var answer: UpgradeAnswer?
 
     init(
         host: String, port: Int, counters: TunnelCounters, established: EventLoopPromise<Void>,
         delegate: any TunnelTransferDelegate, connectTimeout: Duration, idleTimeout: Duration?,
         eventLoop: any EventLoop,
         destinations: DestinationPolicy = .open,
-        throttle: ThrottleTicket? = nil, parentProxy: ParentProxy? = nil
+        throttle: ThrottleTicket? = nil, upgrade: TunnelUpgrade? = nil, parentProxy: ParentProxy? = nil
     ) {
+        self.upgrade = upgrade
+        self.answer = upgrade.map { _ in UpgradeAnswer() }
         self.destinations = destinations
         self.parentProxy = parentProxy
         self.throttle = throttle
@@ -79,26 +86,77 @@ final class TunnelRelay {
         case .failure(let failure):
             self.finish(TunnelEnd(self.cancelFailure ?? failure), failing: true)
         case .success(let connected):
+            if let tls = self.upgrade?.tls {
+                self.secure(connected, tls)
+            } else {
+                self.didEstablish(connected)
+            }
+        }
+    }
+
+    /// Adds the origin's TLS client side and waits for its handshake, for as long as a connect
+    /// may take; the tunnel is established only once the origin verified.
+    private func secure(_ connected: TunnelConnector.Connected, _ tls: TunnelTLS) {
+        let channel = connected.channel
+        self.phase = .securing(channel)
+        let relay = NIOLoopBound(self, eventLoop: self.eventLoop)
+        let timeout = self.eventLoop.scheduleTask(in: TimeAmount(self.connectTimeout)) {
+            relay.value.secured(
+                connected, .failure(ChannelError.connectTimeout(TimeAmount(relay.value.connectTimeout))))
+        }
+        do {
+            let pipeline = channel.pipeline.syncOperations
+            for handler in try tls.maker.clientHandlers(for: tls) { try pipeline.addHandler(handler) }
+            try pipeline.addHandler(
+                TLSHandshakeWait { result in
+                    timeout.cancel()
+                    relay.value.secured(connected, result)
+                })
+        } catch {
+            timeout.cancel()
+            self.secured(connected, .failure(error))
+        }
+    }
+
+    private func secured(_ connected: TunnelConnector.Connected, _ result: Result<Void, any Error>) {
+        guard case .securing = self.phase else { return }
+        switch result {
+        case .success:
+            self.didEstablish(connected)
+        case .failure(let error):
+            connected.channel.close(promise: nil)
+            let failure: TaskFailure
+            if let canceled = self.cancelFailure {
+                failure = canceled
+            } else if case .some(.connectTimeout) = error as? ChannelError {
+                failure = .connectTimeout("no TLS handshake with \(self.host):\(self.port) within the connect timeout")
+            } else {
+                failure = self.upgrade?.tls?.maker.failure(for: error, host: self.host) ?? .tlsFailure("\(error)")
+            }
+            self.finish(TunnelEnd(failure), failing: true)
+        }
+    }
+
+    private func didEstablish(_ connected: TunnelConnector.Connected) {
+        do {
             let glue = TunnelGlue(side: .upstream, relay: self, counters: self.counters, throttle: self.throttle)
-            do {
-                try connected.channel.pipeline.syncOperations.addHandler(glue)
-                // The origin's first bytes, read with the parent proxy's answer: the glue holds
-                // them until the client joins.
-                if let leftover = connected.leftover {
-                    connected.channel.pipeline.syncOperations.fireChannelRead(NIOAny(leftover))
-                }
-            } catch {
-                connected.channel.close(promise: nil)
-                self.finish(TunnelEnd(.upstreamBroken("upstream connection unusable: \(error)")), failing: true)
-                return
+            try connected.channel.pipeline.syncOperations.addHandler(glue)
+            // The origin's first bytes, read with the parent proxy's answer: from the pipeline's
+            // head (through TLS, if any) to the glue, which holds them until the client joins.
+            if let leftover = connected.leftover {
+                connected.channel.pipeline.syncOperations.fireChannelRead(NIOAny(leftover))
             }
             self.upstream = glue
-            self.phase = .connected
-            self.delegate?.tunnelDidConnect(
-                TunnelConnection(
-                    dnsMs: connected.dnsMs, connectMs: connected.connectMs, remoteAddress: connected.remoteAddress))
-            self.established.succeed()
+        } catch {
+            connected.channel.close(promise: nil)
+            self.finish(TunnelEnd(.upstreamBroken("upstream connection unusable: \(error)")), failing: true)
+            return
         }
+        self.phase = .connected
+        self.delegate?.tunnelDidConnect(
+            TunnelConnection(
+                dnsMs: connected.dnsMs, connectMs: connected.connectMs, remoteAddress: connected.remoteAddress))
+        self.established.succeed()
     }
 
     /// The client's side joins; answers false if the tunnel is over or the client gone (the
@@ -111,6 +169,9 @@ final class TunnelRelay {
             return false
         }
         let glue = TunnelGlue(side: .client, relay: self, counters: self.counters, throttle: self.throttle)
+        // An upgrade's client waits for the origin's answer: what it sends before the 101 (a
+        // request pipelined behind its handshake) must not reach the origin unseen.
+        if self.awaitsAnswer { glue.waitForAnswer() }
         do {
             if let options = channel.syncOptions {
                 // The client's half-close must reach us as an event to pass on, not as a close.
@@ -127,6 +188,7 @@ final class TunnelRelay {
         self.client = glue
         self.phase = .relaying
         upstream.release()
+        if let head = self.upgrade?.head { upstream.send(head) }
         if let limit = self.idleLimit {
             self.idleTimer = TunnelIdleTimer(limit: limit, now: .now)
             self.scheduleIdleCheck()
@@ -168,6 +230,9 @@ final class TunnelRelay {
         case .connecting(let connector):
             self.cancelFailure = failure
             connector.cancel()
+        case .securing(let channel):
+            self.cancelFailure = failure
+            channel.close(promise: nil)
         case .connected:
             self.upstream?.close()
             self.finish(TunnelEnd(failure))
@@ -209,6 +274,34 @@ final class TunnelRelay {
 
     func upstreamSentFirstByte() {
         self.delegate?.tunnelDidReceiveFirstByte()
+    }
+
+    /// An upgrade's origin has not finished its answer's status line yet.
+    var awaitsAnswer: Bool { self.answer?.outcome == .pending }
+
+    /// The origin's first bytes after an upgrade request, before they go to the client. A 101
+    /// switches protocols and the relay goes on both ways; any other answer (or none that reads
+    /// as HTTP) is the client's last: it reaches the client, and nothing more of the client's
+    /// goes upstream, where it would be a request no task sees. The origin hears the end of
+    /// input, answers and closes, and the tunnel closes behind its answer.
+    func readAnswer(_ bytes: ByteBuffer) {
+        guard var answer = self.answer else { return }
+        let outcome = answer.read(bytes.readableBytesView)
+        self.answer = answer
+        switch outcome {
+        case .pending:
+            return
+        case .status(let status):
+            self.delegate?.tunnelDidReceiveAnswer(status: status)
+            if status == 101 {
+                self.client?.answerArrived()
+                return
+            }
+        case .malformed:
+            self.delegate?.tunnelDidReceiveAnswer(status: nil)
+        }
+        self.client?.stopInput()
+        self.apply(self.lifecycle.inputClosed(.client))
     }
 
     private func apply(_ action: TunnelLifecycle.Action) {

@@ -29,7 +29,7 @@ package final class TunnelTransfer: Sendable {
     package init(
         host: String, port: Int, eventLoop: any EventLoop, connectTimeout: Duration, idleTimeout: Duration?,
         destinations: DestinationPolicy = .open, delegate: any TunnelTransferDelegate,
-        throttle: ThrottleTicket? = nil, parentProxy: ParentProxy? = nil
+        throttle: ThrottleTicket? = nil, upgrade: TunnelUpgrade? = nil, parentProxy: ParentProxy? = nil
     ) {
         self.eventLoop = eventLoop
         let promise = eventLoop.makePromise(of: Void.self)
@@ -37,7 +37,7 @@ package final class TunnelTransfer: Sendable {
         let relay = TunnelRelay(
             host: host, port: port, counters: self.counters, established: promise, delegate: delegate,
             connectTimeout: connectTimeout, idleTimeout: idleTimeout, eventLoop: eventLoop, destinations: destinations,
-            throttle: throttle, parentProxy: parentProxy)
+            throttle: throttle, upgrade: upgrade, parentProxy: parentProxy)
         self.relay = NIOLoopBound(relay, eventLoop: eventLoop)
     }
 

@@ -8,6 +8,8 @@ package protocol TunnelTransferDelegate: AnyObject, Sendable {
     func tunnelDidConnect(_ connection: TunnelConnection)
     /// The origin sent its first byte (the task's time to first byte).
     func tunnelDidReceiveFirstByte()
+    /// An upgrade's origin answered with `status` (nil: not with an HTTP status line).
+    func tunnelDidReceiveAnswer(status: Int?)
     /// The tunnel is over: once, last.
     func tunnelDidComplete(_ end: TunnelEnd)
 }

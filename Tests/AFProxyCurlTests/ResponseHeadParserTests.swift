@@ -105,6 +105,28 @@ import Testing
             ])
     }
 
+    /// curl writes an HTTP/2 head as `HTTP/2 200 ` with no reason phrase; trailer fields follow
+    /// the body as lines of their own.
+    @Test func readsAnHTTP2HeadAndItsTrailers() {
+        var parser = ResponseHeadParser()
+        #expect(self.feed(&parser, "HTTP/2 200 \r\n") == nil)
+        #expect(self.feed(&parser, "content-length: 5\r\n") == nil)
+        #expect(
+            self.feed(&parser, "\r\n")
+                == .final(
+                    ProxyResponseHead(status: 200, reason: "", version: "2", headers: [.init("content-length", "5")])))
+        #expect(!parser.retiresConnection)
+        #expect(self.feed(&parser, "x-sum: 1\r\n") == nil)
+        #expect(parser.trailers == [.init("x-sum", "1")])
+        #expect(
+            self.parse(["HTTP/2 100 \r\n", "\r\n"]) == [
+                .interim(ProxyResponseHead(status: 100, reason: "", version: "2", headers: []))
+            ])
+        for line in ["HTTP/2\r\n", "HTTP/4 200\r\n", "HTTP/2x200\r\n"] {
+            #expect(self.parse([line, "\r\n"]) == [.invalid("the status line has no valid HTTP version")], "\(line)")
+        }
+    }
+
     private func retires(_ lines: [String]) -> Bool {
         var parser = ResponseHeadParser()
         for line in lines { _ = self.feed(&parser, line) }

@@ -24,6 +24,45 @@ import Testing
         #expect(response.head.headers["via"] == ["1.1 afproxy"])
     }
 
+    private func makeHTTP2(
+        _ fields: [(String, String)], status: Int = 200, client: HTTPVersion = .http1_1, keepAlive: Bool = true
+    ) throws -> ClientResponseHead {
+        let origin = ProxyResponseHead(
+            status: status, reason: "", version: "2", headers: fields.map { HTTPHeaderField($0.0, $0.1) })
+        return try ClientResponseHead.make(
+            origin, requestIsHead: false, clientVersion: client, keepAlive: keepAlive, via: "afproxy"
+        ).get()
+    }
+
+    /// An HTTP/2 answer has no reason phrase and no chunked coding: the HTTP/1.1 client gets the
+    /// standard phrase, the origin's length, or chunks on a connection that stays open.
+    @Test func framesAnHTTP2AnswerForAnHTTP1Client() throws {
+        let sized = try self.makeHTTP2([("content-length", "5")])
+        #expect(sized.head.version == .http1_1)
+        #expect(sized.head.status.code == 200)
+        #expect(sized.head.status.reasonPhrase == "OK")
+        #expect(sized.framing == .length)
+        #expect(sized.head.headers["content-length"] == ["5"])
+        #expect(sized.head.headers["via"] == ["2 afproxy"])
+        #expect(!sized.closeAfter)
+
+        let streamed = try self.makeHTTP2([("content-type", "text/plain")])
+        #expect(streamed.framing == .chunked)
+        #expect(streamed.head.headers["transfer-encoding"] == ["chunked"])
+        #expect(!streamed.closeAfter)
+
+        let old = try self.makeHTTP2([], client: .http1_0)
+        #expect(old.framing == .close)
+        #expect(old.closeAfter)
+
+        #expect(try self.makeHTTP2([], status: 404).head.status.reasonPhrase == "Not Found")
+        #expect(try self.makeHTTP2([], status: 599).head.status.reasonPhrase == "")
+        let interim = ClientResponseHead.interim(
+            ProxyResponseHead(status: 103, reason: "", version: "2", headers: []), clientVersion: .http1_1,
+            via: "afproxy")
+        #expect(interim?.status.reasonPhrase == "Early Hints")
+    }
+
     @Test func keepsANotModifiedLengthAndAHeadLength() throws {
         let notModified = try self.make([("Content-Length", "1234")], status: 304, reason: "Not Modified").get()
         #expect(notModified.head.headers["content-length"] == ["1234"])

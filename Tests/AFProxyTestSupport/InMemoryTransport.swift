@@ -68,7 +68,7 @@ package final class InMemoryTransport: UpstreamTransport {
 
     package func openTunnel(
         host: String, port: Int, eventLoop: any EventLoop, destinations: DestinationPolicy,
-        delegate: any TunnelTransferDelegate, throttle: ThrottleTicket?
+        delegate: any TunnelTransferDelegate, throttle: ThrottleTicket?, upgrade: TunnelUpgrade?
     ) -> any TunnelTransport {
         let tunnel = InMemoryTunnel(host: host, port: port, eventLoop: eventLoop, delegate: delegate)
         self.state.withLock { $0.tunnels.append(tunnel) }

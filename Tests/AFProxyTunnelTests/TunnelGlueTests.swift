@@ -14,6 +14,7 @@ import Testing
 
         func tunnelDidConnect(_ connection: TunnelConnection) {}
         func tunnelDidReceiveFirstByte() { self.firstBytes += 1 }
+        func tunnelDidReceiveAnswer(status: Int?) {}
         func tunnelDidComplete(_ end: TunnelEnd) { self.ends.append(end) }
     }
 

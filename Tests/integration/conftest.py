@@ -8,6 +8,8 @@
                   chooses the socket's path; wrapper is a command line put before the binary
                   (one that execs it); default_flags=False leaves out --listen/--control-socket
     proxy         a daemon with default flags
+    tls_files     a test CA and a server certificate for 127.0.0.1/localhost, one per module
+    tls_origin    origin.py over HTTPS with that certificate, one per module
 
 Set AFPROXY_TEST_ARGS (e.g. "--log-level debug") to append flags to every daemon started.
 The daemon's log is attached to the report of any failing test.
@@ -25,6 +27,7 @@ from helpers import (  # noqa: F401  (re-exported for tests that import from con
     parse_status, raw, short_socket_dir, wait_for,
 )
 from origin import Origin, start_origin
+from range_origin import TLSFiles, make_tls_files
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -56,6 +59,19 @@ def afproxyctl_bin() -> str:
 @pytest.fixture(scope="session")
 def origin() -> Origin:
     o = start_origin()
+    yield o
+    o.stop()
+
+
+@pytest.fixture(scope="module")
+def tls_files(tmp_path_factory) -> TLSFiles:
+    return make_tls_files(tmp_path_factory.mktemp("origin-tls"))
+
+
+@pytest.fixture(scope="module")
+def tls_origin(tls_files) -> Origin:
+    """origin.py's endpoints over HTTPS on 127.0.0.1, its certificate from the test CA."""
+    o = start_origin(tls=tls_files.server_context())
     yield o
     o.stop()
 

@@ -5,6 +5,7 @@ Everything that waits has a deadline; every subprocess has a timeout.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import http.client
 import json
@@ -918,3 +919,19 @@ class JournalSocket(DatagramCollector):
             hits = [e for e in self.entries() if predicate(e)]
             return hits[-1] if hits else None
         return wait_for(find, timeout, message=lambda: f"a journal entry; got {self.entries()}")
+
+
+def ca_path(proxy: AfproxyProcess) -> str:
+    """Where the daemon's local CA certificate is, from /v1/ca (made there on first use)."""
+    status, body = proxy.api("GET", "/v1/ca")
+    assert status == 200, f"GET /v1/ca: {status} {body!r}"
+    return body["certificatePath"]
+
+
+def key_pin(cert: str) -> str:
+    """The sha256// pin of a certificate's key, computed by openssl."""
+    pem = subprocess.run(["openssl", "x509", "-in", cert, "-pubkey", "-noout"],
+                         check=True, capture_output=True).stdout
+    der = subprocess.run(["openssl", "pkey", "-pubin", "-outform", "der"], input=pem,
+                         check=True, capture_output=True).stdout
+    return "sha256//" + base64.b64encode(hashlib.sha256(der).digest()).decode()

@@ -10,7 +10,9 @@ handshake, another origin named inside the connection."""
 from __future__ import annotations
 
 import hashlib
+import os
 import json
+import signal
 import socket
 import ssl
 import subprocess
@@ -18,28 +20,15 @@ import time
 
 import pytest
 
-from helpers import RawConn, ctl, curl, curl_sha256, live_task, start_curl, wait_for
+from helpers import RawConn, ca_path, ctl, key_pin, curl, curl_sha256, live_task, start_curl, wait_for
 from origin import payload_sha256, start_origin
-from range_origin import file_sha256 as range_sha256, make_tls_files, start_range_origin, strong_etag
+from range_origin import file_sha256 as range_sha256, start_range_origin, strong_etag
 
 MiB = 1024 * 1024
 
 
 # ----------------------------------------------------------------------------------------------
 # fixtures
-
-
-@pytest.fixture(scope="module")
-def tls_files(tmp_path_factory):
-    return make_tls_files(tmp_path_factory.mktemp("origin-tls"))
-
-
-@pytest.fixture(scope="module")
-def tls_origin(tls_files):
-    """origin.py's endpoints over HTTPS on 127.0.0.1, its certificate from the test CA."""
-    o = start_origin(tls=tls_files.server_context())
-    yield o
-    o.stop()
 
 
 @pytest.fixture
@@ -132,7 +121,7 @@ def test_each_request_is_a_task_with_its_https_url_and_parent(intercepting, tls_
     their https:// URLs, status, byte counts, the origin's TLS phase and the stream task as parent;
     the stream task counts 2 requests and the client's own handshake."""
     proxy = intercepting()
-    ca = ca_of(proxy)["certificatePath"]
+    ca = ca_path(proxy)
     sizes = (3 * MiB + 7, 200_001)
     urls = [tls_origin.url(f"/bytes/{n}") for n in sizes]
     outputs = [tmp_path / f"out-{n}" for n in sizes]
@@ -175,7 +164,7 @@ def test_tls_sessions_to_the_origin_are_resumed_across_tasks(intercepting, tls_o
     """Two clients one after the other, each its own intercepted connection and task: the second
     task's connection to the origin resumes the first one's TLS session (curl's shared cache)."""
     proxy = intercepting()
-    ca = ca_of(proxy)["certificatePath"]
+    ca = ca_path(proxy)
     before = (tls_origin.connections, tls_origin.tls_resumed)
     for n in (10, 20, 30):
         # /close/N ends its body by closing: the next task cannot reuse the connection.
@@ -187,7 +176,7 @@ def test_tls_sessions_to_the_origin_are_resumed_across_tasks(intercepting, tls_o
 
 def test_upload_inside_an_intercepted_connection_is_byte_exact(intercepting, tls_origin, tmp_path):
     proxy = intercepting()
-    ca = ca_of(proxy)["certificatePath"]
+    ca = ca_path(proxy)
     body = bytes(range(256)) * (12 * 1024 + 3)
     source = tmp_path / "up.bin"
     source.write_bytes(body)
@@ -205,7 +194,7 @@ def test_a_python_client_gets_a_certificate_for_the_name_it_asked_for(intercepti
     """SNI "localhost" on a CONNECT to localhost: the leaf names localhost and verifies against
     afproxy's CA with Python's own checks; the request is a task for https://localhost:PORT."""
     proxy = intercepting()
-    ca = ca_of(proxy)["certificatePath"]
+    ca = ca_path(proxy)
     target = f"localhost:{tls_origin.port}"
     with tls_client(proxy, ca, target, "localhost") as tls:
         assert tls.selected_alpn_protocol() in (None, "http/1.1")
@@ -218,7 +207,7 @@ def test_a_python_client_gets_a_certificate_for_the_name_it_asked_for(intercepti
 
 def test_a_client_without_sni_gets_the_connect_hosts_certificate(intercepting, tls_origin):
     proxy = intercepting()
-    ca = ca_of(proxy)["certificatePath"]
+    ca = ca_path(proxy)
     with tls_client(proxy, ca, f"127.0.0.1:{tls_origin.port}", None) as tls:
         names = [value for kind, value in tls.getpeercert()["subjectAltName"]]
         tls.sendall(b"GET /bytes/10 HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n" % tls_origin.port)
@@ -229,7 +218,7 @@ def test_a_client_without_sni_gets_the_connect_hosts_certificate(intercepting, t
 
 def test_another_origin_inside_the_connection_is_421_and_connect_is_400(intercepting, tls_origin):
     proxy = intercepting()
-    ca = ca_of(proxy)["certificatePath"]
+    ca = ca_path(proxy)
     target = f"127.0.0.1:{tls_origin.port}"
     with tls_client(proxy, ca, target, None) as tls:
         tls.sendall(b"GET /bytes/10 HTTP/1.1\r\nHost: other.test\r\n\r\n")
@@ -263,7 +252,7 @@ def test_runtime_intercept_rules_survive_a_restart(start_proxy, tls_origin, tls_
     added = ctl(proxy, "intercept", "127.0.0.1")
     assert added.returncode == 0, added.stderr
     assert "intercept  127.0.0.1  (runtime)" in added.stdout
-    ca = ca_of(proxy)["certificatePath"]
+    ca = ca_path(proxy)
     assert https(proxy, ca, tls_origin.url("/bytes/10")).returncode == 0
     proxy.stop(by_test=True)
 
@@ -278,13 +267,40 @@ def test_runtime_intercept_rules_survive_a_restart(start_proxy, tls_origin, tls_
     assert missing.returncode != 0 and "no runtime intercept rule" in missing.stderr
 
 
+def test_intercept_keys_are_reloaded_on_sighup(start_proxy, tls_origin, tls_files, tmp_path):
+    """intercept-hosts and intercept-exclude in the config file take effect on SIGHUP: a host
+    added is intercepted on its next connection, one excluded is a plain tunnel again."""
+    conf = tmp_path / "afproxy.conf"
+    conf.write_text(f"allow-connect-port = {tls_origin.port}\ntls-ca-file = {tls_files.ca_cert}\n")
+    proxy = start_proxy("--config", str(conf))
+    # Not intercepted: the client trusts the origin's own CA only.
+    assert curl(proxy, "--cacert", tls_files.ca_cert, tls_origin.url("/bytes/10")).returncode == 0
+    assert not [t for t in proxy.tasks(all=True) if t["kind"] == "data"]
+
+    conf.write_text(conf.read_text() + "intercept-hosts = 127.0.0.1\n")
+    os.kill(proxy.pid, signal.SIGHUP)
+    wait_for(lambda: proxy.log().count("configuration reloaded") >= 1, message="the first reload")
+    assert "127.0.0.1" in ctl(proxy, "intercept", "--list").stdout
+    ca = ca_path(proxy)
+    result = https(proxy, ca, tls_origin.url("/bytes/20"))
+    assert result.returncode == 0, result.stderr
+    assert history(proxy, lambda t: t["kind"] == "data")[0]["url"] == tls_origin.url("/bytes/20")
+
+    conf.write_text(conf.read_text() + "intercept-exclude = 127.0.0.1\n")
+    os.kill(proxy.pid, signal.SIGHUP)
+    wait_for(lambda: proxy.log().count("configuration reloaded") >= 2, message="the second reload")
+    before = len([t for t in proxy.tasks(all=True) if t["kind"] == "data"])
+    assert curl(proxy, "--cacert", tls_files.ca_cert, tls_origin.url("/bytes/30")).returncode == 0
+    assert len([t for t in proxy.tasks(all=True) if t["kind"] == "data"]) == before
+
+
 # ----------------------------------------------------------------------------------------------
 # steering HTTPS requests
 
 
 def test_suspend_and_resume_mid_body_of_an_https_request(intercepting, tls_origin):
     proxy = intercepting()
-    ca = ca_of(proxy)["certificatePath"]
+    ca = ca_path(proxy)
     size = 2 * MiB
     url = tls_origin.url(f"/slowbody/{size}?chunk=65536&interval=0.02")
     client = start_curl(proxy, "--cacert", ca, "-o", "/dev/null", "-w", "%{size_download}", url,
@@ -314,7 +330,7 @@ def test_an_https_get_whose_origin_breaks_off_is_resumed_transparently(start_pro
     try:
         proxy = start_proxy("--intercept-hosts", "127.0.0.1", "--allow-connect-port", str(origin.port),
                             "--tls-ca-file", tls_files.ca_cert)
-        ca = ca_of(proxy)["certificatePath"]
+        ca = ca_path(proxy)
         size = 5 * MiB
         url = origin.url(f"/intercepted.bin?size={size}&break={2 * MiB}")
         out = curl_sha256(proxy, "--cacert", ca, "--max-time", "60", url)
@@ -331,7 +347,7 @@ def test_an_https_get_whose_origin_breaks_off_is_resumed_transparently(start_pro
 
 def test_a_hold_rule_catches_an_https_path(intercepting, tls_origin):
     proxy = intercepting()
-    ca = ca_of(proxy)["certificatePath"]
+    ca = ca_path(proxy)
     added = ctl(proxy, "hold", "add", "--url", "/bytes/4321$")
     assert added.returncode == 0, added.stderr
     url = tls_origin.url("/bytes/4321")
@@ -349,7 +365,7 @@ def test_a_hold_rule_catches_an_https_path(intercepting, tls_origin):
 
 def test_a_throttle_rule_on_the_https_host_applies_to_its_requests(intercepting, tls_origin):
     proxy = intercepting()
-    ca = ca_of(proxy)["certificatePath"]
+    ca = ca_path(proxy)
     set_rule = ctl(proxy, "throttle", "--host", "127.0.0.1", "400k")
     assert set_rule.returncode == 0, set_rule.stderr
     url = tls_origin.url(f"/bytes/{MiB}")
@@ -360,16 +376,6 @@ def test_a_throttle_rule_on_the_https_host_applies_to_its_requests(intercepting,
         assert client.wait(timeout=60) == 0
     finally:
         client.kill()
-
-
-def key_pin(cert: str) -> str:
-    """The sha256// pin of a certificate's key, computed by openssl."""
-    pem = subprocess.run(["openssl", "x509", "-in", cert, "-pubkey", "-noout"],
-                         check=True, capture_output=True).stdout
-    der = subprocess.run(["openssl", "pkey", "-pubin", "-outform", "der"], input=pem,
-                         check=True, capture_output=True).stdout
-    import base64
-    return "sha256//" + base64.b64encode(hashlib.sha256(der).digest()).decode()
 
 
 @pytest.fixture(scope="module")
@@ -401,7 +407,7 @@ def test_a_standalone_pin_trusts_a_self_signed_origin_by_its_key_alone(
             "wrong-pin": "127.0.0.1 sha256//" + "A" * 43 + "= standalone"}[rule]
     proxy = start_proxy("--intercept-hosts", "127.0.0.1", "--allow-connect-port", str(self_signed_origin.port),
                         "--pin", line)
-    ca = ca_of(proxy)["certificatePath"]
+    ca = ca_path(proxy)
     result = https(proxy, ca, "-w", "\n%{http_code}", self_signed_origin.url("/bytes/2000"))
     assert result.returncode == 0, result.stderr
     body, _, code = result.stdout.rpartition(b"\n")
@@ -420,7 +426,7 @@ def test_a_standalone_pin_trusts_a_self_signed_origin_by_its_key_alone(
 
 def test_an_origin_the_daemon_does_not_trust_is_502_and_nothing_is_relayed(intercepting, tls_origin):
     proxy = intercepting(trust_origin=False)
-    ca = ca_of(proxy)["certificatePath"]
+    ca = ca_path(proxy)
     result = https(proxy, ca, "-w", "\n%{http_code}", tls_origin.url("/bytes/5000"))
     assert result.returncode == 0, result.stderr
     body, _, code = result.stdout.rpartition(b"\n")

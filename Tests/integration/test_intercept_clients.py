@@ -22,27 +22,14 @@ from pathlib import Path
 import pytest
 
 from client_origins import GitOrigin, StaticOrigin, make_bad_cert
-from helpers import clean_env, curl, curl_sha256, wait_for
+from helpers import ca_path, clean_env, curl, curl_sha256, wait_for
 from origin import payload, payload_sha256, start_origin
-from range_origin import make_tls_files
 
 MiB = 1024 * 1024
 
 
 # ----------------------------------------------------------------------------------------------
 # fixtures and checks
-
-
-@pytest.fixture(scope="module")
-def tls_files(tmp_path_factory):
-    return make_tls_files(tmp_path_factory.mktemp("clients-tls"))
-
-
-@pytest.fixture(scope="module")
-def tls_origin(tls_files):
-    o = start_origin(tls=tls_files.server_context())
-    yield o
-    o.stop()
 
 
 @pytest.fixture
@@ -57,12 +44,6 @@ def intercepting(start_proxy, tls_files):
         return start_proxy(*args, *extra)
 
     return start
-
-
-def ca_path(proxy) -> str:
-    status, body = proxy.api("GET", "/v1/ca")
-    assert status == 200, f"GET /v1/ca: {status} {body!r}"
-    return body["certificatePath"]
 
 
 def sha256(data: bytes) -> str:
