@@ -12,6 +12,8 @@ package struct DaemonStatus: Sendable, Codable, Equatable {
     /// The proxy's addresses as bound (`127.0.0.1:3128`; port 0 resolved, sockets from systemd
     /// included): what `afproxyctl env` points a shell at, which the configuration alone cannot say.
     package var listen: [String]
+    /// The parent proxy, nil (absent) without one.
+    package var upstreamProxy: UpstreamProxyStatus?
 
     package init(
         version: String = AFProxyVersion.current, uptimeSeconds: Double, network: Reachability, tasks: SessionStats,
@@ -22,5 +24,6 @@ package struct DaemonStatus: Sendable, Codable, Equatable {
         self.network = network
         self.tasks = tasks
         self.listen = listen
+        self.upstreamProxy = tasks.upstreamProxy
     }
 }

@@ -22,11 +22,16 @@ struct Status: ParsableCommand {
         let tasks = status.tasks
         let states = tasks.byState.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
         let live = states.isEmpty ? "\(tasks.live) live" : "\(tasks.live) live (\(states.joined(separator: ", ")))"
-        let lines = """
+        let lines =
+            """
             afproxy \(status.version), up \(Formatting.duration(status.uptimeSeconds))
             network   \(ReachabilityText.describe(status.network))
             tasks     \(live), \(tasks.served) served (\(tasks.failed) failed, \(tasks.canceled) canceled)
             """
+            // The proxy, or why it is unreachable (the reason names it).
+            + (status.upstreamProxy.map {
+                "\nupstream  " + ($0.reachable ? $0.proxy : "unreachable: \($0.error ?? $0.proxy)")
+            } ?? "")
         guard let problems = tasks.stateFiles, !problems.isEmpty else { return lines }
         let files = problems.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
         return lines + "\nstate files " + files.joined(separator: "\n            ")

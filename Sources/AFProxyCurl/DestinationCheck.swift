@@ -12,6 +12,13 @@ import Glibc
 /// and, before each request goes out (the prerequest callback), the host of the URL curl is
 /// requesting now, which covers a redirect a download follows, and the address of the
 /// connection, which covers one taken from curl's cache after a reload changed the rules.
+///
+/// Through a parent proxy (`upstream-proxy`), curl opens its socket to the proxy, never to the
+/// origin, and the origin's name is resolved by the proxy, if at all. The address checks then
+/// see the proxy's address, which a person configured on purpose (often a private one that
+/// `deny-private-destinations` would refuse), so they let it pass; the origin's host name is
+/// still checked by name, before the transfer and before each request. What the name resolves
+/// to on the proxy's side is the proxy's policy to enforce: afproxy cannot see it.
 enum DestinationCheck {
     static func denial(ofURL url: String, by policy: DestinationPolicy) -> DestinationDenial? {
         guard !policy.isOpen, let host = LoopbackHost.host(ofURL: url) else { return nil }
@@ -24,7 +31,9 @@ enum DestinationCheck {
         guard let userdata, let address else { return CURL_SOCKET_BAD }
         let transfer = Unmanaged<UpstreamTransfer>.fromOpaque(userdata).takeUnretainedValue()
         let host = LoopbackHost.host(ofURL: Self.currentURL(of: transfer)) ?? "?"
-        if let ip = Self.address(address), let denial = transfer.destinations.denial(address: ip, host: host) {
+        if transfer.upstreamProxy == nil, let ip = Self.address(address),
+            let denial = transfer.destinations.denial(address: ip, host: host)
+        {
             transfer.deniedAddress = .destinationDenied(denial)
             return CURL_SOCKET_BAD
         }
@@ -38,7 +47,9 @@ enum DestinationCheck {
         let url = Self.currentURL(of: transfer)
         guard let host = LoopbackHost.host(ofURL: url) else { return nil }
         if let denial = policy.denial(host: host) { return denial }
-        guard policy.checksAddresses, let primaryIP, let address = IPAddress(String(cString: primaryIP)) else {
+        guard policy.checksAddresses, transfer.upstreamProxy == nil, let primaryIP,
+            let address = IPAddress(String(cString: primaryIP))
+        else {
             return nil
         }
         return policy.denial(address: address, host: host)

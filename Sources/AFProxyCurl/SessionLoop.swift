@@ -13,6 +13,8 @@ final class SessionLoop: @unchecked Sendable {
     private let share: UnsafeMutableRawPointer?
     private let watcher = SocketWatcher()
     private let configuration: UpstreamConfiguration
+    /// The route each new transfer takes and the proxy's health (`SessionLoop+UpstreamProxy`).
+    let parentProxy: ParentProxy
     private var active: [ObjectIdentifier: UpstreamTransfer] = [:]
     /// The active transfers by their easy handle, for the socket watcher's owners.
     private var byHandle: [UnsafeMutableRawPointer: UpstreamTransfer] = [:]
@@ -24,7 +26,8 @@ final class SessionLoop: @unchecked Sendable {
     private var lastHousekeeping = ContinuousClock.now
     private var lastTrim = ContinuousClock.now
 
-    init(configuration: UpstreamConfiguration) {
+    init(configuration: UpstreamConfiguration, parentProxy: ParentProxy) {
+        self.parentProxy = parentProxy
         guard let multi = curl_multi_init() else { fatalError("curl_multi_init failed") }
         self.multi = multi
         self.share = curl_share_init()
@@ -202,8 +205,7 @@ final class SessionLoop: @unchecked Sendable {
         handle.set(CURLOPT_PRIVATE, pointer: userdata)
         handle.set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(handle.errorBuffer))
         handle.set(CURLOPT_URL, request.url)
-        // Never inherit http_proxy from the daemon's environment: that would loop through ourselves.
-        handle.set(CURLOPT_PROXY, "")
+        self.configureProxy(handle, for: transfer)
         handle.set(CURLOPT_PROTOCOLS_STR, transfer.options.allowsTLS ? "http,https" : "http")
         if transfer.options.followsRedirects {
             handle.set(CURLOPT_FOLLOWLOCATION, 1)
@@ -320,6 +322,7 @@ final class SessionLoop: @unchecked Sendable {
             } else {
                 let failure =
                     transfer.abortReason ?? (code == CURLE_COULDNT_CONNECT ? transfer.deniedAddress : nil)
+                    ?? self.proxyFailure(code, of: transfer, detail: detail)
                     ?? .fromCurl(
                         code,
                         .init(

@@ -42,6 +42,10 @@ package final class UpstreamTransfer: @unchecked Sendable {
     /// An address curl was about to connect to that the destination rules refuse: the failure
     /// when no other address of the host could be connected.
     var deniedAddress: TaskFailure?
+    /// The parent proxy this transfer goes through (`SessionLoop.configureProxy`), nil: direct.
+    var upstreamProxy: UpstreamProxy?
+    /// Where a transfer through the proxy reports that it reached it.
+    var parentProxy: ParentProxy?
     var phase: Phase = .waiting
     /// The directions to keep paused (`CURLPAUSE_RECV`, `CURLPAUSE_SEND`): set by the task's
     /// commands (suspend, resume, continue) and by the delegate's answers in the callbacks (its
@@ -173,6 +177,10 @@ enum TransferCallbacks {
             transfer.delegate?.transfer(transfer, didReceiveInterim: head)
             return true
         case .final(let head):
+            if let failure = transfer.proxyAnswer(head) {
+                transfer.abortReason = failure
+                return false
+            }
             transfer.lastActivity = .now
             transfer.chunked = transfer.bodyIsChunked(head) ? ChunkedBodyDecoder() : nil
             transfer.markForFlush()

@@ -255,6 +255,20 @@ package struct AFProxyCommand: AsyncParsableCommand {
             "Refuse private, link-local and loopback destinations once resolved (default no).", valueName: "yes|no"))
     var denyPrivateDestinations: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A parent proxy for every upstream connection: http://[USER:PASS@]HOST:PORT, socks5h://… or none (default none).",
+            valueName: "url"))
+    var upstreamProxy: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Hosts reached without the parent proxy, patterns as for --deny-hosts (repeatable; loopback always).",
+            valueName: "pattern"))
+    var upstreamExclude: [String] = []
+
     /// For scripts/gen-docs and the tests that keep the documentation complete; not for users.
     @Flag(name: .long, help: .hidden) var listConfigKeys = false
 
@@ -324,6 +338,7 @@ package struct AFProxyCommand: AsyncParsableCommand {
                 ("intercept-passthrough-time", self.interceptPassthroughTime),
             ]
             + self.throttleGlobal.map { ("throttle-global", $0) } + self.throttleHost.map { ("throttle-host", $0) }
+            + [("upstream-proxy", self.upstreamProxy)] + self.upstreamExclude.map { ("upstream-exclude", $0) }
         return Overrides(
             config: self.config, listen: self.listen,
             flags: flags.compactMap { name, value in value.map { (name, $0) } })

@@ -62,7 +62,9 @@ struct Daemon {
                 connectTimeout: .seconds(self.configuration.connectTimeout),
                 idleTimeout: .seconds(self.configuration.upstreamTimeout),
                 tunnelIdleTimeout: self.configuration.tunnelIdleTimeout > 0
-                    ? .seconds(self.configuration.tunnelIdleTimeout) : nil))
+                    ? .seconds(self.configuration.tunnelIdleTimeout) : nil),
+            parentProxy: ParentProxy(self.configuration.upstream))
+        if let proxy = self.configuration.upstream.proxy { logger.notice("upstream proxy: \(proxy)") }
         session.run()
         let manager = SessionManager(
             transport: session, historyCapacity: self.configuration.historySize,
@@ -92,6 +94,7 @@ struct Daemon {
             extraStats: { stats in
                 stats.openConnections = listener.openConnections
                 stats.network = manager.reachability
+                stats.upstreamProxy = session.parentProxy.status
             },
             metrics: .init(contentType: DaemonMetrics.contentType, exposition: metrics.exposition),
             authority: authority)

@@ -84,6 +84,9 @@ package struct DaemonConfiguration: Sendable, Equatable {
     package var proxyAuthFile: String?
     /// The default throttle rules (`throttle-global`, `throttle-host`); runtime rules go on top.
     package var throttleDefaults: [ThrottleRule] = []
+    /// `upstream-proxy` and `upstream-exclude` (each line adds): the parent proxy and the hosts
+    /// reached without it.
+    package var upstream = UpstreamProxyRoute()
 
     package init() {}
 
@@ -277,6 +280,23 @@ package struct DaemonConfiguration: Sendable, Equatable {
         Key(name: "proxy-auth-file", environment: "AFPROXY_PROXY_AUTH_FILE") {
             config, value throws(ConfigurationError) in
             config.proxyAuthFile = try absolutePath(value)
+        },
+        Key(name: "upstream-proxy", environment: "AFPROXY_UPSTREAM_PROXY") {
+            config, value throws(ConfigurationError) in
+            // `none` lets a flag or the environment switch off a proxy the config file sets.
+            guard value != "none" else {
+                config.upstream.proxy = nil
+                return
+            }
+            do throws(UpstreamProxyError) {
+                config.upstream.proxy = try UpstreamProxy(parsing: value)
+            } catch {
+                throw ConfigurationError(error.message)
+            }
+        },
+        Key(name: "upstream-exclude", environment: "AFPROXY_UPSTREAM_EXCLUDE") {
+            config, value throws(ConfigurationError) in
+            config.upstream.exclude += try hostPatterns(value)
         },
     ]
 

@@ -12,7 +12,8 @@ import Logging
 /// throttle rules (throttle-global, throttle-host; running tasks follow), and the access rules:
 /// allow-clients for new connections, proxy-auth-file (read again) for every request from then
 /// on, deny-hosts, allow-hosts and deny-private-destinations for new transfers, and network-loss
-/// (while the network is gone, the tasks are brought to where the new policy would have put them). Connections
+/// (while the network is gone, the tasks are brought to where the new policy would have put them),
+/// and upstream-proxy and upstream-exclude for new transfers and tunnels. Connections
 /// already open keep the limits they started with; no task is dropped. The rest is read when the
 /// daemon starts and a changed value is logged as waiting for the next restart.
 extension DaemonService {
@@ -44,6 +45,10 @@ extension DaemonService {
         self.taskLog.logsCompletedTasks = configuration.logCompletedTasks
         self.manager.downloads.updateSecurityPolicy(configuration.securityPolicy)
         self.manager.updateNetworkLoss(configuration.networkLoss)
+        if self.session.parentProxy.route != configuration.upstream {
+            self.session.parentProxy.update(configuration.upstream)
+            self.logger.notice("upstream proxy: \(configuration.upstream.proxy.map { "\($0)" } ?? "none")")
+        }
         let adoptedProxy = self.state.withLock { $0.adoptedProxy }
         let waiting = Self.restartOnlyChanges(from: self.started, to: configuration, adoptedProxy: adoptedProxy)
         if !waiting.isEmpty {

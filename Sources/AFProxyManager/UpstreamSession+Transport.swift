@@ -15,7 +15,7 @@ extension UpstreamSession: UpstreamTransport {
         TunnelTransfer(
             host: host, port: port, eventLoop: eventLoop, connectTimeout: self.configuration.connectTimeout,
             idleTimeout: self.configuration.tunnelIdleTimeout, destinations: destinations, delegate: delegate,
-            throttle: throttle, upgrade: upgrade)
+            throttle: throttle, upgrade: upgrade, parentProxy: self.parentProxy)
     }
 
     package func probePin(host: String, port: Int, caFile: String?) -> Result<String, TaskFailure> {

@@ -29,6 +29,9 @@ package struct TaskFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case destinationDenied = "destination-denied"
         case stalled = "stalled"
         case clientTLSFailed = "client-tls-failed"
+        case upstreamProxyUnreachable = "upstream-proxy-unreachable"
+        case upstreamProxyAuth = "upstream-proxy-auth"
+        case upstreamProxyRefused = "upstream-proxy-refused"
     }
 
     private let reason: Code
@@ -58,7 +61,8 @@ package struct TaskFailure: Error, Sendable, Hashable, CustomStringConvertible {
     package var httpStatus: Int {
         switch self.reason {
         case .dnsFailure, .connectionRefused, .unreachable, .upstreamBroken, .badResponse, .tlsFailure, .httpError,
-            .lengthMismatch, .checksumMismatch, .tlsVerifyFailed, .tlsPinMismatch:
+            .lengthMismatch, .checksumMismatch, .tlsVerifyFailed, .tlsPinMismatch, .upstreamProxyUnreachable,
+            .upstreamProxyAuth, .upstreamProxyRefused:
             502
         case .connectTimeout, .upstreamTimeout: 504
         case .canceled, .clientClosed, .daemonStopping: 503
@@ -141,12 +145,26 @@ package struct TaskFailure: Error, Sendable, Hashable, CustomStringConvertible {
     /// something else than TLS, or stalled.
     package static func clientTLSFailed(_ message: String) -> TaskFailure { .init(.clientTLSFailed, message) }
 
+    // MARK: causes of the parent proxy (`upstream-proxy`)
+
+    /// The parent proxy could not be reached (refused, unreachable, its name did not resolve,
+    /// or the connect timed out); `afproxyctl status` shows it too.
+    package static func upstreamProxyUnreachable(_ message: String) -> TaskFailure {
+        .init(.upstreamProxyUnreachable, message)
+    }
+    /// The parent proxy asked for credentials (407): none configured, or the ones configured
+    /// were refused.
+    package static func upstreamProxyAuth(_ message: String) -> TaskFailure { .init(.upstreamProxyAuth, message) }
+    /// The parent proxy refused the tunnel (any answer to CONNECT but 200 and 407, a SOCKS
+    /// failure reply) or answered something that is not its protocol.
+    package static func upstreamProxyRefused(_ message: String) -> TaskFailure { .init(.upstreamProxyRefused, message) }
+
     /// A download retries after this failure: the network or the origin may do better next time.
     /// TLS, the request itself, the file and the daemon's own faults would fail the same way again.
     package var isRetryable: Bool {
         switch self.reason {
         case .dnsFailure, .connectionRefused, .unreachable, .connectTimeout, .upstreamTimeout, .upstreamBroken,
-            .badResponse:
+            .badResponse, .upstreamProxyUnreachable:
             true
         default: false
         }

@@ -11,6 +11,12 @@ import Glibc
 /// the relay between the two channels never leaves that thread (see `TunnelGlue`). The
 /// addresses of the name are tried in turn, all within one `connect-timeout`.
 ///
+/// Through a parent proxy (`upstream-proxy`), the connection goes to the proxy and the tunnel
+/// is opened with its handshake (`ParentProxyHandshake`) within the same timeout. The origin's
+/// name is checked by the destination rules as for a direct tunnel; the proxy's addresses are
+/// not, since a person configured the proxy on purpose and the origin's address is the proxy's
+/// to resolve (see `DestinationCheck` in the curl module, which does the same).
+///
 /// Loop-confined: made, started and canceled on `eventLoop`; `completion` is called there once.
 final class TunnelConnector {
     struct Connected {
@@ -19,6 +25,8 @@ final class TunnelConnector {
         var dnsMs: Double?
         var connectMs: Double
         var remoteAddress: String
+        /// What the parent proxy sent after its answer: the origin's first bytes.
+        var leftover: ByteBuffer?
     }
 
     private let eventLoop: any EventLoop
@@ -28,6 +36,9 @@ final class TunnelConnector {
     private let started: NIODeadline
     /// Checked on the host before the lookup and on each address before connecting to it.
     private let destinations: DestinationPolicy
+    /// The parent proxy to go through, nil: direct; and where to report whether it was reached.
+    private let proxy: UpstreamProxy?
+    private let parentProxy: ParentProxy?
     private var dnsMs: Double?
     /// The channel of the attempt in progress: a cancel closes it.
     private var current: (any Channel)?
@@ -36,9 +47,11 @@ final class TunnelConnector {
 
     init(
         host: String, port: Int, timeout: Duration, eventLoop: any EventLoop, started: NIODeadline,
-        destinations: DestinationPolicy = .open
+        destinations: DestinationPolicy = .open, parentProxy: ParentProxy? = nil
     ) {
         self.destinations = destinations
+        self.parentProxy = parentProxy
+        self.proxy = parentProxy?.proxy(forHost: host)
         self.host = host
         self.port = port
         self.timeout = TimeAmount(timeout)
@@ -52,8 +65,9 @@ final class TunnelConnector {
             return self.finish(.failure(.destinationDenied(denial)))
         }
         let bound = NIOLoopBound(self, eventLoop: self.eventLoop)
-        let literal = (try? SocketAddress(ipAddress: self.host, port: self.port)) != nil
-        TunnelResolver.resolve(host: self.host, port: self.port, on: self.eventLoop).whenComplete { result in
+        let (host, port) = self.proxy.map { ($0.host, $0.port) } ?? (self.host, self.port)
+        let literal = (try? SocketAddress(ipAddress: host, port: port)) != nil
+        TunnelResolver.resolve(host: host, port: port, on: self.eventLoop).whenComplete { result in
             let this = bound.value
             switch result {
             case .success(let addresses):
@@ -63,6 +77,9 @@ final class TunnelConnector {
                 this.attempt(allowed[...], lastError: nil)
             case .failure(let error):
                 let detail = (error as? TunnelResolver.Failure)?.message ?? "\(error)"
+                if let proxy = this.proxy {
+                    return this.proxyUnreachable(proxy, "upstream proxy \(proxy): its name does not resolve: \(detail)")
+                }
                 this.finish(.failure(.dnsFailure("DNS lookup failed for \(this.host): \(detail)")))
             }
         }
@@ -70,7 +87,7 @@ final class TunnelConnector {
 
     /// The addresses the destination rules allow, and the first refusal among the others.
     private func allowedAddresses(_ addresses: [SocketAddress]) -> ([SocketAddress], DestinationDenial?) {
-        guard self.destinations.checksAddresses else { return (addresses, nil) }
+        guard self.destinations.checksAddresses, self.proxy == nil else { return (addresses, nil) }
         var denial: DestinationDenial?
         let allowed = addresses.filter { address in
             guard let ip = address.ipAddress.flatMap({ IPAddress($0) }) else { return false }
@@ -120,11 +137,12 @@ final class TunnelConnector {
                     channel.close(promise: nil)
                     this.finish(.failure(.canceled()))
                 case .success(let channel):
-                    this.finish(
-                        .success(
-                            Connected(
-                                channel: channel, dnsMs: this.dnsMs, connectMs: this.millisecondsSinceStart(),
-                                remoteAddress: Self.describe(address))))
+                    let connected = Connected(
+                        channel: channel, dnsMs: this.dnsMs, connectMs: this.millisecondsSinceStart(),
+                        remoteAddress: Self.describe(address))
+                    guard let proxy = this.proxy else { return this.finish(.success(connected)) }
+                    this.parentProxy?.reached(proxy)
+                    this.openThroughProxy(proxy, connected)
                 case .failure(ChannelError.connectTimeout(let amount)):
                     // The deadline is shared: no time is left for the next address.
                     this.finish(.failure(this.failure(ChannelError.connectTimeout(amount))))
@@ -132,6 +150,51 @@ final class TunnelConnector {
                     this.attempt(addresses.dropFirst(), lastError: error)
                 }
             }
+    }
+
+    /// Runs the handshake on the connection to the proxy, within what is left of the timeout.
+    private func openThroughProxy(_ proxy: UpstreamProxy, _ connected: Connected) {
+        self.current = connected.channel
+        let bound = NIOLoopBound(self, eventLoop: self.eventLoop)
+        let timer = self.eventLoop.scheduleTask(deadline: self.deadline) {
+            let this = bound.value
+            guard this.completion != nil else { return }
+            connected.channel.close(promise: nil)
+            let seconds = Double(this.timeout.nanoseconds) / 1e9
+            this.finish(
+                .failure(
+                    .connectTimeout("upstream proxy \(proxy) did not open the tunnel within \(seconds.formatted) s")))
+        }
+        let handshake = ParentProxyHandshake(proxy: proxy, host: self.host, port: self.port)
+        let handler = ParentProxyHandshakeHandler(handshake) { result in
+            let this = bound.value
+            timer.cancel()
+            this.current = nil
+            switch result {
+            case .success where this.canceled:
+                connected.channel.close(promise: nil)
+                this.finish(.failure(.canceled()))
+            case .success(let leftover):
+                var connected = connected
+                connected.leftover = leftover
+                connected.connectMs = this.millisecondsSinceStart()
+                this.finish(.success(connected))
+            case .failure(let failure):
+                this.finish(.failure(this.canceled ? .canceled() : failure))
+            }
+        }
+        do {
+            try connected.channel.pipeline.syncOperations.addHandler(handler)
+        } catch {
+            timer.cancel()
+            connected.channel.close(promise: nil)
+            self.finish(.failure(.upstreamBroken("upstream proxy connection unusable: \(error)")))
+        }
+    }
+
+    private func proxyUnreachable(_ proxy: UpstreamProxy, _ message: String) {
+        self.parentProxy?.unreachable(proxy, reason: message)
+        self.finish(.failure(.upstreamProxyUnreachable(message)))
     }
 
     private func finish(_ result: Result<Connected, TaskFailure>) {
@@ -146,7 +209,16 @@ final class TunnelConnector {
 
     /// 502 for refused, unreachable and the like; 504 for a timeout (as for HTTP tasks).
     private func failure(_ error: (any Error)?) -> TaskFailure {
-        let target = "\(self.host):\(self.port)"
+        if let proxy = self.proxy {
+            let failure = self.directFailure(error, target: proxy.endpoint)
+            let message = "upstream proxy \(proxy) unreachable: \(failure.message)"
+            self.parentProxy?.unreachable(proxy, reason: message)
+            return .upstreamProxyUnreachable(message)
+        }
+        return self.directFailure(error, target: "\(self.host):\(self.port)")
+    }
+
+    private func directFailure(_ error: (any Error)?, target: String) -> TaskFailure {
         switch error {
         case ChannelError.connectTimeout?:
             let seconds = Double(self.timeout.nanoseconds) / 1e9

@@ -37,6 +37,7 @@ final class TunnelRelay {
     private let eventLoop: any EventLoop
     private let connectTimeout: Duration
     private let destinations: DestinationPolicy
+    private let parentProxy: ParentProxy?
     private let idleLimit: Duration?
     private var idleTimer: TunnelIdleTimer?
     /// The next idle check; canceled when the tunnel ends, so the relay is not kept alive by it.
@@ -51,11 +52,12 @@ final class TunnelRelay {
         delegate: any TunnelTransferDelegate, connectTimeout: Duration, idleTimeout: Duration?,
         eventLoop: any EventLoop,
         destinations: DestinationPolicy = .open,
-        throttle: ThrottleTicket? = nil, upgrade: TunnelUpgrade? = nil
+        throttle: ThrottleTicket? = nil, upgrade: TunnelUpgrade? = nil, parentProxy: ParentProxy? = nil
     ) {
         self.upgrade = upgrade
         self.answer = upgrade.map { _ in UpgradeAnswer() }
         self.destinations = destinations
+        self.parentProxy = parentProxy
         self.throttle = throttle
         self.host = host
         self.port = port
@@ -73,7 +75,7 @@ final class TunnelRelay {
             host: self.host, port: self.port, timeout: self.connectTimeout, eventLoop: self.eventLoop,
             // From now, not from the task's creation: a tunnel held by a rule connects only once
             // released, and its connect timeout is the connect's own.
-            started: .now(), destinations: self.destinations)
+            started: .now(), destinations: self.destinations, parentProxy: self.parentProxy)
         self.phase = .connecting(connector)
         connector.start { [self] result in self.connectDidFinish(result) }
     }
@@ -139,6 +141,11 @@ final class TunnelRelay {
         do {
             let glue = TunnelGlue(side: .upstream, relay: self, counters: self.counters, throttle: self.throttle)
             try connected.channel.pipeline.syncOperations.addHandler(glue)
+            // The origin's first bytes, read with the parent proxy's answer: from the pipeline's
+            // head (through TLS, if any) to the glue, which holds them until the client joins.
+            if let leftover = connected.leftover {
+                connected.channel.pipeline.syncOperations.fireChannelRead(NIOAny(leftover))
+            }
             self.upstream = glue
         } catch {
             connected.channel.close(promise: nil)

@@ -24,11 +24,12 @@ package final class TunnelTransfer: Sendable {
     private let relay: NIOLoopBound<TunnelRelay>
 
     /// On `eventLoop`. `connectTimeout` bounds the lookup and every connect attempt together;
-    /// `idleTimeout` closes a tunnel through which no byte moved for that long.
+    /// `idleTimeout` closes a tunnel through which no byte moved for that long; `parentProxy`
+    /// says whether it goes through `upstream-proxy`.
     package init(
         host: String, port: Int, eventLoop: any EventLoop, connectTimeout: Duration, idleTimeout: Duration?,
         destinations: DestinationPolicy = .open, delegate: any TunnelTransferDelegate,
-        throttle: ThrottleTicket? = nil, upgrade: TunnelUpgrade? = nil
+        throttle: ThrottleTicket? = nil, upgrade: TunnelUpgrade? = nil, parentProxy: ParentProxy? = nil
     ) {
         self.eventLoop = eventLoop
         let promise = eventLoop.makePromise(of: Void.self)
@@ -36,7 +37,7 @@ package final class TunnelTransfer: Sendable {
         let relay = TunnelRelay(
             host: host, port: port, counters: self.counters, established: promise, delegate: delegate,
             connectTimeout: connectTimeout, idleTimeout: idleTimeout, eventLoop: eventLoop, destinations: destinations,
-            throttle: throttle, upgrade: upgrade)
+            throttle: throttle, upgrade: upgrade, parentProxy: parentProxy)
         self.relay = NIOLoopBound(relay, eventLoop: eventLoop)
     }
 

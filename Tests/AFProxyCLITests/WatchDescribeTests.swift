@@ -102,4 +102,21 @@ import Testing
         #expect(lines[3] == "state files holds.json y")
         #expect(lines[4] == "            throttle.json write failed: cannot rename x: Is a directory")
     }
+
+    @Test func statusShowsTheUpstreamProxyAndWhyItIsUnreachable() {
+        var tasks = SessionStats()
+        tasks.upstreamProxy = UpstreamProxyStatus(proxy: "http://proxy.example:3128", reachable: true)
+        var lines = Status.render(DaemonStatus(uptimeSeconds: 1, network: .unknown, tasks: tasks))
+            .split(separator: "\n").map(String.init)
+        #expect(lines.count == 4)
+        #expect(lines[3] == "upstream  http://proxy.example:3128")
+        tasks.upstreamProxy = UpstreamProxyStatus(
+            proxy: "http://proxy.example:3128", reachable: false,
+            error: "upstream proxy http://proxy.example:3128 unreachable: Connection refused")
+        lines = Status.render(DaemonStatus(uptimeSeconds: 1, network: .unknown, tasks: tasks))
+            .split(separator: "\n").map(String.init)
+        #expect(
+            lines[3]
+                == "upstream  unreachable: upstream proxy http://proxy.example:3128 unreachable: Connection refused")
+    }
 }

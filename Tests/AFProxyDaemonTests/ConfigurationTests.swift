@@ -1,3 +1,4 @@
+import AFProxyModel
 import Testing
 
 @testable import AFProxyDaemon
@@ -137,5 +138,43 @@ import Testing
         let resolved = try command.resolve(environment: ["AFPROXY_THROTTLE_HOST": "a.example 1K, b.example 2K"])
         #expect(resolved.throttleDefaults.map(\.scope.description) == ["global", "host a.example", "host b.example"])
         #expect(resolved.throttleDefaults[0].up == nil)
+    }
+
+    @Test func upstreamProxyFromEverySourceAndExcludesAdd() throws {
+        var configuration = DaemonConfiguration()
+        try ConfigurationFile.apply(
+            """
+            upstream-proxy = http://alice:s3cret@proxy.example:3128
+            upstream-exclude = *.corp.example
+            upstream-exclude = 10.0.0.0/8
+            """, path: "c.conf", to: &configuration)
+        #expect(configuration.upstream.proxy?.credentials?.password == "s3cret")
+        #expect(configuration.upstream.exclude.map(\.description) == ["*.corp.example", "10.0.0.0/8"])
+
+        let command = try AFProxyCommand.parse(["--upstream-exclude", "b.example"])
+        let resolved = try command.resolve(environment: [
+            "AFPROXY_UPSTREAM_PROXY": "socks5h://127.0.0.1:1080", "AFPROXY_UPSTREAM_EXCLUDE": "a.example",
+        ])
+        #expect(resolved.upstream.proxy == UpstreamProxy(scheme: .socks5h, host: "127.0.0.1", port: 1080))
+        #expect(resolved.upstream.exclude.map(\.description) == ["a.example", "b.example"])
+        // A flag switches off a proxy the environment (or the file) sets.
+        let off = try AFProxyCommand.parse(["--upstream-proxy", "none"])
+        #expect(try off.resolve(environment: ["AFPROXY_UPSTREAM_PROXY": "http://p:1"]).upstream.proxy == nil)
+    }
+
+    @Test func aMalformedUpstreamProxyNamesItsLineButNotThePassword() {
+        var configuration = DaemonConfiguration()
+        do {
+            try ConfigurationFile.apply(
+                "\nupstream-proxy = http://alice:hunter2@proxy.example/", path: "c.conf", to: &configuration)
+            Issue.record("accepted a proxy without a port")
+        } catch {
+            #expect(error.place == "c.conf:2")
+            #expect(error.message.hasPrefix("upstream-proxy: "))
+            #expect(!error.description.contains("hunter2"))
+        }
+        #expect(throws: ConfigurationError.self) {
+            try ConfigurationFile.apply("upstream-exclude = not a host", path: "c.conf", to: &configuration)
+        }
     }
 }

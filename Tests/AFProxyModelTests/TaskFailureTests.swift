@@ -28,6 +28,9 @@ struct TaskFailureTests {
             (.destinationDenied("x is denied by deny-hosts x"), 403, "destination-denied", false),
             (.stalled("x"), 500, "stalled", false),
             (.clientTLSFailed("x"), 400, "client-tls-failed", false),
+            (.upstreamProxyUnreachable("x"), 502, "upstream-proxy-unreachable", false),
+            (.upstreamProxyAuth("x"), 502, "upstream-proxy-auth", false),
+            (.upstreamProxyRefused("x"), 502, "upstream-proxy-refused", false),
         ]
         for (failure, status, code, cancel) in cases {
             #expect((failure.httpStatus, failure.code, failure.isCancellation) == (status, code, cancel))
@@ -41,13 +44,14 @@ struct TaskFailureTests {
             [
                 TaskFailure.dnsFailure("x"), .connectionRefused("x"), .unreachable("x"), .connectTimeout("x"),
                 .upstreamTimeout("x"), .upstreamBroken("x"), .badResponse("x"), .tlsFailure("x"), .httpError("x"),
-                .diskFull("x"), .canceled(),
+                .diskFull("x"), .canceled(), .upstreamProxyUnreachable("x"), .upstreamProxyAuth("x"),
+                .upstreamProxyRefused("x"),
             ].first { $0.code == code }?.isRetryable == true
         }
         #expect(
             retried == [
                 "dns-failure", "connection-refused", "unreachable", "connect-timeout", "upstream-timeout",
-                "upstream-broken", "upstream-bad-response",
+                "upstream-broken", "upstream-bad-response", "upstream-proxy-unreachable",
             ])
     }
 
