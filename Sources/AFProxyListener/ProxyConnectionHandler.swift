@@ -172,12 +172,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         if RequestValidator.asksForWebSocket(head) {
             switch self.validator.validateUpgrade(head, client: self.clientAddress) {
             case .success(var request):
-                request.process = self.clientProcess
-                if let parent = self.parent {
-                    request.parent = parent.task.id
-                    request.proxyUser = parent.proxyUser
-                    parent.task.carriedRequest()
-                }
+                self.carry(&request.process, &request.parent, &request.proxyUser)
                 self.state.openTunnelAtEnd(.open(request), version: head.version)
             case .failure(let refusal): self.state.openTunnelAtEnd(.refuse(refusal), version: head.version)
             }
@@ -192,12 +187,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
                 self.state.refuseAfterBody(refusal, version: head.version)
             }
         case .success(var request):
-            request.process = self.clientProcess
-            if let parent = self.parent {
-                request.parent = parent.task.id
-                request.proxyUser = parent.proxyUser
-                parent.task.carriedRequest()
-            }
+            self.carry(&request.process, &request.parent, &request.proxyUser)
             let task = self.manager.startTask(request, client: self.bridge!)
             // The validator kept `Expect` for the origin only where a 100 means something.
             let awaitsContinue = request.headers.first("expect") != nil
@@ -205,6 +195,16 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
                 State.Exchange(
                     task: task, version: head.version, keepAlive: head.isKeepAlive, awaitsContinue: awaitsContinue))
         }
+    }
+
+    /// What a request read here takes from its connection: the client's process and, inside an
+    /// intercepted connection, which counts it, that connection's task and proxy user.
+    private func carry(_ process: inout ClientProcessSlot?, _ parent: inout Int?, _ proxyUser: inout String?) {
+        process = self.clientProcess
+        guard let carrier = self.parent else { return }
+        parent = carrier.task.id
+        proxyUser = carrier.proxyUser
+        carrier.task.carriedRequest()
     }
 
     func channelInactive(context: ChannelHandlerContext) {

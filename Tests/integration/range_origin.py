@@ -574,6 +574,20 @@ def make_tls_files(directory: Path | str) -> TLSFiles:
     return files
 
 
+
+def make_self_signed(directory: Path | str) -> tuple[str, str]:
+    """A self-signed certificate for IP 127.0.0.1 that no CA vouches for, P-256, valid two days:
+    (certificate path, key path)."""
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    cert, key = d / "cert.pem", d / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+         "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True, timeout=60)
+    return str(cert), str(key)
+
+
 if __name__ == "__main__":  # pragma: no cover - by hand, or in another network namespace
     o = start_range_origin(port=int(sys.argv[1]) if len(sys.argv) > 1 else 0,
                            host=sys.argv[2] if len(sys.argv) > 2 else "127.0.0.1")

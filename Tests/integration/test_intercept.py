@@ -22,7 +22,7 @@ import pytest
 
 from helpers import RawConn, ca_path, ctl, key_pin, curl, curl_sha256, live_task, start_curl, wait_for
 from origin import payload_sha256, start_origin
-from range_origin import file_sha256 as range_sha256, start_range_origin, strong_etag
+from range_origin import file_sha256 as range_sha256, make_self_signed, start_range_origin, strong_etag
 
 MiB = 1024 * 1024
 
@@ -381,16 +381,11 @@ def test_a_throttle_rule_on_the_https_host_applies_to_its_requests(intercepting,
 @pytest.fixture(scope="module")
 def self_signed_origin(tmp_path_factory):
     """origin.py over TLS with a self-signed certificate for 127.0.0.1 that no CA vouches for."""
-    directory = tmp_path_factory.mktemp("self-signed")
-    cert, key = directory / "cert.pem", directory / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-         "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=127.0.0.1",
-         "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True, timeout=60)
+    cert, key = make_self_signed(tmp_path_factory.mktemp("self-signed"))
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(str(cert), str(key))
+    context.load_cert_chain(cert, key)
     o = start_origin(tls=context)
-    o.cert = str(cert)
+    o.cert = cert
     yield o
     o.stop()
 

@@ -12,12 +12,12 @@ import os
 import random
 import socket
 import ssl
-import subprocess
 
 import pytest
 import websocket
 
 from helpers import ca_path, key_pin, wait_for
+from range_origin import make_self_signed
 from ws_origin import WebSocketOrigin, accept_key, frame, read_frame, read_head
 
 KEY = "dGhlIHNhbXBsZSBub25jZQ=="
@@ -190,13 +190,7 @@ def test_wss_to_an_origin_that_does_not_verify(start_proxy, tls_files, wss_origi
 @pytest.fixture(scope="module")
 def self_signed(tmp_path_factory):
     """A self-signed certificate for 127.0.0.1 that no CA vouches for: (cert, key)."""
-    directory = tmp_path_factory.mktemp("ws-self-signed")
-    cert, key = directory / "cert.pem", directory / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-         "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=127.0.0.1",
-         "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True, timeout=60)
-    return str(cert), str(key)
+    return make_self_signed(tmp_path_factory.mktemp("ws-self-signed"))
 
 
 @pytest.mark.parametrize("origin_cert, rule, expected", [
