@@ -575,16 +575,17 @@ def make_tls_files(directory: Path | str) -> TLSFiles:
 
 
 
-def make_self_signed(directory: Path | str) -> tuple[str, str]:
-    """A self-signed certificate for IP 127.0.0.1 that no CA vouches for, P-256, valid two days:
-    (certificate path, key path)."""
+def make_self_signed(directory: Path | str, name: str = "127.0.0.1",
+                     alt_names: str = "IP:127.0.0.1") -> tuple[str, str]:
+    """A self-signed certificate that no CA vouches for, P-256, valid two days, its subject CN
+    `name` and its subjectAltName `alt_names`: (certificate path, key path)."""
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     cert, key = d / "cert.pem", d / "key.pem"
     subprocess.run(
         ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-         "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=127.0.0.1",
-         "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True, timeout=60)
+         "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", f"/CN={name}",
+         "-addext", f"subjectAltName={alt_names}"], check=True, capture_output=True, timeout=60)
     return str(cert), str(key)
 
 

@@ -20,6 +20,7 @@ from helpers import (
     request_bytes, start_curl, wait_for,
 )
 from origin import payload, payload_sha256, start_origin
+from range_origin import make_self_signed
 
 MiB = 1024 * 1024
 
@@ -31,14 +32,7 @@ MiB = 1024 * 1024
 @pytest.fixture(scope="module")
 def certificate(tmp_path_factory) -> tuple[str, str]:
     """A self-signed certificate for 127.0.0.1 and localhost: (cert.pem, key.pem)."""
-    directory = tmp_path_factory.mktemp("tls")
-    cert, key = directory / "cert.pem", directory / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-         "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=127.0.0.1",
-         "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
-        check=True, capture_output=True, timeout=60)
-    return str(cert), str(key)
+    return make_self_signed(tmp_path_factory.mktemp("tls"), "127.0.0.1", "IP:127.0.0.1,DNS:localhost")
 
 
 @pytest.fixture(scope="module")

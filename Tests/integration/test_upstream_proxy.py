@@ -25,6 +25,7 @@ import pytest
 
 from helpers import ctl, curl, curl_sha256, file_sha256, wait_for
 from origin import payload_sha256, start_origin
+from range_origin import make_self_signed
 from socks5_server import Socks5Server
 
 SQUID = "/usr/sbin/squid"
@@ -131,14 +132,7 @@ def squid_auth():
 @pytest.fixture(scope="module")
 def certificate(tmp_path_factory) -> tuple[str, str]:
     """A self-signed certificate for this machine's host name: (cert.pem, key.pem)."""
-    directory = tmp_path_factory.mktemp("tls")
-    cert, key = directory / "cert.pem", directory / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-         "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", f"/CN={HOST}",
-         "-addext", f"subjectAltName=DNS:{HOST}"],
-        check=True, capture_output=True, timeout=60)
-    return str(cert), str(key)
+    return make_self_signed(tmp_path_factory.mktemp("tls"), HOST, f"DNS:{HOST}")
 
 
 @pytest.fixture(scope="module")
