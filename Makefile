@@ -1,6 +1,6 @@
 # The README's two commands are `make run` and `make test`; `make install` puts afproxy in place
 # as a systemd service.
-.PHONY: run test build deps release install install-files generated uninstall
+.PHONY: run test build deps release install install-files generated uninstall deb deb-files static-debug
 
 run:
 	scripts/run
@@ -43,13 +43,27 @@ REWRITE = sed -e 's|/usr/local/|$(PREFIX)/|g' -e 's|/etc/afproxy/|$(SYSCONFDIR)/
 
 install: release install-files
 
-release: deps
-	swift build -c release --static-swift-stdlib
+# --static-swift-stdlib with the libraries static Foundation needs named: when objects compiled for
+# the shared runtime are there (`make run`, plain `swift build`), SwiftPM only relinks them, and
+# their autolink entries name Foundation alone, whose shared library brings CoreFoundation, ICU and
+# its C shims along; the static archives do not, and the link fails without these.
+STATIC_LINK = --static-swift-stdlib -Xlinker -lCoreFoundation -Xlinker -l_FoundationICU \
+	-Xlinker -l_FoundationCShims -Xlinker -l_FoundationCollections
 
+release: deps
+	swift build -c release $(STATIC_LINK)
+
+# The debug binaries linked as the release ones are (a relink, no recompile): what scripts/test
+# runs the integration tests against, and what Tests/integration/test_deb.py packages.
+static-debug:
+	swift build --product afproxy $(STATIC_LINK)
+	swift build --product afproxyctl $(STATIC_LINK)
+
+# A completion file is sourced, never run: the generator's #! line goes.
 generated:
 	scripts/gen-man $(GENDIR) $(BUILDDIR)/afproxy $(BUILDDIR)/afproxyctl
 	for tool in afproxy afproxyctl; do \
-		$(BUILDDIR)/$$tool --generate-completion-script bash > $(GENDIR)/$$tool.bash && \
+		$(BUILDDIR)/$$tool --generate-completion-script bash | sed '1{/^#!/d}' > $(GENDIR)/$$tool.bash && \
 		$(BUILDDIR)/$$tool --generate-completion-script zsh > $(GENDIR)/_$$tool && \
 		$(BUILDDIR)/$$tool --generate-completion-script fish > $(GENDIR)/$$tool.fish || exit 1; \
 	done
@@ -94,3 +108,14 @@ uninstall:
 		rm -f $(DESTDIR)$(BASHCOMPDIR)/$$tool $(DESTDIR)$(ZSHCOMPDIR)/_$$tool $(DESTDIR)$(FISHCOMPDIR)/$$tool.fish; \
 	done
 	@echo "left $(DESTDIR)$(SYSCONFDIR)/afproxy/afproxy.conf in place"
+
+# ---- Debian package -----------------------------------------------------------------------
+# make deb [DEBDIR=.build/deb]: afproxy_VERSION_ARCH.deb from the release build (scripts/make-deb
+# lays it out with debhelper from install-files and checks it with lintian). deb-files packages
+# what BUILDDIR holds without building (its binaries must be linked with --static-swift-stdlib).
+DEBDIR ?= .build/deb
+
+deb: release deb-files
+
+deb-files:
+	scripts/make-deb $(BUILDDIR) $(DEBDIR)
