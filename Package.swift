@@ -107,12 +107,14 @@ let package = Package(
                 "CCurl", "AFProxyModel", "AFProxyRules",
             ]
         ),
+        /// splice(2) and epoll for AFProxyTunnel's kernel relay, its only user (CSplice.h says why).
+        .target(name: "CSplice"),
         /// CONNECT tunnels: the upstream channel (ClientBootstrap) on the client's event loop,
         /// getaddrinfo on NIO's thread pool, and the byte relay between the two channels.
         .target(
             name: "AFProxyTunnel",
             dependencies: [
-                "AFProxyModel", "AFProxyRules",
+                "AFProxyModel", "AFProxyRules", "CSplice",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOTLS", package: "swift-nio"),

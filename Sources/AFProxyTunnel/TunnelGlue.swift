@@ -36,6 +36,9 @@ final class TunnelGlue: ChannelDuplexHandler, RemovableChannelHandler {
     private var inputStopped = false
     /// The client's side of an upgrade before the origin's 101: what it sends is held.
     private var awaitingAnswer = false
+    /// This side's input goes through the kernel (`SpliceRelay`): no `read()` goes through, and
+    /// what NIO reads all the same is held and reported, to follow what the pipe holds.
+    private(set) var spliced = false
 
     init(side: TunnelLifecycle.Side, relay: TunnelRelay, counters: TunnelCounters, throttle: ThrottleTicket? = nil) {
         self.side = side
@@ -56,10 +59,11 @@ final class TunnelGlue: ChannelDuplexHandler, RemovableChannelHandler {
     /// Bytes go straight through: a partner to take them, no suspend, nothing held before them.
     private var passesBytes: Bool {
         self.partner != nil && !self.counters.isPaused && !self.throttled && !self.awaitingAnswer && self.held.isEmpty
+            && !self.spliced
     }
 
     private var mayRead: Bool {
-        !self.counters.isPaused && !self.throttled && !self.inputStopped && !self.awaitingAnswer
+        !self.counters.isPaused && !self.throttled && !self.inputStopped && !self.awaitingAnswer && !self.spliced
             && self.partner?.context?.channel.isWritable == true
     }
 
@@ -78,6 +82,7 @@ final class TunnelGlue: ChannelDuplexHandler, RemovableChannelHandler {
             self.checkThrottle(context.eventLoop)
         } else {
             self.held.append(buffer)
+            if self.spliced { self.relay.nioReadWhileSpliced(self.side) }
         }
     }
 
@@ -94,6 +99,7 @@ final class TunnelGlue: ChannelDuplexHandler, RemovableChannelHandler {
             self.relay.inputClosed(self.side)
         } else {
             self.inputEndHeld = true
+            if self.spliced { self.relay.nioReadWhileSpliced(self.side) }
         }
     }
 
@@ -134,7 +140,9 @@ final class TunnelGlue: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Once the partner is there, and at resume: passes on what was held, then reads again.
     func release() {
-        guard self.partner != nil, !self.counters.isPaused, !self.throttled, !self.awaitingAnswer else { return }
+        guard !self.spliced, self.partner != nil, !self.counters.isPaused, !self.throttled, !self.awaitingAnswer else {
+            return
+        }
         if !self.held.isEmpty {
             // A throttled side passes what it holds one read at a time, as its buckets allow.
             while !self.throttled, let buffer = self.held.popFirst() {
@@ -148,6 +156,41 @@ final class TunnelGlue: ChannelDuplexHandler, RemovableChannelHandler {
             self.relay.inputClosed(self.side)
         }
         self.resumeReading()
+    }
+
+    var channelIfActive: (any Channel)? {
+        guard let channel = self.context?.channel, channel.isActive else { return nil }
+        return channel
+    }
+
+    /// Whether splicing may take over this side now: nothing held, no end of input waiting,
+    /// nothing that reads what passes (an upgrade's answer, a stopped input).
+    var isClean: Bool {
+        self.held.isEmpty && !self.inputEndHeld && !self.inputStopped && !self.awaitingAnswer
+            && self.context?.channel.isActive == true
+    }
+
+    /// From now on NIO does not read this side (`SpliceRelay`). `autoRead` off takes back a
+    /// read NIO has pending (the one asked at the channel's activation), which `read()` cannot.
+    func enterSplice() {
+        self.spliced = true
+        try? self.context?.channel.syncOptions?.setOption(.autoRead, value: false)
+    }
+
+    /// This side's input is NIO's again, behind everything spliced: what NIO read meanwhile goes
+    /// on, then the end of input, then reading as before.
+    func leaveSplice() {
+        guard self.spliced else { return }
+        self.spliced = false
+        self.readPending = true
+        try? self.context?.channel.syncOptions?.setOption(.autoRead, value: true)
+        self.release()
+    }
+
+    /// Completes once every write queued on this side so far went out (or failed).
+    func queuedWritesDone() -> EventLoopFuture<Void>? {
+        guard let context = self.context else { return nil }
+        return context.writeAndFlush(self.wrapOutboundOut(context.channel.allocator.buffer(capacity: 0)))
     }
 
     /// Writes what is queued, then shuts the output down: the partner's end of input, passed on.

@@ -46,6 +46,8 @@ final class TunnelRelay {
     private let upgrade: TunnelUpgrade?
     /// The origin's answer to an upgrade request, until its status line has been read.
     private var answer: UpgradeAnswer?
+    /// The kernel relay, while it moves this tunnel's bytes (see `beginSplice`).
+    private var splice: SpliceRelay?
 
     init(
         host: String, port: Int, counters: TunnelCounters, established: EventLoopPromise<Void>,
@@ -193,7 +195,71 @@ final class TunnelRelay {
             self.idleTimer = TunnelIdleTimer(limit: limit, now: .now)
             self.scheduleIdleCheck()
         }
+        if SpliceRelay.enabled {
+            // After the caller passed on what the client sent early, through NIO.
+            let relay = NIOLoopBound(self, eventLoop: self.eventLoop)
+            self.eventLoop.execute { relay.value.beginSplice() }
+        }
         return true
+    }
+
+    // MARK: the kernel relay
+
+    /// A tunnel whose bytes afproxy need not see (no upgrade, whose answer it reads; not through
+    /// a parent proxy) moves them with splice(2) once both channels expose their sockets. NIO
+    /// stops reading both, then what it had queued on each goes out; only then does the kernel
+    /// take over, so no spliced byte overtakes a byte NIO had in hand.
+    private func beginSplice() {
+        guard case .relaying = self.phase, let client = self.client, let upstream = self.upstream, self.upgrade == nil,
+            self.parentProxy?.proxy(forHost: self.host) == nil,
+            Self.socket(of: client) != nil, Self.socket(of: upstream) != nil,
+            let clientWrites = client.queuedWritesDone(), let upstreamWrites = upstream.queuedWritesDone()
+        else { return }
+        client.enterSplice()
+        upstream.enterSplice()
+        let relay = NIOLoopBound(self, eventLoop: self.eventLoop)
+        clientWrites.and(upstreamWrites).whenComplete { _ in relay.value.startSplice() }
+    }
+
+    private func startSplice() {
+        guard case .relaying = self.phase, let client = self.client, let upstream = self.upstream else { return }
+        if client.isClean, upstream.isClean, let clientSocket = Self.socket(of: client),
+            let upstreamSocket = Self.socket(of: upstream),
+            let splice = SpliceRelay(
+                client: clientSocket, upstream: upstreamSocket, relay: self, counters: self.counters,
+                throttle: self.throttle, eventLoop: self.eventLoop)
+        {
+            self.splice = splice
+            if splice.start() { return }
+            self.splice = nil
+        }
+        // Not now (NIO read a half-close meanwhile) or not here: the tunnel stays on NIO.
+        client.leaveSplice()
+        upstream.leaveSplice()
+    }
+
+    /// The socket under a glue's channel; nil where the channel has none (tests' embedded
+    /// channels). Used beyond the closure: the relay stops using it before NIO closes it.
+    private static func socket(of glue: TunnelGlue) -> Int32? {
+        guard let channel = glue.channelIfActive else { return nil }
+        return try? channel.pipeline.syncOperations.withUnsafeTransportIfAvailable(of: NIOBSDSocket.Handle.self) {
+            $0
+        }
+    }
+
+    /// NIO read bytes or the end of input from a spliced side (at its peer's half-close).
+    func nioReadWhileSpliced(_ side: TunnelLifecycle.Side) {
+        self.splice?.nioTookInput(side)
+    }
+
+    /// The direction from `side` emptied its pipe after its input ended: NIO carries on.
+    func spliceHandedBack(_ side: TunnelLifecycle.Side) {
+        self.glue(side)?.leaveSplice()
+    }
+
+    private func stopSplice() {
+        self.splice?.stop()
+        self.splice = nil
     }
 
     // MARK: idle timeout
@@ -221,6 +287,7 @@ final class TunnelRelay {
     func resume() {
         self.client?.release()
         self.upstream?.release()
+        self.splice?.kick()
     }
 
     func cancel(_ failure: TaskFailure) {
@@ -251,6 +318,8 @@ final class TunnelRelay {
     }
 
     func channelClosed(_ side: TunnelLifecycle.Side) {
+        self.splice?.sideClosed(side)
+        self.splice = nil
         switch self.phase {
         case .relaying:
             self.apply(self.lifecycle.channelClosed(side))
@@ -311,8 +380,10 @@ final class TunnelRelay {
         case .passEndOfInput(let side):
             self.glue(side)?.shutdownOutputAfterWrites()
         case .close(let side):
+            self.stopSplice()
             self.glue(side)?.closeAfterWrites()
         case .closeBoth:
+            self.stopSplice()
             self.client?.close()
             self.upstream?.close()
         case .finish(let end):
@@ -328,6 +399,7 @@ final class TunnelRelay {
     private func finish(_ end: TunnelEnd, failing: Bool = false) {
         if case .finished = self.phase { return }
         self.phase = .finished
+        self.stopSplice()
         self.idleCheck?.cancel()
         self.idleCheck = nil
         if failing { self.established.fail(end.failure ?? .upstreamBroken(end.reason)) }
