@@ -11,6 +11,11 @@ such frame (NIO's socket I/O, curl, the kernel) are grouped by thread and the li
 Usage: perf script -F comm,ip,sym,dso -i perf.data | perf_attribute.py [LIMIT]
 Prints two tables (all samples; only samples whose leaf is the allocator or reference
 counting), with mangled names; bench/profile passes them through `swift demangle`.
+
+       heaptrack_print --print-flamegraph FILE --flamegraph-cost-type allocations …;
+       perf_attribute.py --allocations REQUESTS LIMIT <FILE
+The same charging for heaptrack's allocation stacks (root first, `a;b;c COUNT` a line):
+allocations per request by the innermost afproxy frame.
 """
 
 import collections
@@ -52,7 +57,25 @@ def charge(comm, frames):
     return f"[no afproxy frame] {comm.rstrip('0123456789#-')} in {leaf_dso}"
 
 
+def allocations(requests, limit):
+    sites, total = collections.Counter(), 0
+    for line in sys.stdin:
+        stack, _, count = line.rstrip().rpartition(" ")
+        if not count.isdigit():
+            continue
+        frames = [frame.split(" (")[0] for frame in stack.split(";") if frame]
+        ours = [frame for frame in frames if "AFProxy" in frame]
+        who = ours[-1] if ours else "[no afproxy frame: start-up, NIO, libraries]"
+        sites[who] += int(count)
+        total += int(count)
+    print(f"Allocations per request ({total} over {requests} requests, start-up included), by the innermost afproxy frame:")
+    for who, count in sites.most_common(limit):
+        print(f"{count / requests:8.1f}  {who}")
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--allocations":
+        return allocations(int(sys.argv[2]), int(sys.argv[3]))
     limit = int(sys.argv[1]) if len(sys.argv) > 1 else 40
     everything, runtime = collections.Counter(), collections.Counter()
     total = runtime_total = 0
