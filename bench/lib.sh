@@ -140,7 +140,8 @@ run_waited() {
 # ensure_tools CMD...: install what is missing of the given commands with apt.
 ensure_tools() {
     local -A pkg_for=([nginx]=nginx-light [squid]=squid [tinyproxy]=tinyproxy [haproxy]=haproxy
-                      [wrk]=wrk [curl]=curl [python3]=python3 [pgrep]=procps [openssl]=openssl)
+                      [wrk]=wrk [curl]=curl [python3]=python3 [pgrep]=procps [openssl]=openssl
+                      [perf]=linux-perf [cc]=gcc)
     local missing=() cmd
     for cmd in "$@"; do
         command -v "$cmd" >/dev/null || missing+=("${pkg_for[$cmd]:-$cmd}")

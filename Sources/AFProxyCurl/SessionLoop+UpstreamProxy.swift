@@ -8,7 +8,7 @@ import CCurl
 /// http, CONNECT for https, SOCKS5 with the name for socks5h).
 extension SessionLoop {
     func configureProxy(_ handle: EasyHandle, for transfer: UpstreamTransfer) {
-        let host = LoopbackHost.host(ofURL: transfer.request.url) ?? ""
+        let host = transfer.request.host
         guard let proxy = self.parentProxy.proxy(forHost: host) else {
             // Never inherit http_proxy from the daemon's environment: that would loop through ourselves.
             _ = handle.set(CURLOPT_PROXY, "")

@@ -33,16 +33,18 @@ struct ClientResponseHead: Equatable {
         _ origin: ProxyResponseHead, requestIsHead: Bool, clientVersion: HTTPVersion, keepAlive: Bool, via: String
     ) -> Result<ClientResponseHead, ProxyRefusal> {
         var headers = HTTPHeaders()
+        headers.reserveCapacity(origin.headers.count + 3)
         var received: [String] = []
-        for field in HopByHopHeaders.removing(from: origin.headers) {
+        let named = HopByHopHeaders.connectionNamed(in: origin.headers)
+        for field in origin.headers where !HopByHopHeaders.isHopByHop(field, named: named) {
             if field.hasName("via") {
                 received.append(field.value)
             } else if !field.hasName("content-length") {
                 headers.add(name: field.name, value: field.value)
             }
         }
-        received.append("\(origin.version) \(via)")
-        headers.add(name: "Via", value: received.joined(separator: ", "))
+        let own = "\(origin.version) \(via)"
+        headers.add(name: "Via", value: received.isEmpty ? own : (received + [own]).joined(separator: ", "))
 
         let modern = clientVersion.isHTTP11OrLater
         let codings = origin.transferCodings
@@ -95,7 +97,8 @@ struct ClientResponseHead: Equatable {
     static func interim(_ origin: ProxyResponseHead, clientVersion: HTTPVersion, via: String) -> HTTPResponseHead? {
         guard clientVersion.isHTTP11OrLater else { return nil }
         var headers = HTTPHeaders()
-        for field in HopByHopHeaders.removing(from: origin.headers) {
+        let named = HopByHopHeaders.connectionNamed(in: origin.headers)
+        for field in origin.headers where !HopByHopHeaders.isHopByHop(field, named: named) {
             headers.add(name: field.name, value: field.value)
         }
         let status = Self.status(of: origin)

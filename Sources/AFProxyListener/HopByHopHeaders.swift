@@ -14,16 +14,32 @@ package enum HopByHopHeaders {
     private static let fixedNames = Array(fixed)
 
     /// `headers` without the hop-by-hop fields. Names are compared in place, without a lower-cased
-    /// copy of each: this runs on every request and every response.
+    /// copy of each: this runs on every request and every response. A list with none of them is
+    /// answered as it is, and another is copied once into an array of its final size (filtering
+    /// grew one by doubling: five allocations a proxied request).
     package static func removing(from headers: HTTPHeaderList) -> HTTPHeaderList {
+        let named = Self.connectionNamed(in: headers)
+        guard let first = headers.firstIndex(where: { Self.isHopByHop($0, named: named) }) else { return headers }
+        var kept = HTTPHeaderList()
+        kept.reserveCapacity(headers.count - 1)
+        kept.append(contentsOf: headers[..<first])
+        for field in headers[(first + 1)...] where !Self.isHopByHop(field, named: named) { kept.append(field) }
+        return kept
+    }
+
+    /// The lower-cased names the message's `Connection` and `Proxy-Connection` fields list.
+    package static func connectionNamed(in headers: HTTPHeaderList) -> [String] {
         var named: [String] = []
         for field in headers where field.hasName("connection") || field.hasName("proxy-connection") {
             for token in field.value.split(separator: ",") {
                 named.append(token.trimmingSpaces().lowercased())
             }
         }
-        return headers.filter { field in
-            !Self.fixedNames.contains(where: field.hasName) && !named.contains(where: field.hasName)
-        }
+        return named
+    }
+
+    /// Whether `field` is hop-by-hop in a message whose `Connection` fields list `named`.
+    package static func isHopByHop(_ field: HTTPHeaderField, named: [String]) -> Bool {
+        Self.fixedNames.contains(where: field.hasName) || named.contains(where: field.hasName)
     }
 }

@@ -22,7 +22,25 @@ package final class EventBus: Sendable {
 
     private static let allKinds = Set(TaskEvent.Kind.allCases)
 
-    private let subscriptions = Locked<[Int: Subscription]>([:])
+    /// The subscriptions by token, and who gets each kind, in the order they subscribed: worked
+    /// out on each change, so that publishing copies no list (filtering the subscriptions took
+    /// three allocations an event, a completed request's among them).
+    private struct Subscriptions {
+        var byToken: [Int: Subscription] = [:]
+        /// Indexed by the kind's bit number (`EventBus.bit`).
+        var byKind: [[StreamSubscriber]] = Array(repeating: [], count: 16)
+        var network: [StreamSubscriber] = []
+
+        mutating func regroup() {
+            let ordered = self.byToken.sorted { $0.key < $1.key }.map(\.value)
+            for kind in TaskEvent.Kind.allCases {
+                self.byKind[EventBus.slot(kind)] = ordered.filter { $0.kinds.contains(kind) }.map(\.deliver)
+            }
+            self.network = ordered.filter(\.network).map(\.deliver)
+        }
+    }
+
+    private let subscriptions = Locked(Subscriptions())
     /// One bit per kind that at least one subscriber wants; rewritten under the lock.
     private let wanted = Atomic<UInt16>(0)
     private let nextToken = Atomic<Int>(0)
@@ -49,16 +67,18 @@ package final class EventBus: Sendable {
     private func add(_ subscription: Subscription) -> Int {
         let token = self.nextToken.add(1, ordering: .relaxed).newValue
         self.subscriptions.withLock { subscriptions in
-            subscriptions[token] = subscription
-            self.wanted.store(Self.mask(subscriptions), ordering: .relaxed)
+            subscriptions.byToken[token] = subscription
+            subscriptions.regroup()
+            self.wanted.store(Self.mask(subscriptions.byToken), ordering: .relaxed)
         }
         return token
     }
 
     package func unsubscribe(_ token: Int) {
         self.subscriptions.withLock { subscriptions in
-            subscriptions.removeValue(forKey: token)
-            self.wanted.store(Self.mask(subscriptions), ordering: .relaxed)
+            subscriptions.byToken.removeValue(forKey: token)
+            subscriptions.regroup()
+            self.wanted.store(Self.mask(subscriptions.byToken), ordering: .relaxed)
         }
     }
 
@@ -72,9 +92,7 @@ package final class EventBus: Sendable {
     package func publish(_ kind: TaskEvent.Kind, _ record: @autoclosure () -> TaskRecord) {
         guard self.hasSubscribers(for: kind) else { return }
         let event = StreamEvent.task(TaskEvent(kind, task: record()))
-        let subscribers = self.subscriptions.withLock { subscriptions in
-            subscriptions.values.filter { $0.kinds.contains(kind) }.map(\.deliver)
-        }
+        let subscribers = self.subscriptions.withLock { $0.byKind[Self.slot(kind)] }
         for subscriber in subscribers { subscriber(event) }
     }
 
@@ -82,13 +100,13 @@ package final class EventBus: Sendable {
     package func publishNetwork(_ kind: NetworkEvent.Kind, _ reachability: Reachability) {
         guard self.wanted.load(ordering: .relaxed) & Self.networkBit != 0 else { return }
         let event = StreamEvent.network(NetworkEvent(kind, network: reachability))
-        let subscribers = self.subscriptions.withLock { subscriptions in
-            subscriptions.values.filter(\.network).map(\.deliver)
-        }
+        let subscribers = self.subscriptions.withLock { $0.network }
         for subscriber in subscribers { subscriber(event) }
     }
 
     private static let networkBit: UInt16 = 64
+
+    private static func slot(_ kind: TaskEvent.Kind) -> Int { Self.bit(kind).trailingZeroBitCount }
 
     private static func bit(_ kind: TaskEvent.Kind) -> UInt16 {
         switch kind {

@@ -71,7 +71,7 @@ package final class HTTPTask: @unchecked Sendable {
     }
 
     /// The host throttle rules are matched against.
-    var throttleHost: String { LoopbackHost.host(ofURL: self.request.url) ?? "" }
+    var throttleHost: String { self.request.host }
 
     /// The transfer carrying the response now.
     package var transfer: UpstreamTransfer { self.current.withLock { $0! } }

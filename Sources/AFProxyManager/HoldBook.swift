@@ -29,7 +29,7 @@ extension LiveRules where State == HoldRuleSet {
 extension HoldFacts {
     init(_ request: ProxyRequest) {
         self.init(
-            host: LoopbackHost.host(ofURL: request.url) ?? "", method: request.method, url: request.url,
+            host: request.host, method: request.method, url: request.url,
             kind: request.kind)
     }
 

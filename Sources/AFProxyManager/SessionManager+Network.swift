@@ -61,7 +61,7 @@ extension SessionManager {
 
     private static func isLoopback(_ task: any ManagedTask) -> Bool {
         switch task {
-        case let http as HTTPTask: LoopbackHost.host(ofURL: http.request.url).map(LoopbackHost.contains) ?? false
+        case let http as HTTPTask: LoopbackHost.contains(http.request.host)
         case let stream as StreamTask: LoopbackHost.contains(stream.request.host)
         default: false
         }

@@ -87,7 +87,7 @@ package final class SessionManager: Sendable {
         let heldBy = self.holds.catchTask(HoldFacts(request))
         let options =
             request.isIntercepted
-            ? self.downloads.interceptedTransferOptions(host: LoopbackHost.host(ofURL: request.url) ?? "") : .proxy
+            ? self.downloads.interceptedTransferOptions(host: request.host) : .proxy
         let task = self.register(request.kind) { id in
             HTTPTask(
                 id: id, request: request, client: client, context: self.taskContext, heldBy: heldBy, options: options)

@@ -8,18 +8,35 @@ package enum LoopbackHost {
         return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
     }
 
-    /// The host of an absolute `http(s)://host[:port]/…` URL.
+    /// The host of an absolute `http(s)://host[:port]/…` URL: after the first `://`, up to the
+    /// first `/`, `?` or `#`, without userinfo, brackets or port; nil when there is none.
+    ///
+    /// Scanned on the UTF-8 view, whose indices slice the string: the delimiters are ASCII. A
+    /// request's host is read once, into `ProxyRequest.host`; this is what reads it there.
     package static func host(ofURL url: String) -> String? {
-        let utf8 = Array(url.utf8)
-        guard let mark = (0..<max(0, utf8.count - 2)).first(where: { utf8[$0..<$0 + 3] == Array("://".utf8)[...] })
-        else { return nil }
-        var rest = Substring(url).dropFirst(mark + 3)
-        if let end = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) { rest = rest[..<end] }
-        if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
-        if rest.hasPrefix("["), let close = rest.firstIndex(of: "]") {
-            return String(rest[rest.index(after: rest.startIndex)..<close])
+        let utf8 = url.utf8
+        var index = utf8.startIndex
+        var mark: String.Index?
+        while let colon = utf8[index...].firstIndex(of: UInt8(ascii: ":")) {
+            let slashes = utf8[utf8.index(after: colon)...].prefix(2)
+            if slashes.elementsEqual("//".utf8) {
+                mark = slashes.endIndex
+                break
+            }
+            index = utf8.index(after: colon)
         }
-        if let colon = rest.lastIndex(of: ":") { rest = rest[..<colon] }
+        guard let mark else { return nil }
+        var rest = url[mark...]
+        if let end = rest.utf8.firstIndex(where: {
+            $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#")
+        }) {
+            rest = rest[..<end]
+        }
+        if let at = rest.utf8.lastIndex(of: UInt8(ascii: "@")) { rest = rest[rest.utf8.index(after: at)...] }
+        if rest.utf8.first == UInt8(ascii: "["), let close = rest.utf8.firstIndex(of: UInt8(ascii: "]")) {
+            return String(rest[rest.utf8.index(after: rest.startIndex)..<close])
+        }
+        if let colon = rest.utf8.lastIndex(of: UInt8(ascii: ":")) { rest = rest[..<colon] }
         return rest.isEmpty ? nil : String(rest)
     }
 }

@@ -12,7 +12,13 @@ package struct ProxyRequest: Sendable {
     package var method: String
     /// Absolute URL, `http://host[:port]/path?query`; `https://` for a request read inside an
     /// intercepted CONNECT.
-    package var url: String
+    package var url: String {
+        didSet { self.host = LoopbackHost.host(ofURL: self.url) ?? "" }
+    }
+    /// The URL's host, without brackets or port (empty when it names none), read once here:
+    /// the throttle, hold and parent-proxy rules and the task's record ask for it several times
+    /// a request, and reading it each time was 3-5 % of a proxied request's CPU.
+    package private(set) var host: String
     /// Fields to send upstream, in the client's order. Framing fields (Content-Length,
     /// Transfer-Encoding, Expect) are not in the list: the session sets them from `body`.
     package var headers: HTTPHeaderList
@@ -33,6 +39,7 @@ package struct ProxyRequest: Sendable {
     ) {
         self.method = method
         self.url = url
+        self.host = LoopbackHost.host(ofURL: url) ?? ""
         self.headers = headers
         self.body = body
         self.client = client

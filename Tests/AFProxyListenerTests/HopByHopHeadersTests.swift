@@ -17,6 +17,22 @@ import Testing
             ])
     }
 
+    @Test func aListWithoutHopByHopFieldsComesBackWhole() {
+        let headers: HTTPHeaderList = [.init("Host", "a"), .init("Accept", "*/*"), .init("X-Connection", "close")]
+        #expect(HopByHopHeaders.removing(from: headers) == headers)
+        #expect(HopByHopHeaders.removing(from: []) == [])
+    }
+
+    @Test func fieldsAroundTheRemovedOnesKeepTheirOrder() {
+        let headers: HTTPHeaderList = [
+            .init("keep-alive", "5"), .init("A", "1"), .init("Connection", "b"), .init("B", "2"), .init("C", "3"),
+            .init("b", "4"), .init("D", "5"),
+        ]
+        #expect(
+            HopByHopHeaders.removing(from: headers) == [.init("A", "1"), .init("C", "3"), .init("D", "5")])
+        #expect(HopByHopHeaders.connectionNamed(in: headers) == ["b"])
+    }
+
     @Test func progressFraction() {
         #expect(TransferProgress(completed: 50, total: 200).fraction == 0.25)
         #expect(TransferProgress(completed: 50, total: nil).fraction == nil)

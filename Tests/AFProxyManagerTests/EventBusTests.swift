@@ -115,6 +115,24 @@ import Testing
         #expect(builds.made == 2)
     }
 
+    /// The lists of who wants each kind are worked out at each change, not at each event: they
+    /// follow every subscribe and unsubscribe, in the order of subscription.
+    @Test func subscribersAreCalledInTheOrderTheySubscribedThroughChanges() {
+        let bus = EventBus()
+        let order = Mutex<[String]>([])
+        let first = bus.subscribe([.completed]) { _ in order.withLock { $0.append("first") } }
+        _ = bus.subscribe { _ in order.withLock { $0.append("second") } }
+        _ = bus.subscribe([.completed, .created]) { _ in order.withLock { $0.append("third") } }
+        bus.publish(.completed, Builds().record(1))
+        bus.publish(.created, Builds().record(1))
+        #expect(order.withLock { $0 } == ["first", "second", "third", "second", "third"])
+        bus.unsubscribe(first)
+        _ = bus.subscribe([.completed]) { _ in order.withLock { $0.append("fourth") } }
+        order.withLock { $0 = [] }
+        bus.publish(.completed, Builds().record(2))
+        #expect(order.withLock { $0 } == ["second", "third", "fourth"])
+    }
+
     @Test func unsubscribingAnUnknownTokenChangesNothing() {
         let bus = EventBus()
         let received = Received()

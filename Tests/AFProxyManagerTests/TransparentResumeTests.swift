@@ -66,6 +66,28 @@ import Testing
         #expect(request != nil)
     }
 
+    /// `Accept-Ranges` is read in any case, wherever `bytes` stands in it, and in any of the fields.
+    @Test func acceptRangesMentionsBytesInAnyCaseAndField() {
+        for value in ["bytes", "Bytes", "BYTES", "none, bytes", "x-bytes-y"] {
+            var resume = self.started(
+                self.head(200, [("Content-Length", "100"), ("accept-ranges", value), ("ETag", #""a""#)]))
+            #expect(resume.next(after: self.broken) != nil, "\(value)")
+        }
+        var second = self.started(
+            self.head(
+                200,
+                [
+                    ("Content-Length", "100"), ("Accept-Ranges", "none"), ("Accept-Ranges", "bytes"),
+                    ("ETag", #""a""#),
+                ]))
+        #expect(second.next(after: self.broken) != nil)
+        for value in ["none", "byte", "", "bytés", "b ytes"] {
+            var resume = self.started(
+                self.head(200, [("Content-Length", "100"), ("Accept-Ranges", value), ("ETag", #""a""#)]))
+            #expect(resume.next(after: self.broken) == nil, "\(value)")
+        }
+    }
+
     @Test func anAnswerThatIsNotTheRestEndsTheResumes() {
         for answer in [
             self.head(200, [("Content-Length", "100"), ("ETag", #""b""#)]),
