@@ -117,6 +117,8 @@ class AfproxyProcess:
     argv: list[str]
     stderr_lines: list[str] = field(default_factory=list)
     stopped_by_test: bool = False
+    # The state directory launch_afproxy made for it (the start_proxy fixture removes it).
+    state_dir: str | None = None
 
     def __repr__(self) -> str:
         return f"<afproxy pid {self.proc.pid} on 127.0.0.1:{self.port}>"
@@ -295,7 +297,7 @@ def launch_afproxy(binary: str, control_socket: str, args: tuple[str, ...] = (),
         while proc.poll() is None and time.monotonic() < deadline and not any(needle in l for l in lines):
             time.sleep(0.02)
     return AfproxyProcess(proc=proc, port=port_box[0], control_socket=control_socket, argv=argv,
-                          stderr_lines=lines)
+                          stderr_lines=lines, state_dir=own_state["XDG_STATE_HOME"])
 
 
 def short_socket_dir(tmp_path: Path) -> Path:
