@@ -10,7 +10,6 @@ does by default."""
 from __future__ import annotations
 
 import os
-import ssl
 import subprocess
 import threading
 import time
@@ -18,25 +17,10 @@ import time
 import pytest
 
 from helpers import ctl, curl_sha256, live_task, start_curl, wait_for
-from origin import payload_sha256, start_origin
-from range_origin import make_self_signed
+from origin import payload_sha256
 
 MiB = 1024 * 1024
 RELAYS = {"splice": None, "nio": {"AFPROXY_TUNNEL_SPLICE": "0"}}
-
-
-@pytest.fixture(scope="module")
-def certificate(tmp_path_factory) -> tuple[str, str]:
-    return make_self_signed(tmp_path_factory.mktemp("tls"), "127.0.0.1", "IP:127.0.0.1,DNS:localhost")
-
-
-@pytest.fixture(scope="module")
-def tls_origin(certificate):
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(*certificate)
-    o = start_origin(tls=context)
-    yield o
-    o.stop()
 
 
 @pytest.fixture(params=sorted(RELAYS))
@@ -68,8 +52,8 @@ def steer(proxy, verb: str, task_id: int) -> dict:
     return body
 
 
-def slow_download(proxy, tls_origin, certificate, n: int) -> subprocess.Popen:
-    return start_curl(proxy, "--cacert", certificate[0], "--limit-rate", "10M", "--max-time", "120",
+def slow_download(proxy, tls_origin, tls_files, n: int) -> subprocess.Popen:
+    return start_curl(proxy, "--cacert", tls_files.ca_cert, "--limit-rate", "10M", "--max-time", "120",
                       "-o", "/dev/null", tls_origin.url(f"/bytes/{n}"))
 
 
@@ -79,11 +63,11 @@ def stop(client: subprocess.Popen) -> None:
         client.wait(timeout=10)
 
 
-def test_a_plain_tunnel_is_spliced_unless_turned_off(tunnel_proxy, tls_origin, certificate, relay):
+def test_a_plain_tunnel_is_spliced_unless_turned_off(tunnel_proxy, tls_origin, tls_files, relay):
     """While a tunnel is open, the daemon holds its two pipes, and frees them when it ends; with
     AFPROXY_TUNNEL_SPLICE=0 it holds none."""
     before = pipes(tunnel_proxy.pid)
-    client = slow_download(tunnel_proxy, tls_origin, certificate, 100 * MiB)
+    client = slow_download(tunnel_proxy, tls_origin, tls_files, 100 * MiB)
     try:
         tid = live_task(tunnel_proxy, tls_origin.host, min_download=2 * MiB)["id"]
         if relay == "splice":
@@ -101,9 +85,9 @@ def test_a_plain_tunnel_is_spliced_unless_turned_off(tunnel_proxy, tls_origin, c
              message=lambda: f"pipes: {before} before the tunnel, {pipes(tunnel_proxy.pid)} after it")
 
 
-def test_a_download_is_byte_exact(tunnel_proxy, tls_origin, certificate):
+def test_a_download_is_byte_exact(tunnel_proxy, tls_origin, tls_files):
     n = 50 * MiB
-    out = curl_sha256(tunnel_proxy, "--cacert", certificate[0], "--max-time", "120",
+    out = curl_sha256(tunnel_proxy, "--cacert", tls_files.ca_cert, "--max-time", "120",
                       tls_origin.url(f"/bytes/{n}"), timeout=150)
     assert out.returncode == 0, out.stderr
     assert (out.size, out.sha256) == (n, payload_sha256(n))
@@ -111,12 +95,12 @@ def test_a_download_is_byte_exact(tunnel_proxy, tls_origin, certificate):
     assert rec["error"] is None and rec["download"]["completed"] > n, rec
 
 
-def test_suspend_stops_both_directions_and_resume_carries_on_intact(tunnel_proxy, tls_origin, certificate):
+def test_suspend_stops_both_directions_and_resume_carries_on_intact(tunnel_proxy, tls_origin, tls_files):
     """Suspended mid-transfer, the byte counts stay put; resumed, every byte arrives in order."""
     n = 50 * MiB
     result: list = []
     download = threading.Thread(daemon=True, target=lambda: result.append(curl_sha256(
-        tunnel_proxy, "--cacert", certificate[0], "--limit-rate", "10M", "--max-time", "120",
+        tunnel_proxy, "--cacert", tls_files.ca_cert, "--limit-rate", "10M", "--max-time", "120",
         tls_origin.url(f"/bytes/{n}"), timeout=150)))
     download.start()
     tid = live_task(tunnel_proxy, tls_origin.host, min_download=4 * MiB)["id"]
@@ -138,12 +122,12 @@ def test_suspend_stops_both_directions_and_resume_carries_on_intact(tunnel_proxy
     assert rec["id"] == tid and rec["error"] is None and rec["download"]["completed"] > frozen[1], rec
 
 
-def test_a_throttle_rule_limits_the_tunnel(tunnel_proxy, tls_origin, certificate):
+def test_a_throttle_rule_limits_the_tunnel(tunnel_proxy, tls_origin, tls_files):
     """Under a 1M global rule, the tunnel moves 1 MB/s ±20% over its life and the 4 MB arrive intact."""
     rate = 1_000_000
     assert ctl(tunnel_proxy, "throttle", "--global", "1M").returncode == 0
     n = 4 * rate
-    out = curl_sha256(tunnel_proxy, "--cacert", certificate[0], "--max-time", "60",
+    out = curl_sha256(tunnel_proxy, "--cacert", tls_files.ca_cert, "--max-time", "60",
                       tls_origin.url(f"/bytes/{n}"), timeout=90)
     assert out.returncode == 0, out.stderr
     assert (out.size, out.sha256) == (n, payload_sha256(n))
@@ -154,9 +138,9 @@ def test_a_throttle_rule_limits_the_tunnel(tunnel_proxy, tls_origin, certificate
     assert abs(moved / seconds - rate) <= 0.2 * rate, f"{moved / seconds / 1e6:.3f} MB/s under a 1M rule"
 
 
-def test_cancel_closes_both_sides(tunnel_proxy, tls_origin, certificate):
+def test_cancel_closes_both_sides(tunnel_proxy, tls_origin, tls_files):
     n = 100 * MiB
-    client = slow_download(tunnel_proxy, tls_origin, certificate, n)
+    client = slow_download(tunnel_proxy, tls_origin, tls_files, n)
     try:
         tid = live_task(tunnel_proxy, tls_origin.host, min_download=4 * MiB)["id"]
         steer(tunnel_proxy, "cancel", tid)
