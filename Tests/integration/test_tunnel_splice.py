@@ -4,8 +4,8 @@ relay it falls back to, which `AFPROXY_TUNNEL_SPLICE=0` (a test and diagnostic k
 Splicing shows from outside as the daemon's pipes: each spliced tunnel holds two (four
 descriptors) while it is open, a tunnel on NIO none. Both relays carry a download byte-exact,
 stop at a suspend and carry on intact at resume, keep to a throttle rule and close both sides at
-a cancel; test_connect.py, test_throttle.py and the others run with splicing on, as the daemon
-does by default."""
+a cancel (the cancel test lives only here, for both relays); test_connect.py, test_throttle.py and
+the others run with splicing on, as the daemon does by default."""
 
 from __future__ import annotations
 
