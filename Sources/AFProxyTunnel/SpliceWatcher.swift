@@ -1,5 +1,4 @@
 import CSplice
-import NIOPosix
 import Synchronization
 
 #if canImport(Glibc)
@@ -27,15 +26,27 @@ final class SpliceWatcher: Sendable {
     private let poll: Int32
     private let handlers = Mutex<[UInt64: Handler]>([:])
     private let nextTunnel = Atomic<UInt64>(1)
-    private let pool: NIOThreadPool
 
+    /// A detached pthread of its own that lives as long as the process, as the instance does: not
+    /// a thread of a `NIOThreadPool`, whose queue LeakSanitizer reports as leaked at exit.
     private init?() {
         let poll = epoll_create1(Int32(EPOLL_CLOEXEC))
         guard poll >= 0 else { return nil }
         self.poll = poll
-        self.pool = NIOThreadPool(numberOfThreads: 1)
-        self.pool.start()
-        self.pool.submit { [self] _ in self.run() }
+        let box = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
+        let rc = pthread_create(
+            &thread, nil,
+            { argument in
+                Unmanaged<SpliceWatcher>.fromOpaque(argument!).takeRetainedValue().run()
+                return nil
+            }, box)
+        guard rc == 0 else {
+            Unmanaged<SpliceWatcher>.fromOpaque(box).release()
+            close(poll)
+            return nil
+        }
+        pthread_detach(thread)
     }
 
     /// A new tunnel's number, whose sides' tokens are `tunnel << 1 | side`.
