@@ -46,6 +46,10 @@ final class SessionLoop: @unchecked Sendable {
         if let share = self.share { curl_share_cleanup(share) }
     }
 
+    /// Reads of one ready socket per turn at most (`iterate`): with the 16 KiB receive buffer,
+    /// what `HTTPTask` gathers into one delivery; the other ready sockets wait no longer than that.
+    static let readsPerSocket = 16
+
     func wakeup() {
         self.watcher.wakeup()
     }
@@ -63,8 +67,20 @@ final class SessionLoop: @unchecked Sendable {
         var running: Int32 = 0
         let served = ContinuousClock.now
         for (socket, flags) in ready {
-            if let easy = self.watcher.owner(of: socket) { self.byHandle[easy]?.lastActivity = served }
+            let transfer = self.watcher.owner(of: socket).flatMap { self.byHandle[$0] }
+            transfer?.lastActivity = served
+            transfer?.filledReceiveBuffer = false
             curl_multi_socket_action(self.multi, socket, flags, &running)
+            // libcurl 7.88 reads a plain socket once per call. While a read filled the whole
+            // receive buffer the socket likely holds more: read it now, so that a fast origin's
+            // bytes reach the client's loop in one delivery (one write there) per few reads, not
+            // one per 16 KiB with an epoll turn and a loop wakeup each.
+            var reads = 1
+            while reads < Self.readsPerSocket, let transfer, transfer.filledReceiveBuffer {
+                transfer.filledReceiveBuffer = false
+                curl_multi_socket_action(self.multi, socket, CURL_CSELECT_IN, &running)
+                reads += 1
+            }
             self.handOver()
         }
         if timerDue {
@@ -126,8 +142,10 @@ final class SessionLoop: @unchecked Sendable {
         self.reapFinished()
         guard !self.flushes.transfers.isEmpty else { return }
         swap(&self.flushing, &self.flushes.transfers)
+        let now = ContinuousClock.now
         for transfer in self.flushing where transfer.needsFlush {
             transfer.needsFlush = false
+            transfer.lastActivity = now
             transfer.delegate?.transferDidFlush(transfer)
         }
         self.flushing.removeAll(keepingCapacity: true)
@@ -247,7 +265,8 @@ final class SessionLoop: @unchecked Sendable {
         // frames the decoded body anew for its client, who may speak HTTP/1.0.
         handle.set(CURLOPT_HTTP_TRANSFER_DECODING, 0)
         handle.set(CURLOPT_CONNECTTIMEOUT_MS, Int(self.configuration.connectTimeout.milliseconds))
-        handle.set(CURLOPT_BUFFERSIZE, transfer.options.receiveBufferSize ?? self.configuration.receiveBufferSize)
+        transfer.receiveBufferSize = transfer.options.receiveBufferSize ?? self.configuration.receiveBufferSize
+        handle.set(CURLOPT_BUFFERSIZE, transfer.receiveBufferSize)
         handle.set(CURLOPT_HEADERFUNCTION, callback: TransferCallbacks.header)
         handle.set(CURLOPT_HEADERDATA, pointer: userdata)
         handle.set(CURLOPT_WRITEFUNCTION, callback: TransferCallbacks.write)

@@ -58,6 +58,11 @@ package final class UpstreamTransfer: @unchecked Sendable {
     var needsFlush = false
     /// The session loop's list of transfers to flush, set when the transfer starts.
     var flushes: PendingFlushes?
+    /// curl's receive buffer for this transfer (CURLOPT_BUFFERSIZE).
+    var receiveBufferSize = 0
+    /// The last body callback took a whole receive buffer and let curl read on: the socket may
+    /// hold more, which `SessionLoop.iterate` reads in the same turn.
+    var filledReceiveBuffer = false
     /// Monotonic time of the last byte moved, for the idle timeout.
     var lastActivity: ContinuousClock.Instant = .now
     /// The task's throttle rules, when the task has a throttler (set before `start`).
@@ -97,7 +102,8 @@ package final class UpstreamTransfer: @unchecked Sendable {
         return mask
     }
 
-    /// Queues the transfer for the flush that follows the current `curl_multi_socket_action`.
+    /// Queues the transfer for the flush that follows the current `curl_multi_socket_action`,
+    /// which also stamps `lastActivity`: one clock read per flush, not one per 16 KiB callback.
     func markForFlush() {
         guard !self.needsFlush else { return }
         self.needsFlush = true
@@ -172,7 +178,6 @@ enum TransferCallbacks {
         case nil:
             return true
         case .interim(let head):
-            transfer.lastActivity = .now
             transfer.markForFlush()
             transfer.delegate?.transfer(transfer, didReceiveInterim: head)
             return true
@@ -181,7 +186,6 @@ enum TransferCallbacks {
                 transfer.abortReason = failure
                 return false
             }
-            transfer.lastActivity = .now
             transfer.chunked = transfer.bodyIsChunked(head) ? ChunkedBodyDecoder() : nil
             transfer.markForFlush()
             let metrics = transfer.handle?.metrics() ?? TaskMetrics()
@@ -228,8 +232,8 @@ enum TransferCallbacks {
                 transfer.abortReason = .badResponse("upstream sent invalid chunked framing: \(reason)")
                 return 0
             }
-            transfer.lastActivity = .now
             guard !scratch.bytes.isEmpty else {
+                transfer.lastActivity = .now  // framing only: no flush follows to stamp it
                 transfer.chunked = decoder
                 if decoder.isComplete && !before.isComplete { delegate.transferDidReceiveWholeBody(transfer) }
                 return length
@@ -246,13 +250,12 @@ enum TransferCallbacks {
         }
         switch receipt {
         case .taken:
-            transfer.lastActivity = .now
+            transfer.filledReceiveBuffer = length >= transfer.receiveBufferSize
             return length
         case .takenWindowFull:
             // Pausing from inside the write callback is allowed (curl_easy_pause(3)); curl then
             // reads nothing more, where returning CURL_WRITEFUNC_PAUSE would have it copy the
             // bytes into its pause buffer.
-            transfer.lastActivity = .now
             transfer.pauseWanted |= CURLPAUSE_RECV
             transfer.appliedPause = transfer.desiredPause
             if let handle = transfer.handle { curl_easy_pause(handle.raw, transfer.appliedPause) }
@@ -296,7 +299,6 @@ enum TransferCallbacks {
         {
         case .bytes(let count):
             throttle?.take(.up, count)
-            transfer.lastActivity = .now
             transfer.markForFlush()
             return count
         case .pause:

@@ -91,6 +91,29 @@ import Testing
         #expect(self.log.kinds == [.created, .held, .resumed])
     }
 
+    @Test func aFastOriginsBodyGoesToTheClientInDeliveriesOfAtMostTheGatherLimitInOrder() throws {
+        let callbacks = 40
+        let piece = 16 << 10
+        let task = self.start()
+        let length = callbacks * piece
+        self.transport.receiveHead(self.head(200, [HTTPHeaderField("Content-Length", "\(length)")]), on: task.transfer)
+        for index in 0..<callbacks {
+            let receipt = self.transport.receiveBody([UInt8](repeating: UInt8(index), count: piece), on: task.transfer)
+            #expect(receipt != .refused)
+        }
+        // No flush came yet: what went out went because the gathered bytes reached the limit.
+        let early = self.client.deliveries.count
+        #expect(early == length / HTTPTask.gatherLimit)
+        self.transport.flush(task.transfer)
+        let bodies = self.client.deliveries.compactMap(\.body)
+        #expect(bodies.allSatisfy { $0.readableBytes <= HTTPTask.gatherLimit })
+        #expect(self.client.deliveries.first?.head?.status == 200)
+        var all: [UInt8] = []
+        for body in bodies { all += body.readableBytesView }
+        #expect(all.count == length)
+        #expect(all == (0..<callbacks).flatMap { [UInt8](repeating: UInt8($0), count: piece) })
+    }
+
     @Test func aSuspendedTaskRefusesBodyBytesAndTheTransportOffersThemAgainOnResume() throws {
         let task = self.start()
         self.transport.receiveHead(self.head(200, [HTTPHeaderField("Content-Length", "4")]), on: task.transfer)
