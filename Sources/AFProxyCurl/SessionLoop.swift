@@ -46,9 +46,10 @@ final class SessionLoop: @unchecked Sendable {
         if let share = self.share { curl_share_cleanup(share) }
     }
 
-    /// Reads of one ready socket per turn at most (`iterate`): with the 16 KiB receive buffer,
-    /// what `HTTPTask` gathers into one delivery; the other ready sockets wait no longer than that.
-    static let readsPerSocket = 16
+    /// What one ready socket's reads take per turn at most (`iterate`): what `HTTPTask` gathers
+    /// into one delivery, and the other ready sockets wait no longer than that. A download task,
+    /// with its 256 KiB receive buffer, reads once, as before: its chunks queue for the disk.
+    static let bytesPerSocket = 256 << 10
 
     func wakeup() {
         self.watcher.wakeup()
@@ -75,11 +76,13 @@ final class SessionLoop: @unchecked Sendable {
             // receive buffer the socket likely holds more: read it now, so that a fast origin's
             // bytes reach the client's loop in one delivery (one write there) per few reads, not
             // one per 16 KiB with an epoll turn and a loop wakeup each.
-            var reads = 1
-            while reads < Self.readsPerSocket, let transfer, transfer.filledReceiveBuffer {
-                transfer.filledReceiveBuffer = false
-                curl_multi_socket_action(self.multi, socket, CURL_CSELECT_IN, &running)
-                reads += 1
+            if let transfer, transfer.filledReceiveBuffer {
+                var read = transfer.receiveBufferSize
+                while read < Self.bytesPerSocket, transfer.filledReceiveBuffer {
+                    transfer.filledReceiveBuffer = false
+                    curl_multi_socket_action(self.multi, socket, CURL_CSELECT_IN, &running)
+                    read += transfer.receiveBufferSize
+                }
             }
             self.handOver()
         }
