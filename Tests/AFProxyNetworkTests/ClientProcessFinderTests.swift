@@ -9,6 +9,8 @@ import Glibc
 #endif
 
 /// The finder against a real loopback connection whose both ends this test process holds.
+/// No unit test may start a process: until its exec, a child holds the test process's sockets
+/// too, and the finder, which looks at the newest processes first, names the child.
 @Suite struct ClientProcessFinderTests {
     @Test func findsTheProcessHoldingTheClientsEnd() throws {
         let connection = try LoopbackConnection()

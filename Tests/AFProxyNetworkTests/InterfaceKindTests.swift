@@ -38,7 +38,9 @@ import Glibc
         var template = Array("/tmp/afproxy-sysfs-XXXXXX".utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         let root = String(cString: try #require(made))
-        defer { _ = system("rm -rf '\(root)'") }
+        // Not system("rm -rf"): a child process, until its exec, holds every socket the test
+        // process has open, and ClientProcessFinderTests, running beside this, then finds it.
+        defer { try? FileManager.default.removeItem(atPath: root) }
         #expect(mkdir(root + "/wlan0", 0o755) == 0)
         #expect(mkdir(root + "/wlan0/phy80211", 0o755) == 0)
         #expect(mkdir(root + "/wlan0/device", 0o755) == 0)
