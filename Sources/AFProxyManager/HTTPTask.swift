@@ -309,8 +309,7 @@ extension HTTPTask: UpstreamTransferDelegate {
         if let body = self.pendingBody, body.writableBytes < bytes.count {
             if body.readableBytes + bytes.count > Self.gatherLimit {
                 // Handed over now rather than grown further: the client's loop starts writing
-                // while curl reads on, and no realloc copies what gathered (with doubling, a
-                // 1.6 MiB flush copied about as much again).
+                // while curl reads on, and no realloc copies what gathered.
                 if let delivery = self.takePending(end: nil) { self.client.task(self, deliver: delivery) }
             } else if body.capacity < Self.gatherLimit {
                 // A second callback in one flush: the origin is fast, so grow once to the limit

@@ -77,8 +77,7 @@ final class SpliceWatcher: Sendable {
 
     /// The events land in one buffer allocated for the thread's life, not in an Array: Swift
     /// 6.3's optimizer drops the release of an array slice iterated in a loop that never exits,
-    /// so every pass copied the array and leaked the old copy (release builds only; about 4 MiB
-    /// of heap per spliced GiB).
+    /// so in release builds every pass copied the array and leaked the old copy.
     private func run() {
         let capacity: Int32 = 64
         let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: Int(capacity))
