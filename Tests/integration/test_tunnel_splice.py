@@ -57,6 +57,15 @@ def slow_download(proxy, tls_origin, tls_files, n: int) -> subprocess.Popen:
                       "-o", "/dev/null", tls_origin.url(f"/bytes/{n}"))
 
 
+def exact_download(proxy, tls_origin, tls_files, n: int, max_time: int) -> dict:
+    """n payload bytes through the tunnel, checked by length and SHA-256; the tunnel's record."""
+    out = curl_sha256(proxy, "--cacert", tls_files.ca_cert, "--max-time", str(max_time),
+                      tls_origin.url(f"/bytes/{n}"), timeout=max_time + 30)
+    assert out.returncode == 0, out.stderr
+    assert (out.size, out.sha256) == (n, payload_sha256(n))
+    return proxy.history_record(tls_origin.host)
+
+
 def stop(client: subprocess.Popen) -> None:
     if client.poll() is None:
         client.kill()
@@ -87,11 +96,7 @@ def test_a_plain_tunnel_is_spliced_unless_turned_off(tunnel_proxy, tls_origin, t
 
 def test_a_download_is_byte_exact(tunnel_proxy, tls_origin, tls_files):
     n = 50 * MiB
-    out = curl_sha256(tunnel_proxy, "--cacert", tls_files.ca_cert, "--max-time", "120",
-                      tls_origin.url(f"/bytes/{n}"), timeout=150)
-    assert out.returncode == 0, out.stderr
-    assert (out.size, out.sha256) == (n, payload_sha256(n))
-    rec = tunnel_proxy.history_record(tls_origin.host)
+    rec = exact_download(tunnel_proxy, tls_origin, tls_files, n, max_time=120)
     assert rec["error"] is None and rec["download"]["completed"] > n, rec
 
 
@@ -127,11 +132,7 @@ def test_a_throttle_rule_limits_the_tunnel(tunnel_proxy, tls_origin, tls_files):
     rate = 1_000_000
     assert ctl(tunnel_proxy, "throttle", "--global", "1M").returncode == 0
     n = 4 * rate
-    out = curl_sha256(tunnel_proxy, "--cacert", tls_files.ca_cert, "--max-time", "60",
-                      tls_origin.url(f"/bytes/{n}"), timeout=90)
-    assert out.returncode == 0, out.stderr
-    assert (out.size, out.sha256) == (n, payload_sha256(n))
-    rec = tunnel_proxy.history_record(tls_origin.host)
+    rec = exact_download(tunnel_proxy, tls_origin, tls_files, n, max_time=60)
     seconds = rec["metrics"]["totalMs"] / 1000
     # The tunnel carries TLS records on top of the payload: the rule applies to what it moved.
     moved = rec["download"]["completed"]
