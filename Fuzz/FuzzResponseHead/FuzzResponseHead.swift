@@ -176,10 +176,15 @@ enum FuzzResponseHead {
     }
 
     /// No field carries a byte that would end or split a line of the head it goes into, or one
-    /// RFC 9110 §5.5 forbids; a name is a token.
+    /// RFC 9110 §5.5 forbids; a name is a token; a value has no blank at either end (field-value
+    /// of RFC 9110 §5.5 excludes them, and a client may refuse `Content-Length: 0 `).
     static func checkFields(_ fields: HTTPHeaderList, _ what: String) {
+        let blank: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 }
         for field in fields {
             FuzzHarness.checkField(name: field.name, value: field.value, what)
+            check(
+                !(field.value.utf8.first.map(blank) ?? false) && !(field.value.utf8.last.map(blank) ?? false),
+                "\(what): value of \(field.name) has a blank at one end: \(field.value.debugDescription)")
         }
     }
 }

@@ -181,7 +181,7 @@ struct ChunkedBodyDecoder: Sendable, Equatable {
             self.trailers.append(field)
         case .continuation(let folded):
             guard !self.trailers.isEmpty else { return self.fail("the trailer section starts with a folded line") }
-            self.trailers[self.trailers.count - 1].value += " " + folded
+            FieldLine.unfold(folded, onto: &self.trailers[self.trailers.count - 1].value)
         case .invalid(let reason):
             self.fail("in the trailer section, \(reason)")
         }

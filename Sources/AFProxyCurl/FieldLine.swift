@@ -54,6 +54,19 @@ enum FieldLine {
         }
     }
 
+    /// Joins an obs-fold continuation to the value it continues (RFC 9112 §5.2: the fold becomes
+    /// one space). A blank continuation adds nothing and a fold onto an empty value adds no
+    /// space, so a value never starts or ends with a blank: `Content-Length: 0` folded onto a
+    /// blank line would otherwise reach the client as `0 `, a length its parser may refuse.
+    static func unfold(_ folded: String, onto value: inout String) {
+        guard !folded.isEmpty else { return }
+        if value.isEmpty {
+            value = folded
+        } else {
+            value += " " + folded
+        }
+    }
+
     static func trimmed(_ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int) -> UnsafeRawBufferPointer {
         var start = start
         var end = end

@@ -97,10 +97,10 @@ struct ResponseHeadParser {
             self.retiresConnection = true
             if self.isComplete {
                 guard !self.trailers.isEmpty else { return .invalid("a trailer section starts with a folded line") }
-                self.trailers[self.trailers.count - 1].value += " " + folded
+                FieldLine.unfold(folded, onto: &self.trailers[self.trailers.count - 1].value)
             } else {
                 guard !self.headers.isEmpty else { return .invalid("the response head starts with a folded line") }
-                self.headers[self.headers.count - 1].value += " " + folded
+                FieldLine.unfold(folded, onto: &self.headers[self.headers.count - 1].value)
             }
         case .field(let field):
             if self.isComplete {

@@ -63,6 +63,12 @@ import Testing
         #expect(outcome.trailers == [.init("X-Sum", "42"), .init("X-Long", "a b"), .init("X-Empty", "")])
     }
 
+    @Test func aBlankFoldAddsNothingAndAFoldOntoAnEmptyValueNoSpace() {
+        let outcome = self.decode("0\r\nX-Sum: 42\r\n \r\nX-Empty:\r\n\ttwo\r\n\r\n")
+        #expect(outcome.state == .complete)
+        #expect(outcome.trailers == [.init("X-Sum", "42"), .init("X-Empty", "two")])
+    }
+
     @Test func ignoresBytesAfterTheEnd() {
         let outcome = self.decode("1\r\na\r\n0\r\n\r\nHTTP/1.1 200 OK\r\n\r\nSMUGGLED")
         #expect(outcome == Outcome(data: Array("a".utf8), state: .complete, trailers: []))

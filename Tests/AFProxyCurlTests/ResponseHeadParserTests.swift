@@ -141,6 +141,21 @@ import Testing
         #expect(!self.retires(["HTTP/1.1 103 Early Hints\r\n", "\r\n", "HTTP/1.1 204 No Content\r\n", "\r\n"]))
     }
 
+    /// Found by the fuzzer: `Content-Length: 0` folded onto a blank line reached the client as `0 `.
+    @Test func aBlankFoldAddsNothingAndAFoldOntoAnEmptyValueNoSpace() {
+        let events = self.parse([
+            "HTTP/1.1 200 OK\r\n", "Content-Length: 0\r\n", " \r\n", "X-Empty:\r\n", "\tfolded\r\n",
+            "X-Blank: a\r\n", "\t \r\n", "\r\n",
+        ])
+        #expect(
+            events == [
+                .final(
+                    ProxyResponseHead(
+                        status: 200, reason: "OK", version: "1.1",
+                        headers: [.init("Content-Length", "0"), .init("X-Empty", "folded"), .init("X-Blank", "a")]))
+            ])
+    }
+
     @Test(arguments: [
         ["HTTP/1.1 200 OK\n", "Content-Length: 2\n", "\n"],  // bare LF
         ["HTTP/1.1 200 OK\r\n", "Content-Length: 2\n", "\r\n"],  // one bare LF is enough
