@@ -24,6 +24,9 @@ struct TaskDetail {
             lines.append("  held       by rule \(rule) (resume lets it go, cancel answers 503)")
         }
         if let reason = task.endReason { lines.append("  ended      \(reason)") }  // tunnels
+        if let relay = task.relay {
+            lines.append("  relay      " + (relay == .splice ? "splice (in the kernel)" : "nio"))
+        }
         if let parent = task.parent { lines.append("  inside     intercepted connection, stream task \(parent)") }
         if let requests = task.requests {
             lines.append("  intercepted  \(requests) request\(requests == 1 ? "" : "s") inside, each a task of its own")

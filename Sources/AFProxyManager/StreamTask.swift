@@ -31,6 +31,8 @@ package final class StreamTask: Sendable {
         var metrics = TaskMetrics()
         /// Requests read inside an intercepted connection so far.
         var requests = 0
+        /// A plain tunnel's relay once it is established.
+        var relay: TunnelRelayKind?
     }
 
     private let recorded = Locked(Recorded())
@@ -93,7 +95,7 @@ package final class StreamTask: Sendable {
             endReason: recorded.end?.reason, proxyUser: self.request.proxyUser,
             limit: self.context.throttler.limit(task: self.id, host: self.request.host), heldBy: heldBy,
             clientProcess: self.request.process?.process, parent: self.request.parent,
-            requests: self.request.intercepted ? recorded.requests : nil)
+            requests: self.request.intercepted ? recorded.requests : nil, relay: recorded.relay)
     }
 
     // MARK: an intercepted connection (on its event loop)
@@ -202,7 +204,12 @@ extension StreamTask: TunnelTransferDelegate {
             recorded.metrics.connectMs = connection.connectMs
             recorded.metrics.remoteAddress = connection.remoteAddress
             recorded.metrics.reusedConnection = false
+            recorded.relay = .nio
         }
+    }
+
+    package func tunnelDidSplice() {
+        self.recorded.withLock { $0.relay = .splice }
     }
 
     package func tunnelDidReceiveAnswer(status: Int?) {

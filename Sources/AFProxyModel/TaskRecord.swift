@@ -48,6 +48,9 @@ package struct TaskRecord: Sendable, Codable, Equatable {
     /// How many requests an intercepted connection (a stream task) carried so far; nil for a
     /// plain tunnel and the other kinds.
     package var requests: Int?
+    /// A plain tunnel's relay (`TunnelRelayKind`) once it is established; nil for the other
+    /// kinds and an intercepted connection, whose bytes afproxy reads.
+    package var relay: TunnelRelayKind?
 
     package init(
         id: Int, kind: TaskKind, state: TaskState, method: String, url: String, client: String,
@@ -59,7 +62,8 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         proxyUser: String? = nil,
         limit: TaskLimit? = nil,
         heldBy: Int? = nil,
-        clientProcess: ClientProcess? = nil, parent: Int? = nil, requests: Int? = nil
+        clientProcess: ClientProcess? = nil, parent: Int? = nil, requests: Int? = nil,
+        relay: TunnelRelayKind? = nil
     ) {
         self.id = id
         self.kind = kind
@@ -86,6 +90,7 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         self.clientProcess = clientProcess
         self.parent = parent
         self.requests = requests
+        self.relay = relay
     }
 
     // Encode nil as null: clients see every documented key, with null for what is not known.
@@ -116,5 +121,6 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         try container.encode(self.clientProcess, forKey: .clientProcess)
         try container.encode(self.parent, forKey: .parent)
         try container.encode(self.requests, forKey: .requests)
+        try container.encode(self.relay, forKey: .relay)
     }
 }

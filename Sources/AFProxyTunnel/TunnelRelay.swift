@@ -205,13 +205,14 @@ final class TunnelRelay {
 
     // MARK: the kernel relay
 
-    /// A tunnel whose bytes afproxy need not see (no upgrade, whose answer it reads; not through
-    /// a parent proxy) moves them with splice(2) once both channels expose their sockets. NIO
+    /// A tunnel whose bytes afproxy need not see (no upgrade, whose answer it reads) moves them
+    /// with splice(2) once both channels expose their sockets. Through a parent proxy too: its
+    /// handshake is over by now, its handler gone from the pipeline, and what it sent after its
+    /// answer went to the client through NIO, so the socket carries the origin's bytes only. NIO
     /// stops reading both, then what it had queued on each goes out; only then does the kernel
     /// take over, so no spliced byte overtakes a byte NIO had in hand.
     private func beginSplice() {
         guard case .relaying = self.phase, let client = self.client, let upstream = self.upstream, self.upgrade == nil,
-            self.parentProxy?.proxy(forHost: self.host) == nil,
             Self.socket(of: client) != nil, Self.socket(of: upstream) != nil,
             let clientWrites = client.queuedWritesDone(), let upstreamWrites = upstream.queuedWritesDone()
         else { return }
@@ -230,7 +231,10 @@ final class TunnelRelay {
                 throttle: self.throttle, eventLoop: self.eventLoop)
         {
             self.splice = splice
-            if splice.start() { return }
+            if splice.start() {
+                self.delegate?.tunnelDidSplice()
+                return
+            }
             self.splice = nil
         }
         // Not now (NIO read a half-close meanwhile) or not here: the tunnel stays on NIO.

@@ -10,6 +10,8 @@ package protocol TunnelTransferDelegate: AnyObject, Sendable {
     func tunnelDidReceiveFirstByte()
     /// An upgrade's origin answered with `status` (nil: not with an HTTP status line).
     func tunnelDidReceiveAnswer(status: Int?)
+    /// The kernel relay took the tunnel's bytes over (`TunnelRelayKind.splice`).
+    func tunnelDidSplice()
     /// The tunnel is over: once, last.
     func tunnelDidComplete(_ end: TunnelEnd)
 }

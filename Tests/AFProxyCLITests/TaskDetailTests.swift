@@ -69,6 +69,19 @@ import Testing
         ]
         #expect(TaskDetail(task: record, terminal: true).render() == expected.joined(separator: "\n"))
     }
+
+    /// A tunnel says which relay carried it, after its end reason; the other kinds have none.
+    @Test(arguments: [(TunnelRelayKind.splice, "splice (in the kernel)"), (.nio, "nio")])
+    func aTunnelShowsItsRelay(_ relay: TunnelRelayKind, _ shown: String) {
+        var record = TaskRecord(
+            id: 5, kind: .stream, state: .completed, method: "CONNECT", url: "example.test:443", client: "c",
+            createdAt: Date(timeIntervalSince1970: 86_400), endReason: "client closed")
+        #expect(!TaskDetail(task: record, terminal: false).render().contains("relay"))
+        record.relay = relay
+        #expect(
+            TaskDetail(task: record, terminal: false).render().contains(
+                "  ended      client closed\n  relay      \(shown)\n"))
+    }
 }
 
 /// What `show` adds for a download: its file, attempts, why it waits, where it resumed and why

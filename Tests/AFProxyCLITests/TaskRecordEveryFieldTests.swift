@@ -33,6 +33,7 @@ import Testing
         record.proxyUser = "alice"
         record.parent = 4
         record.requests = 12
+        record.relay = .splice
         record.limit = TaskLimit(
             down: .init(bytesPerSecond: 1_000_000, rule: "global"), up: .init(bytesPerSecond: 5, rule: "task 9"))
         record.clientProcess = ClientProcess(

@@ -15,6 +15,7 @@ import Testing
         func tunnelDidConnect(_ connection: TunnelConnection) {}
         func tunnelDidReceiveFirstByte() { self.firstBytes += 1 }
         func tunnelDidReceiveAnswer(status: Int?) {}
+        func tunnelDidSplice() {}
         func tunnelDidComplete(_ end: TunnelEnd) { self.ends.append(end) }
     }
 

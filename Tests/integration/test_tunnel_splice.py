@@ -1,11 +1,12 @@
 """The kernel relay of plain CONNECT tunnels (splice(2) through a pipe per direction), and the NIO
 relay it falls back to, which `AFPROXY_TUNNEL_SPLICE=0` (a test and diagnostic knob) forces.
 
-Splicing shows from outside as the daemon's pipes: each spliced tunnel holds two (four
-descriptors) while it is open, a tunnel on NIO none. Both relays carry a download byte-exact,
-stop at a suspend and carry on intact at resume, keep to a throttle rule and close both sides at
-a cancel (the cancel test lives only here, for both relays); test_connect.py, test_throttle.py and
-the others run with splicing on, as the daemon does by default."""
+Splicing shows from outside as the task's `relay` ("splice" or "nio") and as the daemon's pipes:
+each spliced tunnel holds two (four descriptors) while it is open, a tunnel on NIO none. Both
+relays carry a download byte-exact, stop at a suspend and carry on intact at resume, keep to a
+throttle rule and close both sides at a cancel (the cancel test lives only here, for both relays);
+test_connect.py, test_throttle.py and the others run with splicing on, as the daemon does by
+default."""
 
 from __future__ import annotations
 
@@ -74,7 +75,7 @@ def stop(client: subprocess.Popen) -> None:
 
 def test_a_plain_tunnel_is_spliced_unless_turned_off(tunnel_proxy, tls_origin, tls_files, relay):
     """While a tunnel is open, the daemon holds its two pipes, and frees them when it ends; with
-    AFPROXY_TUNNEL_SPLICE=0 it holds none."""
+    AFPROXY_TUNNEL_SPLICE=0 it holds none. The task says which relay it is on, live and after."""
     before = pipes(tunnel_proxy.pid)
     client = slow_download(tunnel_proxy, tls_origin, tls_files, 100 * MiB)
     try:
@@ -82,14 +83,17 @@ def test_a_plain_tunnel_is_spliced_unless_turned_off(tunnel_proxy, tls_origin, t
         if relay == "splice":
             wait_for(lambda: pipes(tunnel_proxy.pid) == before + 4, timeout=10,
                      message=lambda: f"pipes: {before} before the tunnel, {pipes(tunnel_proxy.pid)} with it")
+            wait_for(lambda: tunnel_proxy.task(tid)["relay"] == "splice", timeout=10,
+                     message=lambda: f"the live task's relay: {tunnel_proxy.task(tid)}")
         else:
             # The tunnel moved 2 MiB: a relay that splices has its pipes by now.
             assert pipes(tunnel_proxy.pid) == before, "a tunnel on the NIO relay made pipes"
+            assert tunnel_proxy.task(tid)["relay"] == "nio"
         steer(tunnel_proxy, "cancel", tid)
         client.communicate(timeout=15)
     finally:
         stop(client)
-    tunnel_proxy.history_record(tls_origin.host)
+    assert tunnel_proxy.history_record(tls_origin.host)["relay"] == relay
     wait_for(lambda: pipes(tunnel_proxy.pid) == before, timeout=10,
              message=lambda: f"pipes: {before} before the tunnel, {pipes(tunnel_proxy.pid)} after it")
 

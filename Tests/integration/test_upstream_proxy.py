@@ -197,10 +197,12 @@ def test_get_upload_and_download_task_go_through_squid_byte_exact(start_proxy, s
 
 
 def test_connect_tunnel_with_tls_inside_goes_through_squid(start_proxy, squid, tls_origin, certificate):
+    """Byte-exact, and spliced once Squid's answer is read: the socket then carries the origin's bytes."""
     proxy = start_proxy("--upstream-proxy", squid.url(), "--allow-connect-port", str(tls_origin.port))
     n = 2 * 1024 * 1024 + 11
     https_exact(proxy, tls_origin, certificate, n)
     wait_for(lambda: squid.saw(f"CONNECT {HOST}:{tls_origin.port}"), 10, message="the CONNECT in squid's log")
+    assert proxy.history_record(f"{HOST}:{tls_origin.port}")["relay"] == "splice"
 
 
 def test_excluded_and_loopback_hosts_go_direct(start_proxy, squid, origin):
@@ -302,6 +304,7 @@ def test_socks5h_carries_a_get_and_a_tunnel(start_proxy, origin, tls_origin, cer
         get_exact(proxy, origin, 400_009)
         https_exact(proxy, tls_origin, certificate, 500_009)
         assert f"{HOST}:{origin.port}" in socks.seen() and f"{HOST}:{tls_origin.port}" in socks.seen()
+        assert proxy.history_record(f"{HOST}:{tls_origin.port}")["relay"] == "splice"
     finally:
         socks.stop()
     wrong = Socks5Server(credentials=(USER, "other"))
