@@ -7,7 +7,8 @@ import CCurl
 ///
 /// curl computes the hash itself when a pin is set and says it in its informational text
 /// (" public key hash: sha256//…") before it compares; so the probe sets a pin that cannot
-/// match and reads the hash from that text. It runs a blocking `curl_easy_perform` with
+/// match and reads the hash from that text. Through the parent proxy where requests to the host
+/// go through it (`upstream-proxy`): where the network allows nothing else, a direct probe fails. It runs a blocking `curl_easy_perform` with
 /// `CONNECT_ONLY` (handshake, no request) on the caller's thread, outside the session: a
 /// person's one-off question, not a task, and nothing on the session thread waits for it.
 package enum PinProbe {
@@ -15,7 +16,7 @@ package enum PinProbe {
     private static let impossiblePin = "sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
 
     package static func pin(
-        host: String, port: Int, caFile: String?, connectTimeout: Duration
+        host: String, port: Int, caFile: String?, connectTimeout: Duration, proxy: UpstreamProxy? = nil
     ) -> Result<String, TaskFailure> {
         CurlGlobal.initializeOnce()
         guard let handle = EasyHandle() else { return .failure(.internalError("curl_easy_init failed")) }
@@ -25,7 +26,7 @@ package enum PinProbe {
         let authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         handle.set(CURLOPT_NOSIGNAL, 1)
         handle.set(CURLOPT_URL, "https://\(authority)/")
-        handle.set(CURLOPT_PROXY, "")
+        ParentProxyFailure.configure(handle, proxy: proxy)
         handle.set(CURLOPT_PROTOCOLS_STR, "https")
         handle.set(CURLOPT_CONNECT_ONLY, 1)
         handle.set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(handle.errorBuffer))
@@ -42,6 +43,11 @@ package enum PinProbe {
         let code = curl_easy_perform(handle.raw)
         if let pin = collector.pin, code == CURLE_SSL_PINNEDPUBKEYNOTMATCH || code == CURLE_OK {
             return .success(pin)
+        }
+        if let proxy,
+            let failure = ParentProxyFailure.classify(code, of: handle, through: proxy, detail: handle.errorText)
+        {
+            return .failure(failure)
         }
         let failure = TaskFailure.fromCurl(
             code,

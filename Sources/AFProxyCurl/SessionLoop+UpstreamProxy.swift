@@ -8,22 +8,11 @@ import CCurl
 /// http, CONNECT for https, SOCKS5 with the name for socks5h).
 extension SessionLoop {
     func configureProxy(_ handle: EasyHandle, for transfer: UpstreamTransfer) {
-        let host = transfer.request.host
-        guard let proxy = self.parentProxy.proxy(forHost: host) else {
-            // Never inherit http_proxy from the daemon's environment: that would loop through ourselves.
-            _ = handle.set(CURLOPT_PROXY, "")
-            return
-        }
+        let proxy = self.parentProxy.proxy(forHost: transfer.request.host)
+        ParentProxyFailure.configure(handle, proxy: proxy)
+        guard let proxy else { return }
         transfer.upstreamProxy = proxy
         transfer.parentProxy = self.parentProxy
-        // The scheme in the URL is curl's proxy type (socks5h: the proxy resolves the name).
-        _ = handle.set(CURLOPT_PROXY, proxy.description)
-        if let credentials = proxy.credentials {
-            // Options of their own rather than in the URL, which curl would have to decode and
-            // which error texts might quote.
-            _ = handle.set(CURLOPT_PROXYUSERNAME, credentials.user)
-            _ = handle.set(CURLOPT_PROXYPASSWORD, credentials.password)
-        }
         // The proxy's "200 Connection established" is not the origin's head.
         handle.set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
     }
@@ -32,26 +21,7 @@ extension SessionLoop {
     /// (then the origin's failure, as for a direct transfer). Also tells the proxy's health.
     func proxyFailure(_ code: CURLcode, of transfer: UpstreamTransfer, detail: String) -> TaskFailure? {
         guard let proxy = transfer.upstreamProxy, let handle = transfer.handle else { return nil }
-        let text = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
-        var connectCode = 0
-        _ = afc_easy_getinfo_long(handle.raw, CURLINFO_HTTP_CONNECTCODE, &connectCode)
-        let failure: TaskFailure?
-        switch code {
-        case _ where connectCode == 407:
-            failure = .upstreamProxyAuth(
-                "upstream proxy \(proxy) refused the credentials (407)"
-                    + (proxy.credentials == nil ? "; none are configured" : ""))
-        case _ where connectCode != 0 && !(200..<300).contains(connectCode):
-            failure = .upstreamProxyRefused("upstream proxy \(proxy) refused the tunnel: \(connectCode)")
-        case CURLE_COULDNT_RESOLVE_PROXY:
-            failure = .upstreamProxyUnreachable("upstream proxy \(proxy): its name does not resolve: \(text)")
-        case CURLE_COULDNT_CONNECT where connectCode == 0, CURLE_OPERATION_TIMEDOUT where !handle.wasConnected:
-            failure = .upstreamProxyUnreachable("upstream proxy \(proxy) unreachable: \(text)")
-        case CURLE_PROXY:
-            failure = .upstreamProxyRefused("upstream proxy \(proxy) refused: \(text)")
-        default:
-            failure = nil
-        }
+        let failure = ParentProxyFailure.classify(code, of: handle, through: proxy, detail: detail)
         if failure?.code == TaskFailure.upstreamProxyUnreachable("").code {
             self.parentProxy.unreachable(proxy, reason: failure!.message)
         } else {

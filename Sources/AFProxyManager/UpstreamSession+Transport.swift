@@ -19,7 +19,9 @@ extension UpstreamSession: UpstreamTransport {
     }
 
     package func probePin(host: String, port: Int, caFile: String?) -> Result<String, TaskFailure> {
-        PinProbe.pin(host: host, port: port, caFile: caFile, connectTimeout: self.configuration.connectTimeout)
+        PinProbe.pin(
+            host: host, port: port, caFile: caFile, connectTimeout: self.configuration.connectTimeout,
+            proxy: self.parentProxy.proxy(forHost: host))
     }
 }
 

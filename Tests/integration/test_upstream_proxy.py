@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ctl, curl, curl_sha256, file_sha256, wait_for
+from helpers import ctl, curl, curl_sha256, file_sha256, key_pin, wait_for
 from origin import payload_sha256, start_origin
 from range_origin import make_self_signed
 from socks5_server import Socks5Server
@@ -203,6 +203,23 @@ def test_connect_tunnel_with_tls_inside_goes_through_squid(start_proxy, squid, t
     https_exact(proxy, tls_origin, certificate, n)
     wait_for(lambda: squid.saw(f"CONNECT {HOST}:{tls_origin.port}"), 10, message="the CONNECT in squid's log")
     assert proxy.history_record(f"{HOST}:{tls_origin.port}")["relay"] == "splice"
+
+
+def test_pin_probes_through_squid_and_names_it_when_down(start_proxy, squid, tls_origin, certificate):
+    """afproxyctl pin takes the route a download of the host would: through the parent proxy, where
+    a network allows nothing else. With the proxy down, the error names the proxy, not the origin."""
+    proxy = start_proxy("--upstream-proxy", squid.url(), "--tls-ca-file", certificate[0])
+    connect = f"CONNECT {HOST}:{tls_origin.port}"
+    before = squid.log().count(connect)  # the module's Squid may have tunnelled to this origin before
+    r = ctl(proxy, "pin", f"{HOST}:{tls_origin.port}")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"pin = {HOST} {key_pin(certificate[0])}", r.stdout
+    wait_for(lambda: squid.log().count(connect) == before + 1, 10, message="the probe's CONNECT in squid's log")
+    proxy.stop(by_test=True)
+
+    down = start_proxy("--upstream-proxy", f"http://127.0.0.1:{free_port()}", "--tls-ca-file", certificate[0])
+    r = ctl(down, "pin", f"{HOST}:{tls_origin.port}")
+    assert r.returncode == 1 and "upstream-proxy-unreachable" in r.stderr, (r.returncode, r.stderr)
 
 
 def test_excluded_and_loopback_hosts_go_direct(start_proxy, squid, origin):
