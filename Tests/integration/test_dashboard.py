@@ -2,8 +2,8 @@
 by chromedriver through PyPI's selenium) against the real daemon, with slow transfers from the
 test origin through the proxy. The page lists a running transfer whose bar and byte count move;
 its suspend button freezes the counter (the API agrees); resume finishes it with the right SHA-256
-at the client; cancel ends another; a completed task's waterfall is drawn; a download starts from
-the page's form; without the token the page is refused. The access rules (token, Host, Origin)
+at the client; cancel ends another; a completed task's waterfall is drawn; a tunnel's detail
+names its relay; a download starts from the page's form; without the token the page is refused. The access rules (token, Host, Origin)
 and `afproxyctl web` are checked over plain HTTP and the CLI.
 
 One daemon and one browser serve the whole module (the browser takes seconds to start here).
@@ -53,11 +53,12 @@ SLOW_QUERY = "?chunk=16384&interval=0.1"
 
 
 @pytest.fixture(scope="module")
-def daemon(afproxy_bin, tmp_path_factory):
+def daemon(afproxy_bin, tmp_path_factory, tls_origin):
     tmp = tmp_path_factory.mktemp("dash")
     sock_dir = short_socket_dir(tmp)
     p = launch_afproxy(afproxy_bin, str(sock_dir / "control.sock"),
-                       ("--web", "127.0.0.1:0", "--state-dir", str(tmp / "state"), "--history-size", "2000"))
+                       ("--web", "127.0.0.1:0", "--state-dir", str(tmp / "state"), "--history-size", "2000",
+                        "--allow-connect-port", str(tls_origin.port)))
     line = wait_for(lambda: next((l for l in p.stderr_lines if WEB_RE.search(l)), None),
                     message="the 'web dashboard at' log line")
     p.web = WEB_RE.search(line).group(1)
@@ -497,6 +498,21 @@ def test_dashboard_follows_suspends_resumes_cancels_and_draws_the_waterfall(daem
         assert transfer.wait().size < 16 * SLOW
     wait_for(lambda: not [t for t in daemon.tasks() if "n=extra" in t["url"]], timeout=10,
              message="the extra tasks to end")
+
+
+@needs_browser
+def test_a_tunnels_detail_says_which_relay_carried_it(daemon, token, browser, tls_origin, tls_files):
+    n = 3 * 1024 * 1024
+    out = curl_sha256(daemon, "--cacert", tls_files.ca_cert, tls_origin.url(f"/bytes/{n}"))
+    assert (out.returncode, out.size, out.sha256) == (0, n, payload_sha256(n)), out.stderr
+    tunnel = daemon.history_record(tls_origin.host)
+    assert tunnel["relay"] == "splice", tunnel
+    browser.get(f"http://{daemon.web}/?token={token}")
+    browser.find_element(By.ID, "history").click()
+    wait_for(lambda: row(browser, tunnel["id"]) is not None, timeout=10, message="the tunnel's history row")
+    row(browser, tunnel["id"]).find_element(By.CSS_SELECTOR, ".url").click()
+    wait_for(lambda: "splice (in the kernel)" in browser.find_element(By.ID, "detail-facts").text, timeout=10,
+             message=lambda: f"the relay in the detail: {browser.find_element(By.ID, 'detail-facts').text!r}")
 
 
 @needs_browser

@@ -526,6 +526,7 @@ function renderDetail() {
   if (m.reusedConnection != null) facts.push(["connection", m.reusedConnection ? "reused" : "new"]);
   if (r.waiting) facts.push(["waiting", r.waiting]);
   if (r.endReason) facts.push(["ended", r.endReason]);
+  if (r.relay) facts.push(["relay", r.relay === "splice" ? "splice (in the kernel)" : r.relay]);
   if (r.file && r.file.path) facts.push(["file", r.file.path]);
   const list = $("detail-facts");
   list.replaceChildren(...facts.flatMap(([k, v]) => {
