@@ -1,6 +1,6 @@
 """The parent proxy (`upstream-proxy`, `upstream-exclude`) with Debian's Squid as the real upstream:
-proxied GET and upload, download tasks and CONNECT tunnels (TLS inside) go through it byte-exact, as
-Squid's access log proves; its basic authentication, right and wrong; Squid down; excluded hosts
+proxied GET and upload, download tasks, CONNECT tunnels (TLS inside; spliced once Squid answered)
+and the pin probe go through it byte-exact, as Squid's access log proves; its basic authentication, right and wrong; Squid down; excluded hosts
 direct; SIGHUP switching it on and off; and socks5h through a small SOCKS5 server of our own.
 
 The origins listen on 127.0.0.1, which is always reached directly; the tests name them by this
