@@ -7,10 +7,12 @@ import CCurl
 ///
 /// curl computes the hash itself when a pin is set and says it in its informational text
 /// (" public key hash: sha256//…") before it compares; so the probe sets a pin that cannot
-/// match and reads the hash from that text. Through the parent proxy where requests to the host
-/// go through it (`upstream-proxy`): where the network allows nothing else, a direct probe fails. It runs a blocking `curl_easy_perform` with
+/// match and reads the hash from that text. It runs a blocking `curl_easy_perform` with
 /// `CONNECT_ONLY` (handshake, no request) on the caller's thread, outside the session: a
 /// person's one-off question, not a task, and nothing on the session thread waits for it.
+///
+/// It goes through the parent proxy where requests to the host do (`upstream-proxy`): where the
+/// network allows nothing else, a direct probe would fail.
 package enum PinProbe {
     /// A pin no key has: 32 zero bytes.
     private static let impossiblePin = "sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
