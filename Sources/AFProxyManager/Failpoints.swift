@@ -10,6 +10,11 @@ enum Failpoints {
     /// rule at `HTTPTaskStateMachine`): the safety net must end it (`stalled`).
     static let clientCloseIgnored = Self.named.contains("client-close-ignored")
 
+    /// `refused-continuation-runs-on`: the transfer of a transparent resume's continuation that
+    /// is not the rest is not stopped, so it completes, as it does when the origin's whole answer
+    /// arrives before the cancel reaches curl: the task must still end as broken.
+    static let refusedContinuationRunsOn = Self.named.contains("refused-continuation-runs-on")
+
     /// `disk-stall`: a download's write blocks while a file named `afproxy-disk-stall` exists in
     /// the directory of its partial file, as a write to a disk that stopped answering does: only
     /// that download may wait for it.

@@ -264,6 +264,7 @@ extension HTTPTask: UpstreamTransferDelegate {
         case .notTheRest(let failure):
             // Its transfer is stopped and the task ends with the break that led to it: the
             // client's response ends short, never spliced.
+            guard !Failpoints.refusedContinuationRunsOn else { return }
             return self.context.transport.cancel(transfer, reason: failure)
         }
         var metrics = metrics
@@ -277,6 +278,7 @@ extension HTTPTask: UpstreamTransferDelegate {
         let length: Int64? =
             self.request.isHead || head.status == 204 || head.status == 304 ? 0 : head.contentLength
         if let length {
+            self.machine.withLock { $0.bodyDeclared(length) }
             self.awaitedBody = (head.status, length)
             self.checkWholeResponse()
         }

@@ -115,6 +115,14 @@ struct HTTPTaskStateMachine {
     private var breakFailure: TaskFailure?
     /// The bytes arriving belong to a continuation that is not the rest: they are dropped.
     private(set) var discarding = false
+    /// Why the continuation was refused: what the task ends with, even when the refused
+    /// transfer completes before the cancel reaches it.
+    private var refusal: TaskFailure?
+    /// The body length the final head declared (nil when it declared none), and the body bytes
+    /// taken from every transfer: a transfer's success with fewer is a truncation, never a
+    /// complete response.
+    private var declaredLength: Int64?
+    private(set) var bodyTaken: Int64 = 0
 
     /// `heldBy`: the hold rule that caught the task, which is then created suspended (no byte
     /// goes upstream until a resume). `continuation`: how a broken response may be continued.
@@ -246,18 +254,25 @@ struct HTTPTaskStateMachine {
             guard !accepted else { return .continued }
             self.discarding = true
             let reason = self.breakFailure ?? .upstreamBroken("upstream broke off the response")
-            return .notTheRest(
-                reason.withMessage(
-                    "\(reason.message); the origin's answer to the request for the rest (\(head.status)) was not the rest of the same response"
-                ))
+            let refusal = reason.withMessage(
+                "\(reason.message); the origin's answer to the request for the rest (\(head.status)) was not the rest of the same response"
+            )
+            self.refusal = refusal
+            return .notTheRest(refusal)
         }
         self.continuation?.firstHead(head, now: now)
         self.responseHeadArrived()
         return .first
     }
 
+    /// The first final head declared a body of `length` bytes (0 for a HEAD, 204 or 304).
+    mutating func bodyDeclared(_ length: Int64) {
+        self.declaredLength = length
+    }
+
     /// `count` response body bytes were taken (what a continuation asks for next).
     mutating func responseBodyTaken(_ count: Int) {
+        self.bodyTaken += Int64(count)
         self.continuation?.bodyReceived(count)
     }
 
@@ -314,7 +329,18 @@ struct HTTPTaskStateMachine {
         guard self.state != .completed else { return .none }
         self.state = .completed
         self.upload.curlWaiting = false
-        return .finish(self.stoppedAfterResponse ? .success : result, release: self.window.reserved)
+        return .finish(self.stoppedAfterResponse ? .success : self.checked(result), release: self.window.reserved)
+    }
+
+    /// A success is one only with the whole body: a refused continuation's transfer may complete
+    /// before its cancel reaches curl, and nothing else may end a declared length short.
+    private func checked(_ result: UpstreamResult) -> UpstreamResult {
+        guard result == .success else { return result }
+        if let refusal = self.refusal { return .failure(refusal) }
+        if let declared = self.declaredLength, self.bodyTaken != declared {
+            return .failure(.upstreamBroken("the body ended at \(self.bodyTaken) of \(declared) bytes"))
+        }
+        return result
     }
 
     /// The origin broke a running task's response off: the request for the rest when

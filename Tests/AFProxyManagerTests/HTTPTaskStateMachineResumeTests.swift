@@ -64,6 +64,49 @@ import Testing
         #expect(machine.complete(.failure(failure)) == .finish(.failure(failure), release: 0))
     }
 
+    @Test func aRefusedContinuationWhoseTransferCompletesStillEndsTheTaskWithTheBreak() {
+        var machine = self.machine()
+        _ = machine.finalHeadArrived(self.first, now: self.now)
+        machine.bodyDeclared(10)
+        machine.responseBodyTaken(4)
+        _ = machine.complete(.failure(self.broken))
+        guard case .notTheRest(let failure) = machine.finalHeadArrived(self.head(200, []), now: self.now) else {
+            Issue.record("a 200 accepted as the rest")
+            return
+        }
+        // The whole other version arrived (dropped) before the cancel reached curl.
+        #expect(machine.complete(.success) == .finish(.failure(failure), release: 0))
+    }
+
+    @Test func aSuccessShortOfTheDeclaredLengthIsATruncation() {
+        var short = self.machine()
+        _ = short.finalHeadArrived(self.first, now: self.now)
+        short.bodyDeclared(10)
+        short.responseBodyTaken(4)
+        guard case .finish(.failure(let failure), _) = short.complete(.success) else {
+            Issue.record("4 of 10 bytes passed on as complete")
+            return
+        }
+        #expect(failure.code == "upstream-broken")
+        #expect(failure.message == "the body ended at 4 of 10 bytes")
+
+        var whole = self.machine()
+        _ = whole.finalHeadArrived(self.first, now: self.now)
+        whole.bodyDeclared(10)
+        whole.responseBodyTaken(10)
+        #expect(whole.complete(.success) == .finish(.success, release: 0))
+
+        var bodiless = self.machine()  // a HEAD, a 204 or a 304
+        _ = bodiless.finalHeadArrived(self.first, now: self.now)
+        bodiless.bodyDeclared(0)
+        #expect(bodiless.complete(.success) == .finish(.success, release: 0))
+
+        var undeclared = self.machine()  // chunked, or until the connection closes
+        _ = undeclared.finalHeadArrived(self.head(200, []), now: self.now)
+        undeclared.responseBodyTaken(7)
+        #expect(undeclared.complete(.success) == .finish(.success, release: 0))
+    }
+
     @Test func noContinuationWithoutARangeableFirstAnswerPastTheLimitOrWhileSuspended() throws {
         var plain = self.machine()
         _ = plain.finalHeadArrived(self.head(200, [("Content-Length", "10")]), now: self.now)

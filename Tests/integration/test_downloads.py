@@ -840,6 +840,30 @@ def test_proxied_get_never_spliced(dl_proxy, range_origin, tmp_path, case, query
     assert rec["resumes"] == [] and rec["errorCode"] == "upstream-broken", rec
 
 
+@pytest.mark.parametrize("case, query", [
+    ("validator-changed", "change-after=1"),
+    ("ignores-range", "ignore-range=1"),
+])
+def test_a_refused_continuation_that_completes_still_truncates(start_dl, range_origin, tmp_path, case, query):
+    """The refused continuation's transfer runs to its end (failpoint `refused-continuation-runs-on`,
+    as when the origin's whole answer beats the cancel to curl): its bytes are dropped and the
+    client's transfer is still truncated, never finished as complete at 1 MiB of 4 (CI once saw a
+    client wait for the other 3 MiB on a connection kept open)."""
+    proxy = start_dl(env={"AFPROXY_FAILPOINTS": "refused-continuation-runs-on"})
+    size = 4 * MiB
+    url = range_origin.url(f"/runs-on-{case}.bin?size={size}&break={MiB}&{query}")
+    out = tmp_path / "client.bin"
+    r = curl(proxy, "--max-time", "60", "-o", str(out), url)
+    assert r.returncode == 18, (r.returncode, r.stderr)
+    data = out.read_bytes()
+    assert len(data) == MiB and data == file_bytes(size)[:MiB], f"{len(data)} bytes, not v1's first MiB"
+    gets = range_origin.requests_for(url)
+    assert [r.status for r in gets] == [200, 200], gets
+    rec = proxy.history_record(url)
+    assert (rec["errorCode"], rec["download"]["completed"]) == ("upstream-broken", MiB), rec
+    assert "was not the rest of the same response" in rec["error"], rec["error"]
+
+
 def test_proxied_get_with_an_old_date_is_resumed(dl_proxy, range_origin):
     """No ETag but a Last-Modified older than 60 s is a strong enough validator: resumed with it."""
     size = 4 * MiB
