@@ -56,11 +56,11 @@ enum DestinationCheck {
     }
 
     /// The URL being requested now: after a redirect, the one it led to.
-    private static func currentURL(of transfer: UpstreamTransfer) -> String {
-        guard let handle = transfer.handle else { return transfer.request.url }
+    static func currentURL(of transfer: UpstreamTransfer) -> String {
+        guard let handle = transfer.handle else { return transfer.url }
         var pointer: UnsafeMutablePointer<CChar>? = nil
         guard afc_easy_getinfo_string(handle.raw, CURLINFO_EFFECTIVE_URL, &pointer) == CURLE_OK, let pointer else {
-            return transfer.request.url
+            return transfer.url
         }
         return String(cString: pointer)
     }

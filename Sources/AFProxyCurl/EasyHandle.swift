@@ -77,6 +77,13 @@ final class EasyHandle {
         return value >= Int(CURL_HTTP_VERSION_2_0)
     }
 
+    /// The redirects this handle followed.
+    var redirectCount: Int {
+        var value = 0
+        guard afc_easy_getinfo_long(self.raw, CURLINFO_REDIRECT_COUNT, &value) == CURLE_OK else { return 0 }
+        return value
+    }
+
     /// The errno of the last socket call that failed (a refused connect says ECONNREFUSED).
     var osErrno: Int32 {
         var value = 0

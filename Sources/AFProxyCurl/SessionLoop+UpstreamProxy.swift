@@ -8,8 +8,9 @@ import CCurl
 /// http, CONNECT for https, SOCKS5 with the name for socks5h).
 extension SessionLoop {
     func configureProxy(_ handle: EasyHandle, for transfer: UpstreamTransfer) {
-        let proxy = self.parentProxy.proxy(forHost: transfer.request.host)
+        let proxy = self.parentProxy.proxy(forHost: transfer.host)
         ParentProxyFailure.configure(handle, proxy: proxy)
+        if transfer.options.followsRedirects { transfer.route = self.parentProxy }
         guard let proxy else { return }
         transfer.upstreamProxy = proxy
         transfer.parentProxy = self.parentProxy
@@ -28,6 +29,18 @@ extension SessionLoop {
             self.parentProxy.reached(proxy)
         }
         return failure
+    }
+}
+
+extension UpstreamTransfer {
+    /// Before a request of this handle goes out (its prerequest callback): the URL of a redirect
+    /// whose host takes the other route than the handle's, so that the transfer must go on from
+    /// there on a handle of its own (`SessionLoop.reroute`); nil when the handle may go on.
+    func redirectOffRoute(to current: String) -> String? {
+        guard let route = self.route, current != self.url, let host = LoopbackHost.host(ofURL: current) else {
+            return nil
+        }
+        return route.proxy(forHost: host.lowercased()) == self.upstreamProxy ? nil : current
     }
 }
 

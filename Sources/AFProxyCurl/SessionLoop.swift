@@ -191,7 +191,12 @@ final class SessionLoop: @unchecked Sendable {
 
     private func start(_ transfer: UpstreamTransfer) {
         guard transfer.phase == .waiting else { return }
-        if let denial = DestinationCheck.denial(ofURL: transfer.request.url, by: transfer.destinations) {
+        self.launch(transfer)
+    }
+
+    /// Puts `transfer` on a new easy handle, for its URL now: at its start, and after a reroute.
+    private func launch(_ transfer: UpstreamTransfer) {
+        if let denial = DestinationCheck.denial(ofURL: transfer.url, by: transfer.destinations) {
             self.finish(transfer, .failure(.destinationDenied(denial)))
             return
         }
@@ -225,12 +230,12 @@ final class SessionLoop: @unchecked Sendable {
         handle.set(CURLOPT_NOSIGNAL, 1)
         handle.set(CURLOPT_PRIVATE, pointer: userdata)
         handle.set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(handle.errorBuffer))
-        handle.set(CURLOPT_URL, request.url)
+        handle.set(CURLOPT_URL, transfer.url)
         self.configureProxy(handle, for: transfer)
         handle.set(CURLOPT_PROTOCOLS_STR, transfer.options.allowsTLS ? "http,https" : "http")
         if transfer.options.followsRedirects {
             handle.set(CURLOPT_FOLLOWLOCATION, 1)
-            handle.set(CURLOPT_MAXREDIRS, 10)
+            handle.set(CURLOPT_MAXREDIRS, transfer.redirectsLeft)
             handle.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         }
         if let caFile = transfer.options.caFile {
@@ -281,6 +286,7 @@ final class SessionLoop: @unchecked Sendable {
 
         var list: UnsafeMutablePointer<curl_slist>? = nil
         for field in request.headers {
+            if transfer.withholdsCredentials, field.hasName("authorization") || field.hasName("cookie") { continue }
             let line = field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)"
             list = curl_slist_append(list, line)
         }
@@ -331,6 +337,10 @@ final class SessionLoop: @unchecked Sendable {
             _ = afc_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &userdata)
             guard let userdata else { continue }
             let transfer = Unmanaged<UpstreamTransfer>.fromOpaque(userdata).takeUnretainedValue()
+            if let next = transfer.rerouteTo {
+                self.reroute(transfer, to: next)
+                continue
+            }
             let detail = transfer.handle?.errorText ?? ""
             if code == CURLE_OK, let chunked = transfer.chunked, !chunked.isComplete {
                 // curl took the end for reached where the strict reading has not (the connection
@@ -350,7 +360,7 @@ final class SessionLoop: @unchecked Sendable {
                         .init(
                             detail: detail, headComplete: transfer.headParser.isComplete,
                             connected: transfer.handle?.wasConnected ?? false, osErrno: transfer.handle?.osErrno ?? 0,
-                            host: LoopbackHost.host(ofURL: transfer.request.url)))
+                            host: LoopbackHost.host(ofURL: transfer.url)))
                 self.finish(transfer, .failure(failure))
             }
         }
@@ -375,6 +385,22 @@ final class SessionLoop: @unchecked Sendable {
         guard self.active.isEmpty, now - self.lastTrim >= .seconds(2) else { return }
         self.lastTrim = now
         ProcessHeap.trim()
+    }
+
+    /// A download's redirect led to a host on the other route of the parent proxy (excluded, or
+    /// no longer): curl takes a handle's proxy for all its redirects, so the transfer goes on
+    /// from there on a fresh handle, configured for that host. Its delegate saw nothing of the
+    /// stopped handle: curl hands over no head or body of a redirect it follows.
+    private func reroute(_ transfer: UpstreamTransfer, to url: String) {
+        guard let handle = transfer.handle else { return }
+        let followed = handle.redirectCount
+        curl_multi_remove_handle(self.multi, handle.raw)
+        self.byHandle.removeValue(forKey: handle.raw)
+        transfer.handle = nil
+        if let headers = transfer.headers { curl_slist_free_all(headers) }
+        transfer.headers = nil
+        transfer.reroute(to: url, after: followed)
+        self.launch(transfer)
     }
 
     private func finish(_ transfer: UpstreamTransfer, _ result: UpstreamResult) {

@@ -118,6 +118,10 @@ final class SocketWatcher {
                     transfer.abortReason = .destinationDenied(denial)
                     return CURL_PREREQFUNC_ABORT
                 }
+                if let next = transfer.redirectOffRoute(to: DestinationCheck.currentURL(of: transfer)) {
+                    transfer.rerouteTo = next
+                    return CURL_PREREQFUNC_ABORT
+                }
                 return CURL_PREREQFUNC_OK
             })
         _ = afc_easy_setopt_pointer(handle.raw, CURLOPT_PREREQDATA, Unmanaged.passUnretained(transfer).toOpaque())

@@ -18,6 +18,20 @@ package final class UpstreamTransfer: @unchecked Sendable {
 
     // MARK: session-thread state
 
+    /// The URL the transfer's handle requests: the request's, unless a download's redirect led
+    /// to a host on the other route of the parent proxy (`SessionLoop.reroute`).
+    private(set) var url: String
+    /// A redirect to a host on the other route, stopped before its request went out: the
+    /// transfer goes on from that URL on a fresh handle, which takes that host's route.
+    var rerouteTo: String?
+    /// The redirects a download may still follow, over all its handles (curl counts per handle).
+    private(set) var redirectsLeft = UpstreamTransfer.redirectLimit
+    static let redirectLimit = 10
+    /// A reroute led to another origin than the request's: its credentials (`Authorization`,
+    /// `Cookie`) are not sent there, as curl does not send them across a redirect it follows.
+    private(set) var withholdsCredentials = false
+    /// Where a download's redirects are routed (set by `SessionLoop.configureProxy`).
+    var route: ParentProxy?
     var handle: EasyHandle?
     var headers: UnsafeMutablePointer<curl_slist>?
     var headParser = ResponseHeadParser()
@@ -32,7 +46,13 @@ package final class UpstreamTransfer: @unchecked Sendable {
     /// watcher's map of sockets; nil for TLS, and until then.
     var ports: ConnectionPorts?
     /// Plain HTTP to the origin: its socket carries HTTP itself, no TLS records.
-    var isPlainHTTP: Bool { self.request.url.utf8.starts(with: "http://".utf8) }
+    var isPlainHTTP: Bool { self.url.utf8.starts(with: "http://".utf8) }
+
+    /// The host the handle's URL names, as the route rules match it.
+    var host: String {
+        guard self.url != self.request.url else { return self.request.host }
+        return LoopbackHost.host(ofURL: self.url)?.lowercased() ?? self.request.host
+    }
     /// The origin's head needed leniency (`ResponseHeadParser.retiresConnection`), and curl was
     /// told not to keep the connection.
     var reuseForbidden = false
@@ -86,10 +106,36 @@ package final class UpstreamTransfer: @unchecked Sendable {
         delegate: any UpstreamTransferDelegate
     ) {
         self.request = request
+        self.url = request.url
         self.options = options
         self.destinations = destinations
         self.delegate = delegate
         self.headParser.followsRedirects = options.followsRedirects
+    }
+
+    /// The handle that stopped at a redirect to `url` (its `redirects` followed) is gone: what
+    /// belonged to it is forgotten, and the next handle starts from `url`.
+    func reroute(to url: String, after redirects: Int) {
+        self.redirectsLeft -= redirects
+        if !Self.sameOrigin(url, self.request.url) { self.withholdsCredentials = true }
+        self.url = url
+        self.rerouteTo = nil
+        self.headParser = ResponseHeadParser()
+        self.headParser.followsRedirects = self.options.followsRedirects
+        self.chunked = nil
+        self.ports = nil
+        self.reuseForbidden = false
+        self.abortReason = nil
+        self.deniedAddress = nil
+        self.upstreamProxy = nil
+        self.parentProxy = nil
+        self.appliedPause = 0
+    }
+
+    /// Scheme, host and port alike: curl's test for sending credentials after a redirect.
+    private static func sameOrigin(_ a: String, _ b: String) -> Bool {
+        guard let a = URLOrigin(a), let b = URLOrigin(b) else { return false }
+        return a == b
     }
 
     /// The pause mask curl is to have. A request without a body has nothing more to send, so

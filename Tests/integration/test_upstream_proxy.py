@@ -1,7 +1,7 @@
 """The parent proxy (`upstream-proxy`, `upstream-exclude`) with Debian's Squid as the real upstream:
 proxied GET and upload, download tasks, CONNECT tunnels (TLS inside; spliced once Squid answered)
 and the pin probe go through it byte-exact, as Squid's access log proves; its basic authentication, right and wrong; Squid down; excluded hosts
-direct; SIGHUP switching it on and off; and socks5h through a small SOCKS5 server of our own.
+direct; a download's redirect to a host on the other route taking that host's route; SIGHUP switching it on and off; and socks5h through a small SOCKS5 server of our own.
 
 The origins listen on 127.0.0.1, which is always reached directly; the tests name them by this
 machine's host name instead (it resolves to 127.0.0.1 through /etc/hosts), which afproxy does not
@@ -233,6 +233,44 @@ def test_excluded_and_loopback_hosts_go_direct(start_proxy, squid, origin):
     get_exact(other, origin, n + 2)
     wait_for(lambda: squid.saw(f"/bytes/{n + 2} "), 10, message="the marker request in squid's log")
     assert f"/bytes/{n} " not in squid.log() and f"/bytes/{n + 1} " not in squid.log()
+
+
+def test_a_download_redirected_across_routes_takes_each_hosts_route(start_proxy, squid, origin, tmp_path):
+    """curl keeps one handle's proxy for every redirect it follows; afproxy goes on from a redirect to
+    a host on the other route with a fresh handle. Through Squid to HOST, whose redirect leads to
+    127.0.0.1, which is loopback and must not reach the proxy; and from 127.0.0.1 (direct) to HOST,
+    which must go through it. The client's credentials do not follow the redirect to the other
+    origin; a redirect that stays on its route keeps them, as curl does."""
+    proxy = start_proxy("--upstream-proxy", squid.url())
+    secret = ("Authorization", "Bearer reroute-7731")
+
+    out = tmp_path / "to-loopback.bin"
+    done = ctl(proxy, "download", f"http://{HOST}:{origin.port}/redirect/127.0.0.1", "-o", str(out),
+               "--header", ": ".join(secret), "--wait")
+    assert done.returncode == 0, done.stderr
+    assert file_sha256(out) == (10, payload_sha256(10))
+    last = origin.last_request
+    assert (last.target, last.header("authorization")) == ("/bytes/10", None), (last.target, last.headers)
+    wait_for(lambda: squid.saw(f"GET http://{HOST}:{origin.port}/redirect/127.0.0.1 "), 10,
+             message="the first hop in squid's log")
+
+    out = tmp_path / "to-host.bin"
+    done = ctl(proxy, "download", f"http://127.0.0.1:{origin.port}/redirect/{HOST}", "-o", str(out), "--wait")
+    assert done.returncode == 0, done.stderr
+    assert file_sha256(out) == (10, payload_sha256(10))
+    wait_for(lambda: squid.saw(f"GET http://{HOST}:{origin.port}/bytes/10 "), 10,
+             message="the second hop in squid's log")
+    assert f"/redirect/{HOST} " not in squid.log() and f"127.0.0.1:{origin.port}/" not in squid.log(), squid.log()
+
+    # On one route, curl follows the redirect on the same handle and keeps the credentials to
+    # the same origin.
+    out = tmp_path / "same-route.bin"
+    done = ctl(proxy, "download", f"http://{HOST}:{origin.port}/redirect/{HOST}", "-o", str(out),
+               "--header", ": ".join(secret), "--wait")
+    assert done.returncode == 0, done.stderr
+    assert file_sha256(out) == (10, payload_sha256(10))
+    last = origin.last_request
+    assert (last.target, last.header("authorization")) == ("/bytes/10", secret[1]), (last.target, last.headers)
 
 
 def test_basic_authentication_right_and_wrong(start_proxy, squid_auth, origin, tls_origin, certificate, tmp_path):
