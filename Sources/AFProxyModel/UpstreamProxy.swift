@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The parent proxy that afproxy's own upstream connections go through (`upstream-proxy`), as
 /// tinyproxy's `upstream` and Squid's `cache_peer`: `http://[USER:PASS@]HOST:PORT` or
@@ -42,7 +42,7 @@ package struct UpstreamProxy: Sendable, Hashable, CustomStringConvertible {
 
     /// Reads the configured value; the error says what is wrong without repeating a password.
     package init(parsing text: String) throws(UpstreamProxyError) {
-        guard let mark = text.range(of: "://") else {
+        guard let mark = text.firstRange(of: "://") else {
             throw UpstreamProxyError("expected http://[USER:PASS@]HOST:PORT or socks5h://…, got no scheme")
         }
         let schemeText = text[..<mark.lowerBound].lowercased()

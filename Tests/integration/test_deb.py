@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import curl_sha256, launch_afproxy, short_socket_dir, skip_under_sanitizer, wait_for
+from helpers import afproxyctl_path, curl_sha256, launch_afproxy, short_socket_dir, skip_under_sanitizer, wait_for
 from origin import payload_sha256
 
 REPO = Path(__file__).resolve().parents[2]
@@ -63,7 +63,7 @@ def deb(afproxy_bin, tmp_path_factory) -> Path:
         pytest.fail(f"{afproxy_bin} loads the Swift runtime from the toolchain; the package needs it "
                     "linked statically: `make static-debug` first (scripts/test does)", pytrace=False)
     outdir = tmp_path_factory.mktemp("deb")
-    # gzip at its fastest: xz takes minutes over the 180 MB of debug binaries (packaging/debian/rules).
+    # gzip at its fastest: xz takes minutes over the 130 MB of debug binaries (packaging/debian/rules).
     made = run("make", "-s", "-C", str(REPO), "deb-files", f"BUILDDIR={builddir}", f"DEBDIR={outdir}",
                timeout=900, env={**os.environ, "AFPROXY_DEB_COMPRESSION": "gzip"})
     ok(made, "make deb-files")
@@ -92,6 +92,15 @@ def test_name_version_and_dependencies(afproxy_bin, deb):
     names = {d.strip().split()[0] for d in depends.replace("|", ",").split(",")}
     assert {"libc6", "libcurl4", "libsystemd0"} <= names, depends
     assert not any("swift" in n for n in names), depends
+
+
+def test_the_binaries_carry_no_icu(afproxy_bin):
+    """Both binaries use FoundationEssentials only: one `import Foundation` (in any module of
+    ours) links FoundationInternationalization and ICU's data, about 49 MB in each static binary."""
+    for binary in (Path(afproxy_bin), Path(afproxyctl_path())):
+        data = binary.read_bytes()
+        assert b"FoundationInternationalization" not in data and b"_FoundationICU" not in data, \
+            f"{binary} links Foundation's ICU: an `import Foundation` where FoundationEssentials would do?"
 
 
 def test_lintian_reports_no_error_and_no_warning(deb):
