@@ -813,6 +813,16 @@ def test_proxied_get_resumed_transparently(dl_proxy, range_origin):
     assert (shown["error"], shown["errorCode"], shown["status"]) == (None, None, 200), shown
 
 
+def truncated_get(proxy, range_origin, tmp_path, path: str, query: str) -> tuple[str, bytes]:
+    """A proxied GET of 4 MiB that the origin breaks at 1 MiB, whose rest does not come: curl must
+    see a truncated transfer (exit 18). The URL, and the bytes the client got."""
+    url = range_origin.url(f"{path}?size={4 * MiB}&break={MiB}&{query}")
+    out = tmp_path / "client.bin"
+    r = curl(proxy, "--max-time", "60", "-o", str(out), url)
+    assert r.returncode == 18, (r.returncode, r.stderr)
+    return url, out.read_bytes()
+
+
 @pytest.mark.parametrize("case, query", [
     ("validator-changed", "change-after=1"),
     ("ignores-range", "ignore-range=1"),
@@ -824,13 +834,8 @@ def test_proxied_get_never_spliced(dl_proxy, range_origin, tmp_path, case, query
     """When the rest could come from another version (a changed ETag, a 200 to the Range, only a weak
     ETag or a Last-Modified younger than 60 s, no validator), the client's transfer is truncated
     (curl exit 18) and what it got is a prefix of the version it started with, never a splice."""
-    size = 4 * MiB
-    url = range_origin.url(f"/{case}.bin?size={size}&break={MiB}&{query}")
-    out = tmp_path / "client.bin"
-    r = curl(dl_proxy, "--max-time", "60", "-o", str(out), url)
-    assert r.returncode == 18, (r.returncode, r.stderr)
-    data = out.read_bytes()
-    assert len(data) <= MiB and data == file_bytes(size)[:len(data)], f"{len(data)} bytes, not a prefix of v1"
+    url, data = truncated_get(dl_proxy, range_origin, tmp_path, f"/{case}.bin", query)
+    assert len(data) <= MiB and data == file_bytes(4 * MiB)[:len(data)], f"{len(data)} bytes, not a prefix of v1"
     gets = range_origin.requests_for(url)
     assert_guarded(gets)
     assert not any(r.status == 206 for r in gets), gets
@@ -850,13 +855,8 @@ def test_a_refused_continuation_that_completes_still_truncates(start_dl, range_o
     client's transfer is still truncated, never finished as complete at 1 MiB of 4 (CI once saw a
     client wait for the other 3 MiB on a connection kept open)."""
     proxy = start_dl(env={"AFPROXY_FAILPOINTS": "refused-continuation-runs-on"})
-    size = 4 * MiB
-    url = range_origin.url(f"/runs-on-{case}.bin?size={size}&break={MiB}&{query}")
-    out = tmp_path / "client.bin"
-    r = curl(proxy, "--max-time", "60", "-o", str(out), url)
-    assert r.returncode == 18, (r.returncode, r.stderr)
-    data = out.read_bytes()
-    assert len(data) == MiB and data == file_bytes(size)[:MiB], f"{len(data)} bytes, not v1's first MiB"
+    url, data = truncated_get(proxy, range_origin, tmp_path, f"/runs-on-{case}.bin", query)
+    assert len(data) == MiB and data == file_bytes(4 * MiB)[:MiB], f"{len(data)} bytes, not v1's first MiB"
     gets = range_origin.requests_for(url)
     assert [r.status for r in gets] == [200, 200], gets
     rec = proxy.history_record(url)
