@@ -57,6 +57,10 @@ extension TaskFailure {
             )
         case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE:
             return .tlsFailure("TLS with upstream failed: \(text)")
+        case CURLE_TOO_MANY_REDIRECTS:
+            // curl's text counts one handle's redirects, and a reroute starts a handle anew: the
+            // limit is the download's. A loop would answer the same on every attempt.
+            return .httpError("more than \(UpstreamTransfer.redirectLimit) redirects (a loop?)")
         case CURLE_URL_MALFORMAT:
             return .badRequest("request URL refused: \(text)")
         case CURLE_FAILED_INIT:

@@ -21,6 +21,13 @@ struct CurlFailureMappingTests {
         #expect(self.code(CURLE_BAD_FUNCTION_ARGUMENT, .init(headComplete: true)) == "upstream-broken")
     }
 
+    @Test func aRedirectLoopIsNotRetried() {
+        let failure = TaskFailure.fromCurl(CURLE_TOO_MANY_REDIRECTS, .init(detail: "Maximum (0) redirects followed"))
+        #expect(failure.code == "http-error")
+        #expect(!failure.isRetryable)
+        #expect(failure.message == "more than 10 redirects (a loop?)")
+    }
+
     @Test func connectFailuresSaySeparatelyRefusedUnreachableAndTimedOut() {
         #expect(self.code(CURLE_COULDNT_RESOLVE_HOST) == "dns-failure")
         #expect(self.code(CURLE_COULDNT_CONNECT, .init(osErrno: ECONNREFUSED)) == "connection-refused")

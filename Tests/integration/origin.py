@@ -20,6 +20,8 @@ Endpoints (N is a byte count, S seconds as a float):
     GET      /slowbody/N       Content-Length: N, then 1 KiB every 50 ms
                                (?chunk=BYTES&interval=SECONDS change the pace)
     GET      /redirect/HOST    302 to http://HOST:PORT/bytes/10, PORT the one the request's Host names
+    GET      /bounce/HOST      302 to http://HOST:PORT/bounce/HERE, HERE:PORT the request's Host: a
+                               redirect loop between two names
 
 `start_origin(tls=context)` serves the same endpoints over HTTPS (a server `ssl.SSLContext`; the
 CONNECT tests make a self-signed certificate for it).
@@ -339,6 +341,10 @@ class _Handler(socketserver.BaseRequestHandler):
             if name == "redirect" and m == "GET":
                 port = (req.header("host") or "").rpartition(":")[2]
                 self._head(req, 302, [("Location", f"http://{arg}:{port}/bytes/10"), ("Content-Length", "0")])
+                return True
+            if name == "bounce" and m == "GET":
+                here, _, port = (req.header("host") or "").rpartition(":")
+                self._head(req, 302, [("Location", f"http://{arg}:{port}/bounce/{here}"), ("Content-Length", "0")])
                 return True
         except ValueError:
             return self._simple(req, 400, b"bad argument\n")

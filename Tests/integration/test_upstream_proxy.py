@@ -268,6 +268,23 @@ def test_a_download_redirected_across_routes_takes_each_hosts_route(start_proxy,
     assert download(f"http://{HOST}:{origin.port}/redirect/{HOST}", "--header", f"Authorization: {secret}") == secret
 
 
+def test_a_redirect_loop_across_routes_ends_at_the_redirect_limit(start_proxy, squid, origin, tmp_path):
+    """HOST and 127.0.0.1 redirect to each other forever, so every hop changes the route and gets a
+    handle of its own: the download still fails after 10 redirects in all, as a loop on one route
+    does, at once (no retry: the loop answers the same every time), and Squid saw only the hops to HOST."""
+    proxy = start_proxy("--upstream-proxy", squid.url())
+    start = f"http://{HOST}:{origin.port}/bounce/127.0.0.1"
+    before = len([r for r in origin.requests if r.path.startswith("/bounce/")])
+    done = ctl(proxy, "download", start, "-o", str(tmp_path / "loop.bin"), "--wait")
+    assert done.returncode != 0 and "more than 10 redirects" in done.stderr, (done.returncode, done.stderr)
+    assert "retrying" not in done.stderr, f"a redirect loop is retried: {done.stderr}"
+    hops = [r for r in origin.requests if r.path.startswith("/bounce/")][before:]
+    assert len(hops) == 11, [r.path for r in hops]  # the first request and 10 redirects
+    assert not (tmp_path / "loop.bin").exists()
+    wait_for(lambda: squid.saw(f"GET {start} "), 10, message="the first hop in squid's log")
+    assert f"127.0.0.1:{origin.port}/bounce" not in squid.log(), squid.log()
+
+
 def test_basic_authentication_right_and_wrong(start_proxy, squid_auth, origin, tls_origin, certificate, tmp_path):
     good = start_proxy("--upstream-proxy", squid_auth.url(f"{USER}:{PASSWORD}@"),
                        "--allow-connect-port", str(tls_origin.port))
