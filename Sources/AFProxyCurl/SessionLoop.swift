@@ -65,6 +65,12 @@ final class SessionLoop: @unchecked Sendable {
     func iterate() {
         self.handOver()  // what the commands just handled produced (an unpause delivers at once)
         let (ready, timerDue) = self.watcher.wait(limit: self.throttleLimit(.seconds(1)))
+        if !self.watcher.closedUnder.isEmpty {
+            for easy in self.watcher.takeClosedUnder() {
+                guard let transfer = self.byHandle[easy] else { continue }
+                self.originClosed(transfer)
+            }
+        }
         var running: Int32 = 0
         let served = ContinuousClock.now
         for (socket, flags) in ready {
@@ -376,6 +382,32 @@ final class SessionLoop: @unchecked Sendable {
         }
     }
 
+    /// The origin closed the connection of a transfer whose request body still waits for its
+    /// client. curl, its send side paused, reads that end and then waits for the body forever
+    /// (7.88 ends a transfer only once both directions are done), so the transfer ends here: a
+    /// response that was whole at the close (one delimited by it, or whose length `HTTPTask`
+    /// checks) completes; without one, the client gets 502 at once rather than when it gives up.
+    private func originClosed(_ transfer: UpstreamTransfer) {
+        // The watcher forgets a socket's last owner when another handle watches it or the
+        // handle finishes, so `socket` is this transfer's connection (curl no longer names it:
+        // CURLINFO_ACTIVESOCKET answers -1 once it read the end).
+        guard transfer.phase == .active, let handle = transfer.handle,
+            transfer.pauseWanted & CURLPAUSE_SEND != 0, transfer.pauseWanted & CURLPAUSE_RECV == 0,
+            !handle.isMultiplexed
+        else { return }
+        let result: UpstreamResult
+        if !transfer.headParser.isComplete {
+            result = .failure(
+                .upstreamBroken(
+                    "upstream closed the connection before it answered, with the request body still to come"))
+        } else if let chunked = transfer.chunked, !chunked.isComplete {
+            result = .failure(.upstreamBroken("upstream closed the connection before the chunked body was complete"))
+        } else {
+            result = .success
+        }
+        self.finish(transfer, result, reusable: false)
+    }
+
     /// While no transfer runs, hands freed heap pages back to the system every few seconds.
     /// glibc keeps them otherwise, so each burst of load (many idle keep-alive connections, then
     /// many busy ones, then a large download) piled its peak on the last one's. A trim with
@@ -403,17 +435,20 @@ final class SessionLoop: @unchecked Sendable {
         self.launch(transfer)
     }
 
-    private func finish(_ transfer: UpstreamTransfer, _ result: UpstreamResult) {
+    /// `reusable`: false when the connection is known to be gone even though the result is a
+    /// success (the origin closed it), so it is not watched as an idle one.
+    private func finish(_ transfer: UpstreamTransfer, _ result: UpstreamResult, reusable: Bool = true) {
         var metrics = TaskMetrics()
         if let handle = transfer.handle {
             metrics = handle.metrics()
             // An HTTP/2 connection carries other transfers' streams and frames of its own (PING,
             // SETTINGS) while no stream is open: stirring is no stray answer there.
-            if result == .success, !handle.isMultiplexed, let ports = handle.connectionPorts {
+            if result == .success, reusable, !handle.isMultiplexed, let ports = handle.connectionPorts {
                 self.watcher.connectionWentIdle(handle.idleSocket, ports: ports, by: ObjectIdentifier(transfer))
             }
             curl_multi_remove_handle(self.multi, handle.raw)
             self.byHandle.removeValue(forKey: handle.raw)
+            self.watcher.handleEnded(handle.raw)
         }
         transfer.handle = nil  // curl_easy_cleanup, before the header list it points to goes
         if let headers = transfer.headers { curl_slist_free_all(headers) }

@@ -47,6 +47,13 @@ final class SocketWatcher {
     /// this map (the fuzzing origin's `extra` answers: a HEAD took one for its own).
     private var plainSockets: [ConnectionPorts: Int32] = [:]
     private var plainPorts: [Int32: ConnectionPorts] = [:]
+    /// The easy handle that watched each socket before curl stopped watching it, while the socket
+    /// stays open: an end arriving there may be the origin giving up on a transfer that waits for
+    /// its client's request body, which curl, its send side paused, never reports (`closedUnder`).
+    private var lastOwners: [Int32: UnsafeMutableRawPointer] = [:]
+    /// Sockets that came to their end after curl stopped watching them, with the handle that last
+    /// watched each: the session loop asks each transfer whether that ends it.
+    private(set) var closedUnder: [UnsafeMutableRawPointer] = []
     /// When curl wants `CURL_SOCKET_TIMEOUT`; nil when it has no timer.
     private(set) var deadline: ContinuousClock.Instant?
     private var events = [epoll_event](repeating: epoll_event(), count: 256)
@@ -160,6 +167,26 @@ final class SocketWatcher {
         }
     }
 
+    /// The handles whose sockets `wait` found at their end since the last call, emptied.
+    func takeClosedUnder() -> [UnsafeMutableRawPointer] {
+        defer { self.closedUnder.removeAll(keepingCapacity: true) }
+        return self.closedUnder
+    }
+
+    /// `easy` is about to be cleaned up: no socket names it as its last owner any more (its
+    /// address may come back as another handle's).
+    func handleEnded(_ easy: UnsafeMutableRawPointer) {
+        guard !self.lastOwners.isEmpty else { return }
+        for (socket, owner) in self.lastOwners where owner == easy { self.lastOwners.removeValue(forKey: socket) }
+    }
+
+    /// Nothing left to read, and the peer closed (or reset) the connection.
+    private static func isAtEnd(_ socket: Int32) -> Bool {
+        var byte: UInt8 = 0
+        let peeked = recv(socket, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        return peeked == 0 || (peeked < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+    }
+
     /// Shut down, the connection fails at once and curl sends the request again on a new one.
     private static func shutDownIfStirred(_ socket: Int32) {
         var byte: UInt8 = 0
@@ -193,6 +220,7 @@ final class SocketWatcher {
             if since < takers.count { return }
         }
         self.idle[socket] = ports
+        self.lastOwners.removeValue(forKey: socket)
         if self.registered[socket] == nil {
             // Watch it for stirring even if curl never asked for input on it.
             var event = epoll_event()
@@ -208,6 +236,7 @@ final class SocketWatcher {
         }
         self.wanted.remove(socket)
         self.owners.removeValue(forKey: socket)
+        self.lastOwners.removeValue(forKey: socket)
         self.idle.removeValue(forKey: socket)
         if self.registered.removeValue(forKey: socket) != nil {
             epoll_ctl(self.epoll, EPOLL_CTL_DEL, socket, nil)
@@ -233,10 +262,11 @@ final class SocketWatcher {
     private func watch(_ socket: curl_socket_t, _ what: Int32, for easy: UnsafeMutableRawPointer?) {
         if what == CURL_POLL_REMOVE {
             self.wanted.remove(socket)
-            self.owners.removeValue(forKey: socket)
+            if let owner = self.owners.removeValue(forKey: socket) { self.lastOwners[socket] = owner }
             return
         }
         self.wanted.insert(socket)
+        self.lastOwners.removeValue(forKey: socket)
         // Not only when the owner changes: a fresh connection's transfer first asks for output
         // alone (the connect), and its ports are known only from the prerequest callback on.
         if what & CURL_POLL_IN != 0, let easy, self.owners[socket] != easy || self.plainPorts[socket] == nil {
@@ -292,7 +322,11 @@ final class SocketWatcher {
                 guard self.wanted.contains(fd) else {
                     // A socket curl does not watch now stirred: a paused transfer's (it is
                     // registered again when the transfer resumes), or an idle connection's.
-                    if self.idle.removeValue(forKey: fd) != nil { Self.discardAndShutDown(fd) }
+                    if self.idle.removeValue(forKey: fd) != nil {
+                        Self.discardAndShutDown(fd)
+                    } else if let owner = self.lastOwners.removeValue(forKey: fd), Self.isAtEnd(fd) {
+                        self.closedUnder.append(owner)
+                    }
                     self.unregister(fd)
                     continue
                 }

@@ -53,9 +53,12 @@ package final class UpstreamTransfer: @unchecked Sendable {
         guard self.url != self.request.url else { return self.request.host }
         return LoopbackHost.host(ofURL: self.url)?.lowercased() ?? self.request.host
     }
-    /// The origin's head needed leniency (`ResponseHeadParser.retiresConnection`), and curl was
-    /// told not to keep the connection.
+    /// The origin's head needed leniency (`ResponseHeadParser.retiresConnection`), or its answer
+    /// came before the request body was all sent, and curl was told not to keep the connection.
     var reuseForbidden = false
+    /// Request body bytes handed to curl (back to 0 when it rewinds), and whether the body ended.
+    var bodyBytesSent: Int64 = 0
+    var bodyEnded = false
     /// Why the transfer was aborted from a callback (an invalid response head), which then
     /// replaces curl's own code for it.
     var abortReason: TaskFailure?
@@ -125,6 +128,8 @@ package final class UpstreamTransfer: @unchecked Sendable {
         self.chunked = nil
         self.ports = nil
         self.reuseForbidden = false
+        self.bodyBytesSent = 0
+        self.bodyEnded = false
         self.abortReason = nil
         self.deniedAddress = nil
         self.upstreamProxy = nil
@@ -167,6 +172,15 @@ package final class UpstreamTransfer: @unchecked Sendable {
     func bodyIsChunked(_ head: ProxyResponseHead) -> Bool {
         guard !self.request.isHead, head.status != 204, head.status != 304 else { return false }
         return head.transferCodings.last == "chunked"
+    }
+
+    /// The whole request body went to curl (a request without one sent it all at once).
+    var requestBodySent: Bool {
+        switch self.request.body {
+        case .none: true
+        case .length(let length): self.bodyEnded || self.bodyBytesSent >= length
+        case .streamed: self.bodyEnded
+        }
     }
 
     /// Idle for the purpose of our timeout: running, and not waiting on a person or the client.
@@ -231,6 +245,14 @@ enum TransferCallbacks {
             if let failure = transfer.proxyAnswer(head) {
                 transfer.abortReason = failure
                 return false
+            }
+            if !transfer.requestBodySent, !transfer.reuseForbidden {
+                // An answer before the whole request body: what the origin would read next on
+                // this connection is the rest of that body, or nothing if it closes; curl 7.88
+                // kept such a connection after an answer to `Expect` (left in its cache, closed
+                // by the origin, a descriptor held until the cache was next pruned).
+                transfer.reuseForbidden = true
+                transfer.handle?.set(CURLOPT_FORBID_REUSE, 1)
             }
             transfer.chunked = transfer.bodyIsChunked(head) ? ChunkedBodyDecoder() : nil
             transfer.markForFlush()
@@ -321,6 +343,8 @@ enum TransferCallbacks {
             return CURL_SEEKFUNC_CANTSEEK
         }
         transfer.pauseWanted &= ~CURLPAUSE_SEND
+        transfer.bodyBytesSent = 0
+        transfer.bodyEnded = false
         return CURL_SEEKFUNC_OK
     }
 
@@ -346,12 +370,14 @@ enum TransferCallbacks {
         case .bytes(let count):
             throttle?.take(.up, count)
             transfer.markForFlush()
+            transfer.bodyBytesSent += Int64(count)
             return count
         case .pause:
             transfer.pauseWanted |= CURLPAUSE_SEND
             transfer.appliedPause |= CURLPAUSE_SEND
             return Int(CURL_READFUNC_PAUSE)
         case .end:
+            transfer.bodyEnded = true
             return 0
         }
     }

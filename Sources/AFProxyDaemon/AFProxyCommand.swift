@@ -52,6 +52,11 @@ package struct AFProxyCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Seconds a client has to send a whole request head; then 408 (default 30).")
     var headerTimeout: String?
 
+    @Option(
+        name: .long,
+        help: "Seconds a client may go silent in the middle of its request body; then 408, or a close (default 60).")
+    var bodyTimeout: String?
+
     @Option(name: .long, help: "Seconds to connect to an upstream server; then 504 (default 30).")
     var connectTimeout: String?
 
@@ -313,7 +318,8 @@ package struct AFProxyCommand: AsyncParsableCommand {
             [
                 ("control-socket", self.controlSocket), ("max-connections", self.maxConnections),
                 ("max-header-bytes", self.maxHeaderBytes), ("idle-timeout", self.idleTimeout),
-                ("header-timeout", self.headerTimeout), ("connect-timeout", self.connectTimeout),
+                ("header-timeout", self.headerTimeout), ("body-timeout", self.bodyTimeout),
+                ("connect-timeout", self.connectTimeout),
                 ("upstream-timeout", self.upstreamTimeout), ("tunnel-idle-timeout", self.tunnelIdleTimeout),
                 ("history-size", self.historySize), ("buffer-budget", self.bufferBudget),
                 ("threads", self.threads), ("log-level", self.logLevel),

@@ -165,6 +165,7 @@ struct Daemon {
             maxHeaderBytes: configuration.maxHeaderBytes,
             idleTimeout: .seconds(configuration.idleTimeout),
             headerTimeout: .seconds(configuration.headerTimeout),
+            bodyTimeout: .seconds(configuration.bodyTimeout),
             viaName: configuration.viaName,
             allowedConnectPorts: configuration.allowConnectPorts)
     }

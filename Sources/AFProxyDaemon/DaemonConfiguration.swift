@@ -15,6 +15,9 @@ package struct DaemonConfiguration: Sendable, Equatable {
     /// Seconds.
     package var idleTimeout = 120.0
     package var headerTimeout = 30.0
+    /// The longest a client may go silent in the middle of its request body: 408, or a close
+    /// once its response started.
+    package var bodyTimeout = 60.0
     package var connectTimeout = 30.0
     package var upstreamTimeout = 120.0
     /// A CONNECT tunnel silent both ways this long is closed; 0: never.
@@ -120,6 +123,9 @@ package struct DaemonConfiguration: Sendable, Equatable {
         },
         Key(name: "header-timeout", environment: "AFPROXY_HEADER_TIMEOUT") { config, value throws(ConfigurationError) in
             config.headerTimeout = try seconds(value)
+        },
+        Key(name: "body-timeout", environment: "AFPROXY_BODY_TIMEOUT") { config, value throws(ConfigurationError) in
+            config.bodyTimeout = try seconds(value)
         },
         Key(name: "connect-timeout", environment: "AFPROXY_CONNECT_TIMEOUT") {
             config, value throws(ConfigurationError) in

@@ -7,7 +7,7 @@ import Logging
 /// it is valid; a refused one is logged and shown in STATUS=, and the old one keeps serving.
 ///
 /// What a reload changes at once: the client limits of new connections (max-header-bytes,
-/// idle-timeout, header-timeout, allow-connect-port, via-name), log-level, log-completed-tasks,
+/// idle-timeout, header-timeout, body-timeout, allow-connect-port, via-name), log-level, log-completed-tasks,
 /// grace-period, the pins and CA file of new TLS connections (pin, tls-ca-file), the default
 /// throttle rules (throttle-global, throttle-host; running tasks follow), and the access rules:
 /// allow-clients for new connections, proxy-auth-file (read again) for every request from then

@@ -37,6 +37,8 @@ struct ClientConnectionState<Task: AnyObject> {
         /// The client sent `Expect: 100-continue` and has not been told to go on yet: it gets
         /// the origin's 100, or ours once curl is ready for the body (never both).
         var awaitsContinue = false
+        /// A 100 went to the client, the origin's or ours: no second one follows.
+        var continueSent = false
         /// How the response body is framed for the client, once its head went out.
         var framing = ClientResponseHead.Framing.none
 
@@ -192,13 +194,29 @@ struct ClientConnectionState<Task: AnyObject> {
         return exchange
     }
 
-    /// A `100 Continue` for `task`'s client, the origin's or ours: answers whether to write it
-    /// (once, to a client that waits for one, before its response started).
+    /// Our own `100 Continue` for `task`'s client, once curl is ready for the body: answers
+    /// whether to write it (once, to a client that waits for one, before its response started
+    /// and while its body is still to come).
     mutating func continueWanted(for task: Task) -> Bool {
         guard case .forwarding(var exchange) = self.phase, exchange.task === task, exchange.awaitsContinue,
-            !exchange.responseStarted, !exchange.requestEnded
+            !exchange.continueSent, !exchange.responseStarted, !exchange.requestEnded
         else { return false }
         exchange.awaitsContinue = false
+        exchange.continueSent = true
+        self.phase = .forwarding(exchange)
+        return true
+    }
+
+    /// The origin's `100 Continue` for `task`: answers whether it goes on. A proxy forwards every
+    /// 1xx it did not ask for itself (RFC 9110 §15.2), and afproxy never asks the origin for a
+    /// 100 (curl's own `Expect` is turned off), so it goes whether or not the client sent
+    /// `Expect`; but only once per exchange, and not after ours.
+    mutating func forwardsContinue(for task: Task) -> Bool {
+        guard case .forwarding(var exchange) = self.phase, exchange.task === task, !exchange.continueSent,
+            !exchange.responseStarted
+        else { return false }
+        exchange.awaitsContinue = false
+        exchange.continueSent = true
         self.phase = .forwarding(exchange)
         return true
     }

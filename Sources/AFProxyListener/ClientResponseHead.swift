@@ -93,7 +93,7 @@ struct ClientResponseHead: Equatable {
     }
 
     /// An interim 1xx head for a client that may receive one (HTTP/1.1; RFC 9110 §15.2). Whether
-    /// a 100 goes on is the connection's call: only to a client that waits for one, once.
+    /// a 100 goes on is the connection's call: once per exchange, and not after afproxy's own.
     static func interim(_ origin: ProxyResponseHead, clientVersion: HTTPVersion, via: String) -> HTTPResponseHead? {
         guard clientVersion.isHTTP11OrLater else { return nil }
         var headers = HTTPHeaders()

@@ -12,6 +12,9 @@ package struct ListenerConfiguration: Sendable, Equatable {
     package var idleTimeout: Duration
     /// A request head must arrive in full within this long of its first byte (slow clients): 408.
     package var headerTimeout: Duration
+    /// A client silent this long in the middle of its request body gets 408 (or, once its
+    /// response started, its connection closed); its task fails with `client-timeout`.
+    package var bodyTimeout: Duration
     /// Added to `Via` on both directions, and recognised in incoming `Via` as a loop.
     package var viaName: String
     /// The ports a CONNECT may reach; another gets 403.
@@ -19,13 +22,14 @@ package struct ListenerConfiguration: Sendable, Equatable {
 
     package init(
         maxConnections: Int = 4096, maxHeaderBytes: Int = 64 * 1024, idleTimeout: Duration = .seconds(120),
-        headerTimeout: Duration = .seconds(30), viaName: String = "afproxy",
+        headerTimeout: Duration = .seconds(30), bodyTimeout: Duration = .seconds(60), viaName: String = "afproxy",
         allowedConnectPorts: ConnectPortPolicy = .default
     ) {
         self.maxConnections = maxConnections
         self.maxHeaderBytes = maxHeaderBytes
         self.idleTimeout = idleTimeout
         self.headerTimeout = headerTimeout
+        self.bodyTimeout = bodyTimeout
         self.viaName = viaName
         self.allowedConnectPorts = allowedConnectPorts
     }

@@ -38,6 +38,8 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// keeps such a connection as it was.
     private var parsedToRequestEnd = false
     private var upgradeAsked = false
+    /// The timer was told the current request's body is awaited (`ConnectionPhase.bodyAwaited`).
+    private var bodyTimed = false
     private(set) var state = State()
     private var context: ChannelHandlerContext?
     private var bridge: ConnectionBridge?
@@ -91,6 +93,9 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         if event is ConnectionTimeoutHandler.IdleForAWhile {
             return self.shedIfIdle(context: context)
         }
+        if let silent = event as? ConnectionTimeoutHandler.BodySilent {
+            return self.bodySilent(for: silent.timeout, context: context)
+        }
         guard let malformed = event as? ProxyErrorHandler.MalformedRequest else {
             context.fireUserInboundEventTriggered(event)
             return
@@ -107,8 +112,12 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             self.receiveHead(head, context: context)
         case .part(.body(let buffer)):
             guard let task = self.state.bodyTarget else { return }
-            if !task.appendRequestBody(buffer) { self.state.hold(.backpressure, for: task) }
+            if !task.appendRequestBody(buffer) {
+                self.state.hold(.backpressure, for: task)
+                self.timeBody(context: context)
+            }
         case .part(.end):
+            defer { self.timeBody(context: context) }
             switch self.state.requestEnded() {
             case .none:
                 break
@@ -135,6 +144,31 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         }
     }
 
+    /// Tells the timer whether the client owes the current request's body now: the body is still
+    /// to come and nothing of ours holds the reads (a full upload buffer or a suspended task
+    /// leave the client silent through no fault of its own).
+    private func timeBody(context: ChannelHandlerContext) {
+        let awaited = self.state.bodyTarget != nil && self.state.holds.isEmpty
+        guard awaited != self.bodyTimed else { return }
+        self.bodyTimed = awaited
+        context.triggerUserOutboundEvent(
+            awaited ? ConnectionPhase.bodyAwaited : ConnectionPhase.requestReceived, promise: nil)
+    }
+
+    /// The client sent nothing of its request body for `timeout`: its task ends with
+    /// `client-timeout`, and the end answers it 408 and closes; a response already under way
+    /// cannot be finished for it, so its connection closes now.
+    private func bodySilent(for timeout: TimeAmount, context: ChannelHandlerContext) {
+        self.bodyTimed = false
+        guard let task = self.state.bodyTarget, let exchange = self.state.exchange(of: task) else { return }
+        let seconds = timeout.nanoseconds / 1_000_000_000
+        task.clientWentSilent(.clientTimeout("the client sent nothing of its request body for \(seconds) s"))
+        guard exchange.responseStarted else { return }
+        context.flush()
+        self.state.close()
+        context.close(promise: nil)
+    }
+
     /// After an exchange ended on an open connection: the requests that waited, in order. If
     /// none did, the connection is idle and its parser can go.
     private func drainQueued(context: ChannelHandlerContext) {
@@ -159,6 +193,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     private func receiveHead(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
         guard case .idle = self.state.phase else { return }
         context.triggerUserOutboundEvent(ConnectionPhase.requestReceived, promise: nil)
+        self.bodyTimed = false
         if head.method == .CONNECT {
             switch self.validator.validateConnect(head, client: self.clientAddress) {
             case .success(var request):
@@ -179,7 +214,10 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             return
         }
         switch self.validator.validate(head, client: self.clientAddress) {
-        case .failure(let refusal):
+        case .failure(var refusal):
+            // A client that asked for the connection to close has it closed after our own answer
+            // too (RFC 9112 §9.6), where a refusal would otherwise keep it (a 421, a 407).
+            if !head.isKeepAlive { refusal.closeConnection = true }
             // Framing we cannot trust: answer at once and close. Otherwise drop the body first.
             if refusal.closeConnection {
                 self.writeRefusal(refusal, version: head.version, context: context)
@@ -194,6 +232,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             self.state.forward(
                 State.Exchange(
                     task: task, version: head.version, keepAlive: head.isKeepAlive, awaitsContinue: awaitsContinue))
+            if request.body != .none { self.timeBody(context: context) }
         }
     }
 
@@ -225,10 +264,12 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     func pauseReading(for task: HTTPTask, reason: State.ReadHold) {
         self.state.hold(reason, for: task)
+        if let context = self.context { self.timeBody(context: context) }
     }
 
     func resumeReading(for task: HTTPTask, reason: State.ReadHold) {
         if self.state.release(reason, for: task) { self.context?.read() }
+        if let context = self.context { self.timeBody(context: context) }
     }
 
     // MARK: deliveries from the task (on this event loop)
@@ -241,10 +282,11 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         }
         if !exchange.responseStarted {
             for interim in delivery.interim {
-                // The origin's 100 only to a client that waits for one, and only once.
-                guard interim.status != 100 || self.state.continueWanted(for: task),
+                // An HTTP/1.0 client gets none; the origin's 100 goes once, and not after ours.
+                guard
                     let head = ClientResponseHead.interim(
-                        interim, clientVersion: exchange.version, via: self.validator.via)
+                        interim, clientVersion: exchange.version, via: self.validator.via),
+                    interim.status != 100 || self.state.forwardsContinue(for: task)
                 else { continue }
                 context.write(self.wrapOutboundOut(.head(head)), promise: nil)
             }

@@ -154,13 +154,14 @@ package final class ProxyListener: Service, Sendable {
         ProxyRefusal(.serviceUnavailable, "the proxy is at its limit of \(limit) client connections", retryAfter: 1)
     }
 
-    /// The idle timer, and the header timer whose 408 names this proxy in `Via`. The head never
-    /// arrived, so neither did its version: the 408 is HTTP/1.1.
+    /// The idle timer, the header timer whose 408 names this proxy in `Via` (the head never
+    /// arrived, so neither did its version: the 408 is HTTP/1.1), and the body timer, whose
+    /// answer the connection handler writes (`ConnectionTimeoutHandler.BodySilent`).
     static func timeoutHandler(_ configuration: ListenerConfiguration) -> ConnectionTimeoutHandler {
         let via = configuration.viaName
         return ConnectionTimeoutHandler(
             idleTimeout: TimeAmount(configuration.idleTimeout), requestTimeout: TimeAmount(configuration.headerTimeout),
-            shedDelay: Self.shedDelay
+            bodyTimeout: TimeAmount(configuration.bodyTimeout), shedDelay: Self.shedDelay
         ) {
             ProxyRefusal(.requestTimeout, "the request head did not arrive in time").bytes(version: .http1_1, via: via)
         }

@@ -43,12 +43,10 @@ package final class HTTPTask: @unchecked Sendable {
     /// What one delivery gathers at most from a fast origin before it goes to the client's loop.
     static let gatherLimit = 256 << 10
     private let allocator = ByteBufferAllocator()
-    /// Session thread only: the final head's status and body length while the body is still
-    /// arriving (nil when it is not known ahead: chunked, or until the connection closes); the
-    /// machine hears of the whole response once that many bytes came.
-    private var awaitedBody: (status: Int, length: Int64)?
-    /// Session thread only: the final head's status, for the end of a chunked body.
-    private var finalStatus = 0
+    /// Session thread only: the final head's body length while the body is still arriving (nil
+    /// when it is not known ahead: chunked, or until the connection closes); the machine hears
+    /// of the whole response once that many bytes came.
+    private var awaitedBody: Int64?
 
     /// `heldBy`: the hold rule that caught the task, which is then created suspended. `options`:
     /// `.proxy` for a proxied request, TLS verified for one read inside an intercepted connection.
@@ -225,6 +223,13 @@ extension HTTPTask {
         self.perform(action)
     }
 
+    /// The client went silent in the middle of its request body for too long (`body-timeout`):
+    /// the task ends with `failure`, which the client is answered with (408) if its response had
+    /// not started.
+    package func clientWentSilent(_ failure: TaskFailure) {
+        self.perform(self.machine.withLock { $0.clientFailed(failure) })
+    }
+
     /// The client's connection is gone while the task lives on: what the safety net looks at.
     package var clientGone: Bool { self.machine.withLock { $0.clientGone } }
 
@@ -274,21 +279,20 @@ extension HTTPTask: UpstreamTransferDelegate {
             recorded.metrics = metrics
         }
         self.pendingHead = head
-        self.finalStatus = head.status
         let length: Int64? =
             self.request.isHead || head.status == 204 || head.status == 304 ? 0 : head.contentLength
         if let length {
             self.machine.withLock { $0.bodyDeclared(length) }
-            self.awaitedBody = (head.status, length)
+            self.awaitedBody = length
             self.checkWholeResponse()
         }
     }
 
     /// Tells the machine once the whole response arrived (its length reached).
     private func checkWholeResponse() {
-        guard let awaited = self.awaitedBody, self.bytesDown >= awaited.length else { return }
+        guard let awaited = self.awaitedBody, self.bytesDown >= awaited else { return }
         self.awaitedBody = nil
-        self.perform(self.machine.withLock { $0.responseArrived(status: awaited.status, length: awaited.length) })
+        self.perform(self.machine.withLock { $0.responseArrived(length: awaited) })
     }
 
     package func transfer(
@@ -330,10 +334,9 @@ extension HTTPTask: UpstreamTransferDelegate {
     }
 
     package func transferDidReceiveWholeBody(_ transfer: UpstreamTransfer) {
-        let status = self.finalStatus
         self.perform(
             self.machine.withLock { machine in
-                machine.discarding ? .none : machine.responseArrived(status: status, length: self.bytesDown)
+                machine.discarding ? .none : machine.responseArrived(length: self.bytesDown)
             })
     }
 

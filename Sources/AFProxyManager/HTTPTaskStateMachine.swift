@@ -26,16 +26,19 @@ import NIOCore
 /// | a person canceled | the abort | canceled |
 /// | the client left before it had the whole response | the client's close | canceled, `client-closed` |
 /// | the client left after the whole response, its request body complete | curl's end (it has every byte it needs to send) | as curl says |
-/// | the client left after the whole response, its request body unfinished | the client's close: the body can never be finished | completed |
-/// | the whole response is an error (status 300 or more) that came before the request body was complete, client still there | the response's end | completed |
-/// | the whole response is a success that came before the request body was complete, client still there | curl's end, once the client finished its body (or the client's close) | as curl says |
+/// | the whole response came before the request body was complete, whatever its status and whatever the client does (stays, stays silent, leaves) | the response's end | completed |
+/// | the origin closed its connection while the request body was still to come (curl waits for the client and never notices) | the session loop, which sees the close | completed if the response before it was whole (it may end with the close), else failed `upstream-broken` |
 ///
-/// The sixth row mirrors what curl itself does (it stops sending after an early error answer
-/// and closes that connection), but curl 7.88 never ends a transfer whose send side it had
-/// paused waiting for the client: without the row, a client that reads an early 401 and then
-/// holds or drops its connection without sending the body kept a task and an upstream socket
-/// forever. A task stopped by rows five or six ends as completed: the client got the whole
-/// response, and the record still shows how much of the request body went up.
+/// The fifth row mirrors what curl itself does (it stops sending after an early error answer
+/// and closes that connection), and what Squid does after any early answer: curl 7.88 never
+/// ends a transfer whose send side it had paused waiting for the client, so without the row a
+/// client that reads an early answer and then holds or drops its connection without sending the
+/// body kept a task and an upstream socket forever. A success gets no exception: once the
+/// response is whole, nothing the client still sends can change it, and an origin that answered
+/// 200 and closed left the task running as long as its client stayed. The client's connection
+/// is then half-closed and drained for a moment (`ClientConnectionState.ExchangeEnd`). A task
+/// stopped by row five ends as completed: the client got the whole response, and the record
+/// still shows how much of the request body went up.
 struct HTTPTaskStateMachine {
     enum Action: Equatable {
         case none
@@ -173,7 +176,8 @@ struct HTTPTaskStateMachine {
         (try? self.cancel(failure)) ?? .none
     }
 
-    /// The client's connection closed (rows three to five of the table above).
+    /// The client's connection closed (rows three to five of the table above: a whole response
+    /// with the request body unfinished was stopped at its end already).
     mutating func clientClosed() -> Action {
         self.clientGone = true
         guard self.state != .completed else { return .none }
@@ -276,11 +280,11 @@ struct HTTPTaskStateMachine {
         self.continuation?.bodyReceived(count)
     }
 
-    /// The whole response (`length` body bytes) arrived from upstream (row six of the table).
-    mutating func responseArrived(status: Int, length: Int64) -> Action {
+    /// The whole response (`length` body bytes) arrived from upstream (row five of the table).
+    mutating func responseArrived(length: Int64) -> Action {
         guard self.state != .completed, self.responseLength == nil else { return .none }
         self.responseLength = length
-        guard status >= 300, !self.upload.ended else { return .none }
+        guard !self.upload.ended else { return .none }
         return self.stopAfterResponse()
     }
 

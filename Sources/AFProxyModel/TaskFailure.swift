@@ -7,6 +7,7 @@ package struct TaskFailure: Error, Sendable, Hashable, CustomStringConvertible {
     private enum Code: String, Sendable, CaseIterable {
         case canceled = "canceled"
         case clientClosed = "client-closed"
+        case clientTimeout = "client-timeout"
         case daemonStopping = "daemon-stopping"
         case dnsFailure = "dns-failure"
         case connectionRefused = "connection-refused"
@@ -67,6 +68,7 @@ package struct TaskFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case .connectTimeout, .upstreamTimeout: 504
         case .canceled, .clientClosed, .daemonStopping: 503
         case .refusedByPolicy, .destinationDenied: 403
+        case .clientTimeout: 408
         case .badRequest: 400
         case .internalError, .fileError, .stalled: 500
         case .clientTLSFailed: 400
@@ -94,6 +96,8 @@ package struct TaskFailure: Error, Sendable, Hashable, CustomStringConvertible {
     package static func canceled(_ message: String = "canceled") -> TaskFailure { .init(.canceled, message) }
     /// The client closed or broke off its connection while the task ran.
     package static func clientClosed(_ message: String) -> TaskFailure { .init(.clientClosed, message) }
+    /// The client went silent in the middle of its request body for longer than `body-timeout`.
+    package static func clientTimeout(_ message: String) -> TaskFailure { .init(.clientTimeout, message) }
     package static func daemonStopping(_ message: String = "the daemon is stopping") -> TaskFailure {
         .init(.daemonStopping, message)
     }

@@ -8,9 +8,11 @@ import NIOCore
 /// (`ConnectionPhase`). It sits first in the pipeline, on raw bytes, so it sees a request's first
 /// byte before the parser does; the deadlines read the event loop's clock, so tests move it.
 ///
-/// The proxy times the head only (`header-timeout`; a body may stream for as long as the client
-/// sends it) and sheds an idle connection's codec (`shedDelay`); the control socket times head and
-/// body and sheds nothing. Both answer with their own refusal.
+/// The proxy times the head (`header-timeout`) and the gaps in a request body (`body-timeout`: a
+/// body may stream for as long as the client keeps sending it, but a client silent mid-body for
+/// that long is told so with `BodySilent`, and the proxy decides what to answer), and sheds an
+/// idle connection's codec (`shedDelay`); the control socket times head and body together and
+/// sheds nothing. Both answer with their own refusal.
 package final class ConnectionTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
     package typealias InboundIn = ByteBuffer
     package typealias InboundOut = ByteBuffer
@@ -20,7 +22,14 @@ package final class ConnectionTimeoutHandler: ChannelDuplexHandler, RemovableCha
     private enum Phase {
         case idle
         case receiving
+        case receivingBody
         case busy
+    }
+
+    /// Sent inbound when a request body the handler awaits (`ConnectionPhase.bodyAwaited`) had no
+    /// byte for `bodyTimeout`: the handler answers (408, or a close once its response started).
+    package struct BodySilent: Sendable {
+        package let timeout: TimeAmount
     }
 
     /// Sent inbound once a connection has been idle for `shedDelay`: the connection handler may
@@ -32,6 +41,8 @@ package final class ConnectionTimeoutHandler: ChannelDuplexHandler, RemovableCha
 
     private let idleTimeout: TimeAmount
     private let requestTimeout: TimeAmount
+    /// The longest silence inside a request body; nil: bodies are not timed here.
+    private let bodyTimeout: TimeAmount?
     /// How long an idle connection waits before `IdleForAWhile`; nil: never told.
     private let shedDelay: TimeAmount?
     /// The bytes of the 408, made when it is due (it carries a `Date`).
@@ -51,11 +62,12 @@ package final class ConnectionTimeoutHandler: ChannelDuplexHandler, RemovableCha
     private var shedAt: NIODeadline?
 
     package init(
-        idleTimeout: TimeAmount, requestTimeout: TimeAmount, shedDelay: TimeAmount? = nil,
-        timeoutAnswer: @escaping () -> ByteBuffer
+        idleTimeout: TimeAmount, requestTimeout: TimeAmount, bodyTimeout: TimeAmount? = nil,
+        shedDelay: TimeAmount? = nil, timeoutAnswer: @escaping () -> ByteBuffer
     ) {
         self.idleTimeout = idleTimeout
         self.requestTimeout = requestTimeout
+        self.bodyTimeout = bodyTimeout
         self.shedDelay = shedDelay
         self.timeoutAnswer = timeoutAnswer
     }
@@ -88,8 +100,14 @@ package final class ConnectionTimeoutHandler: ChannelDuplexHandler, RemovableCha
     }
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if self.phase == .idle {
+        switch self.phase {
+        case .idle:
             self.enter(.receiving, context)
+        case .receivingBody:
+            // The pending timer re-arms itself for the deadline current when it fires.
+            if let bodyTimeout = self.bodyTimeout { self.deadline = context.eventLoop.now + bodyTimeout }
+        case .receiving, .busy:
+            break
         }
         context.fireChannelRead(data)
     }
@@ -102,6 +120,7 @@ package final class ConnectionTimeoutHandler: ChannelDuplexHandler, RemovableCha
         }
         switch event {
         case .requestReceived: self.enter(.busy, context)
+        case .bodyAwaited: self.enter(self.bodyTimeout == nil ? .busy : .receivingBody, context)
         case .responseEnding: self.enter(.idle, context)
         }
         promise?.succeed()
@@ -119,6 +138,9 @@ package final class ConnectionTimeoutHandler: ChannelDuplexHandler, RemovableCha
             self.shedAt = self.shedDelay.map { context.eventLoop.now + $0 }
         case .receiving:
             self.deadline = context.eventLoop.now + self.requestTimeout
+            self.shedAt = nil
+        case .receivingBody:
+            self.deadline = context.eventLoop.now + (self.bodyTimeout ?? self.requestTimeout)
             self.shedAt = nil
         }
         // A pending timer that fires no later than the new deadline re-arms itself then; one that
@@ -166,6 +188,11 @@ package final class ConnectionTimeoutHandler: ChannelDuplexHandler, RemovableCha
                 [channel = context.channel] _ in
                 channel.close(promise: nil)
             }
+        case .receivingBody:
+            // Once: the handler's answer ends the exchange, and a new phase follows.
+            self.phase = .busy
+            self.deadline = nil
+            context.fireUserInboundEventTriggered(BodySilent(timeout: self.bodyTimeout ?? self.requestTimeout))
         case .busy:
             break
         }

@@ -211,4 +211,53 @@ import Testing
         let value10 = plain.continueWanted(for: task)
         #expect(!value10)
     }
+
+    /// The origin's 100 goes on whether or not the client sent `Expect` (RFC 9110 §15.2: afproxy
+    /// never asked for it), once per exchange, never after ours and never after the final head.
+    @Test func theOriginsContinueGoesOnOnceWithOrWithoutExpect() {
+        let task = Task()
+        var unasked = State()
+        let answer1 = unasked.receive(self.head())
+        #expect(answer1)
+        unasked.forward(State.Exchange(task: task, version: .http1_1, keepAlive: true))
+        let answer2 = unasked.forwardsContinue(for: Task())
+        #expect(!answer2)  // another exchange's
+        let answer3 = unasked.forwardsContinue(for: task)
+        #expect(answer3)
+        let answer4 = unasked.forwardsContinue(for: task)
+        #expect(!answer4)  // once
+        let answer5 = unasked.continueWanted(for: task)
+        #expect(!answer5)
+
+        var oursFirst = State()
+        let answer6 = oursFirst.receive(self.head())
+        #expect(answer6)
+        oursFirst.forward(State.Exchange(task: task, version: .http1_1, keepAlive: true, awaitsContinue: true))
+        let answer7 = oursFirst.continueWanted(for: task)
+        #expect(answer7)
+        let answer8 = oursFirst.forwardsContinue(for: task)
+        #expect(!answer8)  // the client had one
+
+        var theirsFirst = State()
+        let answer9 = theirsFirst.receive(self.head())
+        #expect(answer9)
+        theirsFirst.forward(State.Exchange(task: task, version: .http1_1, keepAlive: true, awaitsContinue: true))
+        let answer10 = theirsFirst.forwardsContinue(for: task)
+        #expect(answer10)
+        let answer11 = theirsFirst.continueWanted(for: task)
+        #expect(!answer11)
+
+        var afterEnd = State()
+        self.forwardGet(&afterEnd, task)
+        let answer12 = afterEnd.forwardsContinue(for: task)
+        #expect(answer12)  // a body that ended is no reason to drop it
+
+        var answered = State()
+        let answer13 = answered.receive(self.head())
+        #expect(answer13)
+        answered.forward(State.Exchange(task: task, version: .http1_1, keepAlive: true))
+        answered.responseStarted(framing: .length, closeAfter: false)
+        let answer14 = answered.forwardsContinue(for: task)
+        #expect(!answer14)
+    }
 }

@@ -113,7 +113,7 @@ import Testing
         #expect(ClientResponseHead.interim(early, clientVersion: .http1_1, via: "afproxy")?.status.code == 103)
         #expect(ClientResponseHead.interim(early, clientVersion: .http1_0, via: "afproxy") == nil)
         let hundred = ProxyResponseHead(status: 100, reason: "Continue", version: "1.1", headers: [])
-        // Whether a 100 goes on is the connection's call (ClientConnectionState.continueWanted).
+        // Whether a 100 goes on is the connection's call (ClientConnectionState.forwardsContinue).
         #expect(ClientResponseHead.interim(hundred, clientVersion: .http1_1, via: "afproxy")?.status.code == 100)
     }
 }

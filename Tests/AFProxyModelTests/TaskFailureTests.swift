@@ -6,6 +6,7 @@ struct TaskFailureTests {
         let cases: [(TaskFailure, Int, String, Bool)] = [
             (.canceled(), 503, "canceled", true),
             (.clientClosed("x"), 503, "client-closed", true),
+            (.clientTimeout("x"), 408, "client-timeout", false),
             (.daemonStopping(), 503, "daemon-stopping", true),
             (.dnsFailure("x"), 502, "dns-failure", false),
             (.connectionRefused("x"), 502, "connection-refused", false),

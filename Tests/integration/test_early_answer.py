@@ -14,24 +14,46 @@ import json
 import os
 import socket
 import threading
+import time
 
 import pytest
 
-from helpers import RawConn, curl, wait_for
+from helpers import RawConn, ca_path, curl, wait_for
 
 ANSWER = b"unauthorized!!\n"
 
 
+# What each early path answers as soon as the request head is in, and whether it then closes
+# (else it reads and drops whatever comes until the peer closes).
+EARLY = {
+    "/early-close": (b"HTTP/1.1 401 Unauthorized\r\nContent-Length: %d\r\n\r\n%s" % (len(ANSWER), ANSWER), True),
+    "/early-keep": (b"HTTP/1.1 401 Unauthorized\r\nContent-Length: %d\r\n\r\n%s" % (len(ANSWER), ANSWER), False),
+    "/early-chunked": (b"HTTP/1.1 401 Unauthorized\r\nTransfer-Encoding: chunked\r\n\r\n"
+                       b"%x\r\n%s\r\n0\r\n\r\n" % (len(ANSWER), ANSWER), False),
+    "/early-ok-close": (b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(ANSWER), ANSWER), True),
+    "/early-ok-keep": (b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(ANSWER), ANSWER), False),
+    "/early-ok-eof": (b"HTTP/1.1 200 OK\r\n\r\n%s" % ANSWER, True),
+    "/early-partial": (b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (10 * len(ANSWER), ANSWER), False),
+}
+STATUS = {path: int(answer[9:12]) for path, (answer, _) in EARLY.items()}
+# How long /give-up waits for a request body before it closes without an answer.
+GIVE_UP = 1.0
+
+
 class EarlyOrigin:
     """An origin whose paths say how it answers:
-    /early-close   401 as soon as the head is in, then closes
-    /early-keep    401 as soon as the head is in, then reads (and drops) whatever comes until the peer closes
-    /early-chunked the same as /early-keep with a chunked 401
+    /early-*       EARLY's answer as soon as the head is in: 401 (-close, -keep, -chunked) or 200
+                   (-ok-close, -ok-keep, -ok-eof: delimited by the close; -partial: a tenth of its body),
+                   then closes or reads (and drops) whatever comes until the peer closes
+    /give-up       reads what comes for GIVE_UP seconds, then closes without an answer
     /ignore-expect never sends a 100: reads the whole body (Content-Length), answers 200 with its length
                    and SHA-256 as JSON, and keeps the connection
-    `heads` counts the request heads seen; `bodies_read` the bytes read after the heads."""
+    /continue      sends two `100 Continue` nobody asked for, then does what /ignore-expect does
+    `heads` counts the request heads seen; `bodies_read` the bytes read after the heads.
+    `tls`: an ssl.SSLContext to serve HTTPS with."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls=None) -> None:
+        self.tls = tls
         self.sock = socket.socket()
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
@@ -44,7 +66,7 @@ class EarlyOrigin:
         threading.Thread(target=self._accept, daemon=True).start()
 
     def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}{path}"
 
     def stop(self) -> None:
         self.stopped = True
@@ -61,6 +83,8 @@ class EarlyOrigin:
     def _serve(self, conn: socket.socket) -> None:
         buf = b""
         try:
+            if self.tls:
+                conn = self.tls.wrap_socket(conn, server_side=True)
             while True:
                 while b"\r\n\r\n" not in buf:
                     data = conn.recv(65536)
@@ -71,13 +95,11 @@ class EarlyOrigin:
                 with self.lock:
                     self.heads.append(head)
                 path = head.split(b" ")[1].decode()
-                if path.startswith("/early-chunked"):
-                    conn.sendall(b"HTTP/1.1 401 Unauthorized\r\nTransfer-Encoding: chunked\r\n\r\n"
-                                 b"%x\r\n%s\r\n0\r\n\r\n" % (len(ANSWER), ANSWER))
-                elif path.startswith("/early"):
-                    conn.sendall(b"HTTP/1.1 401 Unauthorized\r\nContent-Length: %d\r\n\r\n%s" % (len(ANSWER), ANSWER))
-                if path.startswith("/early"):
-                    if path.startswith("/early-close"):
+                path = "/" + path.split("/", 3)[3] if "://" in path else path
+                if path in EARLY:
+                    answer, closes = EARLY[path]
+                    conn.sendall(answer)
+                    if closes:
                         return
                     while True:
                         data = conn.recv(65536)
@@ -85,6 +107,16 @@ class EarlyOrigin:
                             return
                         with self.lock:
                             self.bodies_read += len(data)
+                if path == "/give-up":
+                    conn.settimeout(GIVE_UP)
+                    try:
+                        while conn.recv(65536):
+                            pass
+                    except socket.timeout:
+                        pass
+                    return
+                if path == "/continue":
+                    conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n" * 2)
                 length = 0
                 for line in head.split(b"\r\n")[1:]:
                     name, _, value = line.partition(b":")
@@ -147,24 +179,30 @@ def settled(proxy, idle_fds: int) -> None:
              f"({sorted(os.readlink(f'/proc/{proxy.pid}/fd/{fd}') for fd in os.listdir(f'/proc/{proxy.pid}/fd'))})")
 
 
-def post_head(url: str, expect: bool = False) -> bytes:
+def post_head(url: str, expect: bool = False, length: int = 3) -> bytes:
     host = url.split("/")[2]
     extra = b"Expect: 100-continue\r\n" if expect else b""
-    return b"POST %s HTTP/1.1\r\nHost: %s\r\nContent-Length: 3\r\n%s\r\n" % (url.encode(), host.encode(), extra)
+    return b"POST %s HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n%s\r\n" % (
+        url.encode(), host.encode(), length, extra)
 
 
-@pytest.mark.parametrize("path", ["/early-close", "/early-keep", "/early-chunked"],
-                         ids=["origin-closes", "origin-keeps", "origin-keeps-chunked"])
+@pytest.mark.parametrize("path", ["/early-close", "/early-keep", "/early-chunked", "/early-ok-close",
+                                  "/early-ok-keep", "/early-ok-eof"],
+                         ids=["origin-closes", "origin-keeps", "origin-keeps-chunked", "success-origin-closes",
+                              "success-origin-keeps", "success-ends-with-the-close"])
 @pytest.mark.parametrize("client", ["closes", "stays-silent", "sends-body", "expects-100"])
 def test_an_early_answer_ends_the_task_whatever_the_client_does(proxy, early_origin, path, client):
+    """A 2xx as well as an error: once the answer is whole nothing the client sends can change
+    it (Squid closes the client then too). Before, a 200 from an origin that then closed left
+    the task running and the origin's socket in CLOSE-WAIT for as long as the client stayed."""
     idle = idle_fds(proxy, early_origin)
     url = early_origin.url(path)
     for _ in range(3):
         with RawConn(proxy.port) as conn:
-            conn.send(post_head(url, expect=client == "expects-100"))
+            conn.send(post_head(url, expect=client == "expects-100", length=100000))
             # An origin that answers early answers the client at once; with Expect, no 100 first.
             resp = conn.read_response(skip_informational=False)
-            assert resp.status == 401 and resp.body == ANSWER and resp.complete, resp
+            assert resp.status == STATUS[path] and resp.body == ANSWER and resp.complete, resp
             # The request body never came: the connection cannot carry another request.
             assert (resp.header("connection") or "").lower() == "close", resp.headers
             if client == "sends-body":
@@ -172,9 +210,107 @@ def test_an_early_answer_ends_the_task_whatever_the_client_does(proxy, early_ori
             if client != "closes":
                 assert conn.wait_closed(timeout=20), "afproxy kept a connection it cannot read on"
         record = proxy.history_record(url)
-        assert record["status"] == 401 and record["error"] is None, record
+        assert record["status"] == STATUS[path] and record["error"] is None, record
         assert record["download"]["completed"] == len(ANSWER), record
     settled(proxy, idle)
+
+
+def test_an_origin_that_gives_up_waiting_for_the_body_ends_the_task_at_once(proxy, early_origin):
+    """The origin waits for a body the client never sends, then closes without an answer: the
+    client gets 502 then, not when it gives up itself (curl, its send side paused, never notices
+    the close; the session loop does)."""
+    idle = idle_fds(proxy, early_origin)
+    url = early_origin.url("/give-up")
+    with RawConn(proxy.port) as conn:
+        conn.send(post_head(url, length=100000) + b"x" * 1000)
+        resp = conn.read_response(timeout=30)
+        assert resp.status == 502 and b"before it answered" in resp.body, resp
+        assert (resp.header("connection") or "").lower() == "close", resp.headers
+        assert conn.wait_closed(timeout=20)
+    record = proxy.history_record(url)
+    assert record["errorCode"] == "upstream-broken", record
+    settled(proxy, idle)
+
+
+def silent_upload(proxy, url: str, sent: bytes = b"0123456789") -> RawConn:
+    """A client that sends a head for 100000 bytes and `sent` of them, then nothing."""
+    conn = RawConn(proxy.port, timeout=30)
+    conn.send(post_head(url, length=100000) + sent)
+    return conn
+
+
+def test_a_client_silent_mid_body_gets_408_after_the_body_timeout(start_proxy, early_origin):
+    proxy = start_proxy("--body-timeout", "1")
+    idle = idle_fds(proxy, early_origin)
+    url = early_origin.url("/ignore-expect")
+    with silent_upload(proxy, url) as conn:
+        resp = conn.read_response(timeout=30)
+        assert resp.status == 408 and b"request body for 1 s" in resp.body, resp
+        assert (resp.header("connection") or "").lower() == "close", resp.headers
+        assert conn.wait_closed(timeout=20)
+    record = proxy.history_record(url)
+    assert record["errorCode"] == "client-timeout" and record["upload"]["completed"] <= 10, record
+    settled(proxy, idle)
+
+
+def test_a_client_silent_mid_body_after_its_response_started_is_closed(start_proxy, early_origin):
+    """The origin sent a tenth of its answer and waits: the response cannot be finished for a
+    client that stopped sending, so its connection closes before the answer's end (a truncation
+    the client sees, never a short body passed off as complete)."""
+    proxy = start_proxy("--body-timeout", "1")
+    idle = idle_fds(proxy, early_origin)
+    url = early_origin.url("/early-partial")
+    with silent_upload(proxy, url) as conn:
+        received = b""
+        while True:
+            chunk = conn.sock.recv(65536)
+            if not chunk:
+                break
+            received += chunk
+        head, _, body = received.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200") and body == ANSWER, received
+    record = proxy.history_record(url)
+    assert record["errorCode"] == "client-timeout", record
+    settled(proxy, idle)
+
+
+def test_a_suspended_upload_is_never_timed_out(start_proxy, early_origin):
+    """Silence afproxy asked for is not the client's: a task suspended for three body timeouts
+    and resumed still carries its whole body."""
+    proxy = start_proxy("--body-timeout", "1")
+    url = early_origin.url("/ignore-expect")
+    data = os.urandom(100000)
+    with silent_upload(proxy, url, sent=data[:10]) as conn:
+        task = wait_for(lambda: next((t for t in proxy.tasks() if t["url"] == url), None), 20)
+        assert proxy.api("POST", f"/v1/tasks/{task['id']}/suspend")[0] == 200
+        wait_for(lambda: proxy.task(task["id"])["state"] == "suspended", 20)
+        time.sleep(3)  # three body timeouts: none may end the task
+        assert proxy.task(task["id"])["state"] == "suspended"
+        assert proxy.api("POST", f"/v1/tasks/{task['id']}/resume")[0] == 200
+        conn.send(data[10:])
+        resp = conn.read_response(timeout=30)
+        assert resp.status == 200, resp
+        assert json.loads(resp.body) == {"length": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def test_200_silent_clients_leave_no_task_and_no_socket(start_proxy, early_origin):
+    """The issue's probe: 200 clients that send a head for 100000 bytes and then nothing held 200
+    live tasks and 425 descriptors. Half get a whole 200 and are closed; half wait on an origin
+    that waits for their body, and get 408 after the body timeout."""
+    proxy = start_proxy("--body-timeout", "2")
+    idle = idle_fds(proxy, early_origin)
+    conns = [silent_upload(proxy, early_origin.url("/early-ok-close" if i % 2 else "/ignore-expect"))
+             for i in range(200)]
+    try:
+        for i, conn in enumerate(conns):
+            resp = conn.read_response(timeout=60)
+            assert resp.status == (200 if i % 2 else 408), resp
+            assert conn.wait_closed(timeout=30), f"client {i} was kept"
+    finally:
+        for conn in conns:
+            conn.close()
+    settled(proxy, idle)
+    assert proxy.stats()["live"] == 0
 
 
 def test_many_early_answers_leave_no_task_and_no_socket(proxy, early_origin):
@@ -243,6 +379,51 @@ def test_an_origin_that_ignores_expect_still_gets_the_body(proxy, early_origin):
         answer = json.loads(resp.body)
         assert answer == {"length": len(data), "sha256": hashlib.sha256(data).hexdigest()}
     proxy.wait_idle()
+
+
+def unasked_continue_exchange(conn: RawConn, url: str, version: bytes = b"HTTP/1.1") -> list:
+    """Posts 5000 bytes without `Expect` to /continue; answers the responses read, interim included."""
+    data = os.urandom(5000)
+    host = url.split("/")[2]
+    conn.send(b"POST %s %s\r\nHost: %s\r\nContent-Length: %d\r\n\r\n%s"
+              % (url.encode(), version, host.encode(), len(data), data))
+    responses = []
+    while not responses or responses[-1].status < 200:
+        responses.append(conn.read_response(skip_informational=False))
+    answer = json.loads(responses[-1].body)
+    assert answer == {"length": len(data), "sha256": hashlib.sha256(data).hexdigest()}, answer
+    return responses
+
+
+def test_an_origins_unasked_100_continue_reaches_the_client_once(proxy, early_origin):
+    """RFC 9110 §15.2: a proxy forwards every 1xx it did not ask for. The origin sends two 100s
+    to a request without `Expect`: the client gets one, before the 200; an HTTP/1.0 client none."""
+    url = early_origin.url("/continue")
+    with RawConn(proxy.port) as conn:
+        responses = unasked_continue_exchange(conn, url)
+    assert [r.status for r in responses] == [100, 200], responses
+    with RawConn(proxy.port) as conn:
+        responses = unasked_continue_exchange(conn, url, version=b"HTTP/1.0")
+    assert [r.status for r in responses] == [200], responses
+
+
+def test_an_unasked_100_continue_reaches_an_intercepted_client_once(start_proxy, tls_files):
+    """The same inside an intercepted connection: the origin is HTTPS, the client speaks TLS to
+    afproxy's minted certificate."""
+    origin = EarlyOrigin(tls=tls_files.server_context())
+    try:
+        proxy = start_proxy("--intercept-hosts", "127.0.0.1", "--allow-connect-port", str(origin.port),
+                            "--tls-ca-file", tls_files.ca_cert)
+        r = curl(proxy, "-sv", "--cacert", ca_path(proxy), "--data-binary", "@-", origin.url("/continue"),
+                 input=b"y" * 5000)
+        assert r.returncode == 0, r.stderr
+        stderr = r.stderr.decode()
+        assert stderr.count("< HTTP/1.1 100 Continue") == 1, stderr
+        assert json.loads(r.stdout)["length"] == 5000, r.stdout
+        record = proxy.history_record(origin.url("/continue"))
+        assert record["parent"] is not None and record["status"] == 200, record
+    finally:
+        origin.stop()
 
 
 def test_an_http10_client_expectation_is_not_forwarded(proxy, origin):
