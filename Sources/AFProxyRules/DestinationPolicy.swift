@@ -40,8 +40,11 @@ package struct DestinationPolicy: Sendable, Hashable {
         guard !self.allowHosts.isEmpty, !self.allowHosts.contains(where: { $0.matches(host: host) }) else {
             return nil
         }
-        // An address pattern in allow-hosts may still allow the name once it is resolved.
-        if self.allowHosts.contains(where: { $0.isNetwork }) { return nil }
+        // An address pattern in allow-hosts may still allow the name once it is resolved; not a
+        // loopback one: a name of this machine is named (localhost, a hosts-file name), and
+        // looking every other name up to learn that it is not loopback would send it to DNS,
+        // which an allow list of this machine's services is there to prevent.
+        if self.allowHosts.contains(where: { $0.isNetwork && !$0.isLoopbackOnly }) { return nil }
         return DestinationDenial(rule: "allow-hosts (not listed)", host: host)
     }
 
@@ -100,5 +103,12 @@ extension HostPattern {
     package var isNetwork: Bool {
         if case .network = self.form { return true }
         return false
+    }
+
+    /// An address or block inside the loopback block (`127.0.0.1`, `127.0.0.0/8`, `::1`): it can
+    /// only match this machine.
+    package var isLoopbackOnly: Bool {
+        guard case .network(let network) = self.form, network.address.nonPublicScope == "loopback" else { return false }
+        return network.address.isIPv4 ? network.prefixLength >= 8 : network.prefixLength == 128
     }
 }

@@ -44,6 +44,25 @@ import Testing
         #expect(rules.denial(address: IPAddress("192.0.2.1")!, host: "x") == nil)
     }
 
+    /// Loopback and a few names (what the test suite's daemons allow): any other name is refused
+    /// as it is, never looked up, while loopback literals and the names listed go through.
+    @Test func aLoopbackAllowListRefusesOtherNamesBeforeTheyAreLookedUp() throws {
+        let rules = try policy(allow: ["127.0.0.0/8", "::1", "localhost"])
+        #expect(
+            rules.denial(host: "update.example.com")?.description
+                == "update.example.com is denied by allow-hosts (not listed)")
+        #expect(rules.denial(host: "127.0.0.1") == nil)
+        #expect(rules.denial(host: "::1") == nil)
+        #expect(rules.denial(host: "localhost") == nil)
+        #expect(rules.denial(host: "192.0.2.1")?.rule == "allow-hosts (not listed)")
+        // A block beyond loopback still lets a name through to be judged by its addresses.
+        let wider = try policy(allow: ["127.0.0.0/8", "192.0.2.0/24"])
+        #expect(wider.denial(host: "name.example") == nil)
+        #expect(try !HostPattern("127.0.0.0/7").isLoopbackOnly)
+        #expect(try HostPattern("127.1.2.3").isLoopbackOnly)
+        #expect(try !HostPattern("::/0").isLoopbackOnly)
+    }
+
     @Test func allowHostsAllowsOnlyWhatItLists() throws {
         let rules = try policy(allow: ["*.example.org", "api.example.net"])
         #expect(rules.denial(host: "www.example.org") == nil)

@@ -36,6 +36,59 @@ PROXY_ENV_VARS = (
 
 LISTENING_RE = re.compile(rb"listening on 127\.0\.0\.1:(\d+)")
 
+# Where every daemon a test starts may go: this machine, by its loopback addresses and its names
+# (the machine's own name resolves through /etc/hosts). Any other name (a browser's background
+# request, a typo) is refused by afproxy as it is written, before a lookup could leave the
+# machine (docs/rules.md: a loopback-only allow list resolves no unlisted name). A test adds its
+# own names with --allow-hosts; `allow-hosts` adds up across its flags.
+TEST_DESTINATIONS = ("127.0.0.0/8", "::1", "localhost", socket.gethostname())
+
+# Chromium as every test starts it: as little background traffic of its own as flags allow
+# (updates, sync, metrics, safe browsing, field trials), and a host resolver that answers every
+# name but loopback with "not found", so that no lookup of its own leaves the machine. Flags are
+# not enough: Chromium 14x still reaches for hosts of its own (CHROMIUM_OWN_HOSTS), which a test
+# that sends it through a proxy sends direct (chromium_proxy_arguments), where those attempts
+# end in the browser's own resolver.
+CHROMIUM_QUIET = (
+    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-extensions",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--disable-default-apps", "--disable-domain-reliability", "--disable-client-side-phishing-detection",
+    "--disable-breakpad", "--no-default-browser-check", "--no-first-run", "--no-pings",
+    "--metrics-recording-only", "--safebrowsing-disable-auto-update", "--disable-field-trial-config",
+    "--disable-features=OptimizationHints,MediaRouter,DialMediaRouteProvider,Translate,"
+    "AutofillServerCommunication,CertificateTransparencyComponentUpdater,NetworkTimeServiceQuerying,"
+    "InterestFeedContentSuggestions,SafeBrowsingEnhancedProtection",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
+)
+
+
+# Where Chromium 14x reaches on its own whatever the flags say (measured: accounts.google.com,
+# update.googleapis.com, sb-ssl.google.com, start.duckduckgo.com within seconds of starting).
+# They bypass the proxy, so CHROMIUM_QUIET's resolver rule ends them in the browser.
+CHROMIUM_OWN_HOSTS = ("*.google.com", "*.googleapis.com", "*.gstatic.com", "*.gvt1.com", "*.duckduckgo.com",
+                      "*.chromium.org", "*.googleusercontent.com")
+
+
+def chromium_proxy_arguments(port: int) -> tuple[str, ...]:
+    """Chromium's flags for the proxy on `port`: loopback hosts go through it too (<-loopback>
+    lifts Chromium's implicit bypass), Chromium's own hosts do not."""
+    return (f"--proxy-server=http://127.0.0.1:{port}",
+            "--proxy-bypass-list=" + ";".join(("<-loopback>", *CHROMIUM_OWN_HOSTS)))
+
+
+def local_resolver_wrapper(tmp_path: Path, names: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """A wrapper that runs the daemon in its own mount namespace, where /etc/hosts maps `names`
+    to 127.0.0.1 and /etc/resolv.conf names a resolver on 127.0.0.1 that is not there: every
+    other lookup fails at once, on this machine (the tests of DNS failures). Needs root."""
+    if os.geteuid() != 0:
+        pytest.fail("needs root for a mount namespace (CI runs as root)")
+    hosts = tmp_path / "hosts"
+    hosts.write_text(f"127.0.0.1 localhost {' '.join(names)}\n::1 localhost ip6-localhost\n")
+    resolv = tmp_path / "resolv.conf"
+    resolv.write_text("nameserver 127.0.0.1\noptions timeout:1 attempts:1\n")
+    script = f"mount --bind {hosts} /etc/hosts && mount --bind {resolv} /etc/resolv.conf && exec \"$0\" \"$@\""
+    return ("unshare", "--mount", "sh", "-c", script)
+
 # scripts/sanitize runs the suite against binaries built with a sanitizer and says which one here
 # ("address" or "thread"); empty for a normal build.
 SANITIZER = os.environ.get("AFPROXY_SANITIZER", "")
@@ -248,6 +301,8 @@ def launch_afproxy(binary: str, control_socket: str, args: tuple[str, ...] = (),
     argv = [*wrapper, binary]
     if default_flags:
         argv += ["--listen", "127.0.0.1:0", "--control-socket", control_socket]
+        for host in TEST_DESTINATIONS:
+            argv += ["--allow-hosts", host]
     argv += list(args)
     extra = os.environ.get("AFPROXY_TEST_ARGS")
     if extra:

@@ -7,6 +7,7 @@ import socket
 import pytest
 
 from helpers import (
+    local_resolver_wrapper,
     RawConn, assert_serves, client_descriptors, closed_port, curl, parse_status, raw, request_bytes, wait_for,
 )
 
@@ -89,8 +90,10 @@ def test_upstream_connection_refused(proxy, origin):
     assert_serves(proxy, origin)
 
 
-def test_upstream_dns_failure(proxy, origin):
-    """A host that cannot resolve gets 502 with a non-empty body."""
+def test_upstream_dns_failure(start_proxy, origin, tmp_path):
+    """A host that cannot resolve gets 502 with a non-empty body (the lookup fails on this
+    machine: local_resolver_wrapper)."""
+    proxy = start_proxy("--allow-hosts", "nonexistent.invalid", wrapper=local_resolver_wrapper(tmp_path))
     r = curl(proxy, "--max-time", "60", "-w", "\n%{http_code}", "http://nonexistent.invalid/x", timeout=90)
     assert r.returncode == 0, r.stderr
     body, _, status = r.stdout.rpartition(b"\n")

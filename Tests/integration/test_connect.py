@@ -16,6 +16,7 @@ import time
 import pytest
 
 from helpers import (
+    local_resolver_wrapper,
     EventStream, RawConn, assert_serves, closed_port, curl, curl_sha256, file_sha256, live_task,
     request_bytes, start_curl, wait_for,
 )
@@ -314,9 +315,11 @@ def test_upstream_refused_is_502(start_proxy):
     assert "refused" in rec["error"].lower() and rec["endReason"] == rec["error"], rec
 
 
-def test_upstream_name_that_does_not_resolve_is_502(start_proxy):
-    """A target whose name does not resolve: 502 naming the host, recorded on the task."""
-    proxy = start_proxy("--allow-connect-port", "*")
+def test_upstream_name_that_does_not_resolve_is_502(start_proxy, tmp_path):
+    """A target whose name does not resolve: 502 naming the host, recorded on the task. The
+    lookup fails on this machine (local_resolver_wrapper)."""
+    proxy = start_proxy("--allow-connect-port", "*", "--allow-hosts", "nonexistent.invalid",
+                        wrapper=local_resolver_wrapper(tmp_path))
     target = "nonexistent.invalid:443"
     with RawConn(proxy.port, timeout=60) as c:
         c.send(connect_head(target))

@@ -27,8 +27,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers import (clean_env, ctl, curl, curl_sha256, launch_afproxy, live_task, short_socket_dir,
-                     wait_for)
+from helpers import (CHROMIUM_QUIET, clean_env, ctl, curl, curl_sha256, launch_afproxy, live_task,
+                     short_socket_dir, wait_for)
 from origin import payload_sha256
 
 try:
@@ -219,8 +219,7 @@ def test_the_token_file_goes_with_the_daemon(afproxy_bin, tmp_path):
 def browser():
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--window-size=1600,1000", "--no-proxy-server", "--disable-extensions"):
+    for argument in (*CHROMIUM_QUIET, "--window-size=1600,1000", "--no-proxy-server"):
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)

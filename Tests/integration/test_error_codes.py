@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import threading
 
-from helpers import RawConn, closed_port, curl, live_task, wait_for
+from helpers import RawConn, closed_port, curl, live_task, local_resolver_wrapper, wait_for
 
 
 def status_of(result) -> int:
     return int(result.stdout.rpartition(b"\n")[2])
 
 
-def test_http_failures_have_their_codes(start_proxy, origin):
-    proxy = start_proxy("--upstream-timeout", "1")
+def test_http_failures_have_their_codes(start_proxy, origin, tmp_path):
+    # The lookup of no-such-host.invalid fails on this machine (local_resolver_wrapper).
+    proxy = start_proxy("--upstream-timeout", "1", "--allow-hosts", "no-such-host.invalid",
+                        wrapper=local_resolver_wrapper(tmp_path))
     cases = [
         (f"http://127.0.0.1:{closed_port()}/", 502, "connection-refused"),
         ("http://no-such-host.invalid/", 502, "dns-failure"),
@@ -33,9 +35,10 @@ def test_http_failures_have_their_codes(start_proxy, origin):
     assert (rec["error"], rec["errorCode"]) == (None, None), rec
 
 
-def test_tunnel_failures_have_their_codes(start_proxy):
+def test_tunnel_failures_have_their_codes(start_proxy, tmp_path):
     port = closed_port()
-    proxy = start_proxy("--allow-connect-port", str(port))
+    proxy = start_proxy("--allow-connect-port", str(port), "--allow-hosts", "no-such-host.invalid",
+                        wrapper=local_resolver_wrapper(tmp_path))
     for target, status, code in [
         (f"127.0.0.1:{port}", 502, "connection-refused"),
         ("no-such-host.invalid:443", 502, "dns-failure"),

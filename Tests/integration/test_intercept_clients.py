@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from client_origins import GitOrigin, StaticOrigin, make_bad_cert
-from helpers import ca_path, clean_env, curl, curl_sha256, wait_for
+from helpers import CHROMIUM_QUIET, ca_path, chromium_proxy_arguments, clean_env, curl, curl_sha256, wait_for
 from origin import payload, payload_sha256, start_origin
 
 MiB = 1024 * 1024
@@ -315,10 +315,8 @@ def test_chromium_loads_a_page_with_many_subresources(intercepting, tls_files, t
             assert made.returncode == 0, made.stderr
         options = webdriver.ChromeOptions()
         options.binary_location = CHROMIUM
-        for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                         "--disable-extensions", f"--user-data-dir={tmp_path / 'profile'}",
-                         f"--proxy-server=http://127.0.0.1:{proxy.port}", "--proxy-bypass-list=<-loopback>",
-                         "--disable-background-networking", "--disable-component-update", "--no-first-run"):
+        for argument in (*CHROMIUM_QUIET, f"--user-data-dir={tmp_path / 'profile'}",
+                         *chromium_proxy_arguments(proxy.port)):
             options.add_argument(argument)
         service = Service(executable_path=CHROMEDRIVER, env=clean_env({"HOME": str(home)}))
         driver = webdriver.Chrome(service=service, options=options)

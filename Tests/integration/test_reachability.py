@@ -113,8 +113,9 @@ def start_in_ns(start_proxy, netns, tmp_path):
         (tmp_path / name).mkdir(exist_ok=True)
 
     def start(*args: str) -> AfproxyProcess:
+        # The origin's namespace is a destination of this test's own (beside helpers.TEST_DESTINATIONS).
         return start_proxy("--state-dir", str(tmp_path / "state"), "--download-dir", str(tmp_path / "downloads"),
-                           *args, wrapper=netns.wrapper)
+                           "--allow-hosts", netns.origin_addr, *args, wrapper=netns.wrapper)
     return start
 
 
