@@ -12,6 +12,9 @@ Every response carries `x-conn` (the serving connection's number, from 1) and
                         JSON body naming the connection (at most 20 s)
   /echo                 any method: JSON with the request body's length and SHA-256, the
                         request's header fields (a 100 first when it expects one)
+  /valve/KEY/N[?seed=S] the /bytes answer, its body sent only as far as the test allows with
+                        `open_valve(KEY, bytes)` (none at first): a test that needs a stream still
+                        live when it looks does not race the transfer's end
   /reset/N, /reset-streamed/N, /goaway/N
                         half of N bytes, then RST_STREAM (INTERNAL_ERROR) or GOAWAY and the
                         socket closed (reset-streamed: without content-length)
@@ -63,6 +66,7 @@ class _Outgoing:
     data: bytes
     sent: int = 0
     end: str = "end"  # "end", "trailers", "reset" or "goaway" once `data` is sent
+    valve: str | None = None  # sent only as far as the origin's allowance for this key
     trailers: list[tuple[str, str]] = field(default_factory=list)
 
 
@@ -75,6 +79,7 @@ class H2Origin:
         self.port = self._listener.getsockname()[1]
         self._lock = threading.Lock()
         self._gathered: dict[str, int] = {}
+        self._valves: dict[str, int] = {}
         self._connections = 0
         self._open: set[int] = set()
         self._closed = False
@@ -124,6 +129,15 @@ class H2Origin:
             except OSError:
                 pass
 
+    def open_valve(self, key: str, allowed: int) -> None:
+        """Lets streams of /valve/KEY/N send their body up to `allowed` bytes."""
+        with self._lock:
+            self._valves[key] = allowed
+
+    def _allowance(self, key: str) -> int:
+        with self._lock:
+            return self._valves.get(key, 0)
+
     def _gather(self, key: str) -> None:
         with self._lock:
             self._gathered[key] = self._gathered.get(key, 0) + 1
@@ -156,7 +170,8 @@ class _Connection:
             if self.done:
                 return
             if self.sock.pending() == 0:
-                wait = 0.05 if self.held else 1.0
+                waiting = self.held or any(out.valve is not None for out in self.outgoing.values())
+                wait = 0.05 if waiting else 1.0
                 readable, _, _ = select.select([self.sock], [], [], wait)
                 if not readable:
                     continue
@@ -208,6 +223,8 @@ class _Connection:
         seed = int(query.get("seed", "1"))
         if parts[0] == "bytes" and len(parts) == 2:
             self.respond(stream_id, file_bytes(int(parts[1]), seed), length=True)
+        elif parts[0] == "valve" and len(parts) == 3:
+            self.respond(stream_id, file_bytes(int(parts[2]), seed), length=True, valve=parts[1])
         elif parts[0] == "stream" and len(parts) == 2:
             self.respond(stream_id, file_bytes(int(parts[1]), seed), length=False)
         elif parts[0] in ("reset", "reset-streamed", "goaway") and len(parts) == 2:
@@ -231,14 +248,14 @@ class _Connection:
 
     def respond(self, stream_id: int, body: bytes, length: bool, status: int = 200, end: str = "end",
                 announced: int | None = None, content_type: str = "application/octet-stream",
-                trailers: list[tuple[str, str]] | None = None) -> None:
+                trailers: list[tuple[str, str]] | None = None, valve: str | None = None) -> None:
         headers = [(":status", str(status)), ("content-type", content_type), ("x-conn", str(self.number)),
                    ("x-client-port", str(self.client_port))]
         if length:
             headers.append(("content-length", str(len(body) if announced is None else announced)))
         self.h2.send_headers(stream_id, headers, end_stream=not body and end == "end")
         if body or end != "end":
-            self.outgoing[stream_id] = _Outgoing(body, end=end, trailers=trailers or [])
+            self.outgoing[stream_id] = _Outgoing(body, end=end, trailers=trailers or [], valve=valve)
 
     def release_held(self) -> None:
         now = time.monotonic()
@@ -259,7 +276,8 @@ class _Connection:
                 except h2.exceptions.StreamClosedError:
                     self.outgoing.pop(stream_id, None)
                     break
-                piece = min(window, self.h2.max_outbound_frame_size, PIECE, len(out.data) - out.sent)
+                limit = len(out.data) if out.valve is None else min(len(out.data), self.origin._allowance(out.valve))
+                piece = min(window, self.h2.max_outbound_frame_size, PIECE, limit - out.sent)
                 if piece <= 0:
                     break
                 self.h2.send_data(stream_id, out.data[out.sent:out.sent + piece])

@@ -193,9 +193,13 @@ def test_show_and_har_name_the_upstream_version(proxy, h2_origin, h1_origin):
 def test_a_slow_or_suspended_stream_does_not_stall_the_connection(proxy, h2_origin, tmp_path):
     """A client reading slowly holds its stream back (curl pauses it, the stream's window
     closes), then a person suspends it: other clients' requests on the same upstream connection
-    go on meanwhile, and the slow one completes byte-exact after its resume."""
+    go on meanwhile, and the slow one completes byte-exact after its resume. The origin sends the
+    slow body only as far as the test lets it (a valve): wherever its bytes wait (curl's pause
+    buffer, the task, the client's socket), the stream is still live when the test looks, which
+    it was not once on a busy machine when the whole body arrived at once."""
     ca = ca_path(proxy)
-    slow_url = h2_origin.url(f"/bytes/{20 * MiB}?seed=5")
+    slow_url = h2_origin.url(f"/valve/slow/{20 * MiB}?seed=5")
+    h2_origin.open_valve("slow", 4 * MiB)
     slow = start_curl(proxy, "--cacert", ca, "--limit-rate", "2M", "-o", str(tmp_path / "slow"), slow_url)
     fast = curl_sha256(proxy, "--cacert", ca, h2_origin.url(f"/bytes/{8 * MiB}?seed=6"))
     assert fast.returncode == 0 and fast.sha256 == file_sha256(8 * MiB, 6), fast.stderr
@@ -205,6 +209,7 @@ def test_a_slow_or_suspended_stream_does_not_stall_the_connection(proxy, h2_orig
     during = curl_sha256(proxy, "--cacert", ca, h2_origin.url(f"/bytes/{3 * MiB}?seed=8"))
     assert during.returncode == 0 and during.sha256 == file_sha256(3 * MiB, 8), during.stderr
     assert ctl(proxy, "resume", str(task["id"])).returncode == 0
+    h2_origin.open_valve("slow", 20 * MiB)
     assert slow.wait(timeout=120) == 0, slow.stderr.read()
     assert hashlib.sha256((tmp_path / "slow").read_bytes()).hexdigest() == file_sha256(20 * MiB, 5)
     served = {r.connection for r in h2_origin.requests if "seed=5" in r.path or "seed=6" in r.path
