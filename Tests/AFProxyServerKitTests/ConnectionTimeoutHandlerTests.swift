@@ -9,10 +9,12 @@ import Testing
 @Suite struct ConnectionTimeoutHandlerTests {
     static let answer = "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n"
 
-    private func channel(shedDelay: TimeAmount? = nil) throws -> EmbeddedChannel {
+    private func channel(shedDelay: TimeAmount? = nil, bodyTimeout: TimeAmount? = nil) throws -> EmbeddedChannel {
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(
-            ConnectionTimeoutHandler(idleTimeout: .seconds(10), requestTimeout: .seconds(3), shedDelay: shedDelay) {
+            ConnectionTimeoutHandler(
+                idleTimeout: .seconds(10), requestTimeout: .seconds(3), bodyTimeout: bodyTimeout, shedDelay: shedDelay
+            ) {
                 ByteBuffer(string: Self.answer)
             })
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
@@ -28,6 +30,58 @@ import Testing
             if event is ConnectionTimeoutHandler.IdleForAWhile { self.count += 1 }
             context.fireUserInboundEventTriggered(event)
         }
+    }
+
+    /// Counts the `BodySilent` events that pass.
+    private final class SilenceCounter: ChannelInboundHandler {
+        typealias InboundIn = Any
+        var count = 0
+
+        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+            if event is ConnectionTimeoutHandler.BodySilent { self.count += 1 }
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
+    /// A body awaited is timed from its last byte, not its first: a client that keeps sending is
+    /// never told, one silent for the body timeout is told once (the handler answers), and no
+    /// timer runs while the body is held back (`requestReceived`).
+    @Test func aSilentBodyIsToldOnceAndEveryByteRestartsItsTimer() throws {
+        let channel = try self.channel(bodyTimeout: .seconds(5))
+        let counter = SilenceCounter()
+        try channel.pipeline.syncOperations.addHandler(counter)
+        try channel.writeInbound(ByteBuffer(string: "POST http://h/ HTTP/1.1\r\nContent-Length: 9\r\n\r\n"))
+        channel.pipeline.triggerUserOutboundEvent(ConnectionPhase.requestReceived, promise: nil)
+        channel.pipeline.triggerUserOutboundEvent(ConnectionPhase.bodyAwaited, promise: nil)
+        for _ in 0..<3 {
+            channel.embeddedEventLoop.advanceTime(by: .seconds(4))
+            try channel.writeInbound(ByteBuffer(string: "abc"))
+        }
+        #expect(counter.count == 0)
+        // Held back by the proxy (a suspended task): no timer however long.
+        channel.pipeline.triggerUserOutboundEvent(ConnectionPhase.requestReceived, promise: nil)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(60))
+        #expect(counter.count == 0)
+        channel.pipeline.triggerUserOutboundEvent(ConnectionPhase.bodyAwaited, promise: nil)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(4))
+        #expect(counter.count == 0)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(2))
+        #expect(counter.count == 1)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(20))
+        #expect(counter.count == 1)
+        #expect(channel.isActive)  // the answer is the handler's to write
+        #expect(try channel.readOutbound(as: ByteBuffer.self) == nil)
+    }
+
+    @Test func withoutABodyTimeoutAnAwaitedBodyIsNotTimed() throws {
+        let channel = try self.channel()
+        let counter = SilenceCounter()
+        try channel.pipeline.syncOperations.addHandler(counter)
+        try channel.writeInbound(ByteBuffer(string: "POST http://h/ HTTP/1.1\r\n\r\n"))
+        channel.pipeline.triggerUserOutboundEvent(ConnectionPhase.bodyAwaited, promise: nil)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(600))
+        #expect(counter.count == 0)
+        #expect(channel.isActive)
     }
 
     @Test func anIdleConnectionIsToldOnceAfterTheShedDelayAndStillClosesOnTime() throws {
