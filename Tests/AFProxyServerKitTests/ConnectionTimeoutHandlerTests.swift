@@ -21,24 +21,13 @@ import Testing
         return channel
     }
 
-    /// Counts the `IdleForAWhile` events that pass.
-    private final class IdleCounter: ChannelInboundHandler {
+    /// Counts the inbound events of type `Event` that pass.
+    private final class EventCounter<Event>: ChannelInboundHandler {
         typealias InboundIn = Any
         var count = 0
 
         func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-            if event is ConnectionTimeoutHandler.IdleForAWhile { self.count += 1 }
-            context.fireUserInboundEventTriggered(event)
-        }
-    }
-
-    /// Counts the `BodySilent` events that pass.
-    private final class SilenceCounter: ChannelInboundHandler {
-        typealias InboundIn = Any
-        var count = 0
-
-        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-            if event is ConnectionTimeoutHandler.BodySilent { self.count += 1 }
+            if event is Event { self.count += 1 }
             context.fireUserInboundEventTriggered(event)
         }
     }
@@ -48,7 +37,7 @@ import Testing
     /// timer runs while the body is held back (`requestReceived`).
     @Test func aSilentBodyIsToldOnceAndEveryByteRestartsItsTimer() throws {
         let channel = try self.channel(bodyTimeout: .seconds(5))
-        let counter = SilenceCounter()
+        let counter = EventCounter<ConnectionTimeoutHandler.BodySilent>()
         try channel.pipeline.syncOperations.addHandler(counter)
         try channel.writeInbound(ByteBuffer(string: "POST http://h/ HTTP/1.1\r\nContent-Length: 9\r\n\r\n"))
         channel.pipeline.triggerUserOutboundEvent(ConnectionPhase.requestReceived, promise: nil)
@@ -75,7 +64,7 @@ import Testing
 
     @Test func withoutABodyTimeoutAnAwaitedBodyIsNotTimed() throws {
         let channel = try self.channel()
-        let counter = SilenceCounter()
+        let counter = EventCounter<ConnectionTimeoutHandler.BodySilent>()
         try channel.pipeline.syncOperations.addHandler(counter)
         try channel.writeInbound(ByteBuffer(string: "POST http://h/ HTTP/1.1\r\n\r\n"))
         channel.pipeline.triggerUserOutboundEvent(ConnectionPhase.bodyAwaited, promise: nil)
@@ -86,7 +75,7 @@ import Testing
 
     @Test func anIdleConnectionIsToldOnceAfterTheShedDelayAndStillClosesOnTime() throws {
         let channel = try self.channel(shedDelay: .milliseconds(250))
-        let counter = IdleCounter()
+        let counter = EventCounter<ConnectionTimeoutHandler.IdleForAWhile>()
         try channel.pipeline.syncOperations.addHandler(counter)
         channel.embeddedEventLoop.advanceTime(by: .milliseconds(200))
         #expect(counter.count == 0)
@@ -109,7 +98,7 @@ import Testing
 
     @Test func withoutAShedDelayAnIdleConnectionIsNeverTold() throws {
         let channel = try self.channel()
-        let counter = IdleCounter()
+        let counter = EventCounter<ConnectionTimeoutHandler.IdleForAWhile>()
         try channel.pipeline.syncOperations.addHandler(counter)
         channel.embeddedEventLoop.advanceTime(by: .seconds(9))
         #expect(counter.count == 0)

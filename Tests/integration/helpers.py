@@ -76,6 +76,28 @@ def chromium_proxy_arguments(port: int) -> tuple[str, ...]:
             "--proxy-bypass-list=" + ";".join(("<-loopback>", *CHROMIUM_OWN_HOSTS)))
 
 
+def start_chromium(proxy_port: int, profile: Path, home: Path):
+    """A headless Chromium (selenium) through the proxy on `proxy_port`, as every test starts it,
+    with its profile in `profile` and HOME at `home` (where an NSS database it trusts may be);
+    the caller quits it. Fails the test where chromium, its driver or selenium are missing."""
+    import shutil
+    chromium = shutil.which("chromium")
+    driver_path = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+    if chromium is None or not os.path.exists(driver_path):
+        pytest.fail("needs chromium and chromium-driver (apt) and selenium (pip): scripts/install-deps")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for argument in (*CHROMIUM_QUIET, f"--user-data-dir={profile}", *chromium_proxy_arguments(proxy_port)):
+        options.add_argument(argument)
+    service = Service(executable_path=driver_path, env=clean_env({"HOME": str(home)}))
+    driver = webdriver.Chrome(service=service, options=options)
+    driver.set_page_load_timeout(60)
+    return driver
+
+
 def local_resolver_wrapper(tmp_path: Path, names: tuple[str, ...] = ()) -> tuple[str, ...]:
     """A wrapper that runs the daemon in its own mount namespace, where /etc/hosts maps `names`
     to 127.0.0.1 and /etc/resolv.conf names a resolver on 127.0.0.1 that is not there: every

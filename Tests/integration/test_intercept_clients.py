@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from client_origins import GitOrigin, StaticOrigin, make_bad_cert
-from helpers import CHROMIUM_QUIET, ca_path, chromium_proxy_arguments, clean_env, curl, curl_sha256, wait_for
+from helpers import ca_path, clean_env, curl, curl_sha256, start_chromium, wait_for
 from origin import payload, payload_sha256, start_origin
 
 MiB = 1024 * 1024
@@ -274,8 +274,6 @@ def test_git_clones_and_pushes_over_https(intercepting, tls_files, tmp_path):
 # headless Chromium, the CA in an NSS database
 
 
-CHROMIUM = shutil.which("chromium")
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 SCRIPTS = 20
 
 
@@ -298,10 +296,8 @@ def browser_page() -> dict[str, tuple[bytes, str]]:
 
 
 def test_chromium_loads_a_page_with_many_subresources(intercepting, tls_files, tmp_path):
-    if CHROMIUM is None or not os.path.exists(CHROMEDRIVER) or shutil.which("certutil") is None:
-        pytest.fail("needs chromium, chromium-driver and certutil (libnss3-tools): scripts/install-deps")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
+    if shutil.which("certutil") is None:
+        pytest.fail("needs certutil (libnss3-tools): scripts/install-deps")
 
     files = browser_page()
     origin = static_origin(tls_files, files)
@@ -313,15 +309,8 @@ def test_chromium_loads_a_page_with_many_subresources(intercepting, tls_files, t
         for args in (["-N", "--empty-password"], ["-A", "-t", "C,,", "-n", "afproxy", "-i", ca_path(proxy)]):
             made = subprocess.run(["certutil", "-d", f"sql:{nssdb}", *args], capture_output=True, timeout=60)
             assert made.returncode == 0, made.stderr
-        options = webdriver.ChromeOptions()
-        options.binary_location = CHROMIUM
-        for argument in (*CHROMIUM_QUIET, f"--user-data-dir={tmp_path / 'profile'}",
-                         *chromium_proxy_arguments(proxy.port)):
-            options.add_argument(argument)
-        service = Service(executable_path=CHROMEDRIVER, env=clean_env({"HOME": str(home)}))
-        driver = webdriver.Chrome(service=service, options=options)
+        driver = start_chromium(proxy.port, tmp_path / "profile", home)
         try:
-            driver.set_page_load_timeout(60)
             driver.get(origin.url("/page.html"))
             wait_for(lambda: driver.title == f"loaded {SCRIPTS}", timeout=60,
                      message=lambda: f"the page's title; it is {driver.title!r}")

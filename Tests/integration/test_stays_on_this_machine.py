@@ -1,22 +1,15 @@
 """No test sends anything off this machine, a DNS query included (issue 34): every daemon a test
 starts may reach only this machine and the names its test adds (helpers.TEST_DESTINATIONS), so a
 name nobody expected is refused as it is written, before any lookup; and Chromium, as every test
-starts it (helpers.CHROMIUM_QUIET, chromium_proxy_arguments), asks the proxy for nothing but the
+starts it (helpers.start_chromium), asks the proxy for nothing but the
 test's hosts, and its own resolver answers every other name "not found" without a query."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import time
 from urllib.parse import urlsplit
 
-import pytest
-
-from helpers import CHROMIUM_QUIET, TEST_DESTINATIONS, chromium_proxy_arguments, clean_env, curl, wait_for
-
-CHROMIUM = shutil.which("chromium")
-CHROMEDRIVER = "/usr/bin/chromedriver"
+from helpers import TEST_DESTINATIONS, curl, start_chromium, wait_for
 
 # How long Chromium idles through the proxy: its background work (component updates, variations,
 # safe browsing lists) starts within seconds of a new profile's first page.
@@ -38,21 +31,9 @@ def test_a_name_nobody_expected_is_refused_before_any_lookup(proxy):
 
 
 def test_chromium_idle_through_the_proxy_asks_for_nothing_beyond_the_tests_hosts(proxy, origin, tmp_path):
-    if CHROMIUM is None or not os.path.exists(CHROMEDRIVER):
-        pytest.fail("needs chromium and chromium-driver (apt) and selenium (pip): scripts/install-deps")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for argument in (*CHROMIUM_QUIET, f"--user-data-dir={tmp_path / 'profile'}",
-                     *chromium_proxy_arguments(proxy.port)):
-        options.add_argument(argument)
-    service = Service(executable_path=CHROMEDRIVER, env=clean_env({"HOME": str(tmp_path)}))
-    driver = webdriver.Chrome(service=service, options=options)
+    driver = start_chromium(proxy.port, tmp_path / "profile", tmp_path)
     page = origin.url("/echo")
     try:
-        driver.set_page_load_timeout(60)
         driver.get(page)
         # The page went through the proxy: the browser does use it.
         wait_for(lambda: any(t["url"] == page for t in proxy.tasks(all=True)), 30,
