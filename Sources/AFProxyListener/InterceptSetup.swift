@@ -32,10 +32,18 @@ struct InterceptSetup {
         }
         try channel.syncOptions?.setOption(.allowRemoteHalfClosure, value: false)
         let interception = self.interception
+        let records = TLSRecordWatch()
+        try pipeline.addHandler(records)
         try pipeline.addHandler(tls)
         try pipeline.addHandler(
-            ClientHandshakeWatch(task: task, timeout: TimeAmount(self.configuration.headerTimeout)) { reason in
-                interception.clientRefused(host: request.host, reason: reason)
+            ClientHandshakeWatch(
+                task: task, host: request.host, records: records,
+                timeout: TimeAmount(self.configuration.headerTimeout)
+            ) { passthrough in
+                switch passthrough {
+                case .now(let reason): interception.clientRefused(host: request.host, reason: reason)
+                case .onRepeat(let reason): interception.clientLikelyRejected(host: request.host, reason: reason)
+                }
             })
         try pipeline.addHandler(ProxyListener.timeoutHandler(self.configuration))
         var validator = RequestValidator(

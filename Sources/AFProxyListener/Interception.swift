@@ -39,4 +39,11 @@ package struct Interception: Sendable {
     func clientRefused(host: String, reason: String) -> Bool {
         self.rules.change { $0.clientRefused(host: host, reason: reason, now: Date()) } != nil
     }
+
+    /// The client went away right after the certificate minted for `host` without a word: on a
+    /// repeat soon after, the host is passed through as on a refusal. Answers whether it is.
+    @discardableResult
+    func clientLikelyRejected(host: String, reason: String) -> Bool {
+        self.rules.change { $0.clientLikelyRejected(host: host, reason: reason, now: Date()) } != nil
+    }
 }

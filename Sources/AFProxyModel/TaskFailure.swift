@@ -33,6 +33,7 @@ package struct TaskFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case upstreamProxyUnreachable = "upstream-proxy-unreachable"
         case upstreamProxyAuth = "upstream-proxy-auth"
         case upstreamProxyRefused = "upstream-proxy-refused"
+        case clientRejectedCertificate = "client-rejected-certificate"
     }
 
     private let reason: Code
@@ -71,7 +72,7 @@ package struct TaskFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case .clientTimeout: 408
         case .badRequest: 400
         case .internalError, .fileError, .stalled: 500
-        case .clientTLSFailed: 400
+        case .clientTLSFailed, .clientRejectedCertificate: 400
         case .diskFull: 507
         }
     }
@@ -148,6 +149,12 @@ package struct TaskFailure: Error, Sendable, Hashable, CustomStringConvertible {
     /// afproxy: it refused the minted certificate (the alert it sent is in the message), spoke
     /// something else than TLS, or stalled.
     package static func clientTLSFailed(_ message: String) -> TaskFailure { .init(.clientTLSFailed, message) }
+    /// The client of an intercepted connection went away right after afproxy's certificate
+    /// without a word: no alert, no request. What a client that pins its server's key or does
+    /// not trust the local CA but sends no alert does; a repeat passes the host through.
+    package static func clientRejectedCertificate(_ message: String) -> TaskFailure {
+        .init(.clientRejectedCertificate, message)
+    }
 
     // MARK: causes of the parent proxy (`upstream-proxy`)
 

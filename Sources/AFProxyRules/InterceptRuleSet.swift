@@ -19,6 +19,15 @@ package struct InterceptRuleSet: Sendable, Equatable {
     /// Hosts passed through until a time, with why, kept in `intercept.json` too: a pinned app
     /// that refused the certificate must keep working after a restart.
     package private(set) var passthrough: [InterceptPassthrough]
+    /// Hosts whose client went away right after the certificate without a word, and when it
+    /// first did: one such close may be a client that changed its mind, a second one within
+    /// `silentRejectionWindow` counts as a refusal. Not kept across restarts (not in `saved`).
+    private var silentRejections: [String: Date] = [:]
+
+    /// How soon a second silent close after the certificate passes a host through.
+    package static let silentRejectionWindow: Duration = .seconds(600)
+    /// Hosts remembered at most: any client may name as many as it likes.
+    static let silentRejectionCapacity = 1000
 
     package init(
         configured: [HostPattern] = [], excluded: [HostPattern] = [], passthroughTime: Duration? = .seconds(3600),
@@ -77,6 +86,27 @@ package struct InterceptRuleSet: Sendable, Equatable {
         self.passthrough.removeAll { $0.host == name || $0.until <= now }
         self.passthrough.append(entry)
         return entry
+    }
+
+    /// The client of a CONNECT to `host` went away right after the certificate without an alert
+    /// or a request: the host is passed through (as by `clientRefused`) when that already
+    /// happened within `silentRejectionWindow`. Answers the entry made, if any.
+    package mutating func clientLikelyRejected(host: String, reason: String, now: Date) -> InterceptPassthrough? {
+        guard self.passthroughTime != nil else { return nil }
+        let name = host.lowercased()
+        let window = Double(Self.silentRejectionWindow.components.seconds)
+        self.silentRejections = self.silentRejections.filter { now.timeIntervalSince($0.value) < window }
+        if self.silentRejections.removeValue(forKey: name) != nil {
+            let seconds = Self.silentRejectionWindow.components.seconds
+            return self.clientRefused(host: name, reason: "\(reason), twice within \(seconds) s", now: now)
+        }
+        if self.silentRejections.count >= Self.silentRejectionCapacity,
+            let oldest = self.silentRejections.min(by: { $0.value < $1.value })?.key
+        {
+            self.silentRejections[oldest] = nil
+        }
+        self.silentRejections[name] = now
+        return nil
     }
 
     /// The pass-throughs still in force at `now`.

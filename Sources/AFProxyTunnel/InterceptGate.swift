@@ -70,9 +70,11 @@ final class InterceptGate: ChannelDuplexHandler, RemovableChannelHandler {
         context.close(promise: nil)
     }
 
+    /// The handlers behind see the close first: the handshake watch may still record why the
+    /// client went away (a close right after afproxy's certificate), and the task ends with that.
     func channelInactive(context: ChannelHandlerContext) {
-        self.finish()
         context.fireChannelInactive()
+        self.finish()
     }
 
     private func finish() {

@@ -45,33 +45,4 @@ import Testing
         #expect(self.status("/a b") == 400)
         #expect(self.status("/\u{7f}") == 400)
     }
-
-    @Test func theHandshakeVerdictNamesTheAlert() {
-        let refused = ClientHandshakeWatch.verdict(
-            afterCertificate: true,
-            TestError(
-                "handshakeFailed(sslError([Error: 268436502 error:10000416:SSL routines:OPENSSL_internal:TLSV1_ALERT_UNKNOWN_CA]))"
-            ))
-        #expect(refused.certificateAlert != nil)
-        #expect(refused.message.contains("unknown_ca"))
-        let plain = ClientHandshakeWatch.verdict(
-            afterCertificate: false, TestError("error:100000a2:SSL routines:OPENSSL_internal:HTTP_REQUEST"))
-        #expect(plain.certificateAlert == nil)
-        #expect(plain.message.contains("plain HTTP"))
-        let garbage = ClientHandshakeWatch.verdict(
-            afterCertificate: false, TestError("error:1000009c:SSL routines:OPENSSL_internal:WRONG_VERSION_NUMBER"))
-        #expect(garbage.certificateAlert == nil)
-        #expect(garbage.message.contains("not a TLS handshake"))
-        let other = ClientHandshakeWatch.verdict(afterCertificate: true, TestError("x:TLSV1_ALERT_PROTOCOL_VERSION"))
-        #expect(other.certificateAlert == nil)
-        // TLS 1.3: the refusing client's alert arrives unencrypted, after afproxy's certificate.
-        let hidden = TestError("error:10000082:SSL routines:OPENSSL_internal:BAD_PACKET_LENGTH")
-        #expect(ClientHandshakeWatch.verdict(afterCertificate: true, hidden).certificateAlert != nil)
-        #expect(ClientHandshakeWatch.verdict(afterCertificate: false, hidden).certificateAlert == nil)
-    }
-
-    struct TestError: Error, CustomStringConvertible {
-        var description: String
-        init(_ description: String) { self.description = description }
-    }
 }

@@ -32,6 +32,7 @@ struct TaskFailureTests {
             (.upstreamProxyUnreachable("x"), 502, "upstream-proxy-unreachable", false),
             (.upstreamProxyAuth("x"), 502, "upstream-proxy-auth", false),
             (.upstreamProxyRefused("x"), 502, "upstream-proxy-refused", false),
+            (.clientRejectedCertificate("x"), 400, "client-rejected-certificate", false),
         ]
         for (failure, status, code, cancel) in cases {
             #expect((failure.httpStatus, failure.code, failure.isCancellation) == (status, code, cancel))

@@ -81,4 +81,24 @@ import Testing
         #expect(rules.intercepts(host: "b.test", now: Self.now))
         #expect(rules.passthroughTime == nil)
     }
+
+    @Test func aSilentCloseAfterTheCertificatePassesTheHostThroughOnlyOnARepeatSoonAfter() {
+        var rules = InterceptRuleSet(configured: Self.patterns("*.test"))
+        #expect(rules.clientLikelyRejected(host: "pinned.test", reason: "closed", now: Self.now) == nil)
+        #expect(rules.intercepts(host: "pinned.test", now: Self.now))
+        // Another host's close does not count for this one.
+        #expect(rules.clientLikelyRejected(host: "other.test", reason: "closed", now: Self.now) == nil)
+        let entry = rules.clientLikelyRejected(
+            host: "Pinned.test", reason: "closed", now: Self.now.addingTimeInterval(60))
+        #expect(entry?.host == "pinned.test")
+        #expect(entry?.reason == "closed, twice within 600 s")
+        #expect(!rules.intercepts(host: "pinned.test", now: Self.now.addingTimeInterval(61)))
+        // Past the window the first close is forgotten; the strikes are not saved.
+        let late = Self.now.addingTimeInterval(60 + 601)
+        #expect(rules.clientLikelyRejected(host: "other.test", reason: "closed", now: late) == nil)
+        #expect(rules.saved.passthrough.map(\.host) == ["pinned.test"])
+        rules.passthroughTime = nil
+        #expect(rules.clientLikelyRejected(host: "off.test", reason: "x", now: Self.now) == nil)
+        #expect(rules.clientLikelyRejected(host: "off.test", reason: "x", now: Self.now) == nil)
+    }
 }

@@ -1,0 +1,215 @@
+"""Interception's edge cases, tried with hostile and old clients: bytes that are not TLS never
+switch interception off for a host; a client's alert sent in the clear is named; a client that
+completes the handshake (or takes afproxy's flight) and goes away without a word is a likely
+rejection, passed through on a repeat; the client's Finished is acknowledged at once; a client
+that offers only RSA gets an RSA certificate. Every client runs on 127.0.0.1 against origin.py
+over TLS (the tls_origin fixture)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import ssl
+import subprocess
+
+import pytest
+
+from helpers import RawConn, ca_path, ctl, curl, wait_for
+from origin import payload_sha256
+
+# ----------------------------------------------------------------------------------------------
+# fixtures and helpers
+
+
+@pytest.fixture
+def intercepting(start_proxy, tls_origin, tls_files):
+    """Factory: a daemon that intercepts 127.0.0.1, trusts the test CA for the origin and allows
+    CONNECT to its port; extra flags go on top."""
+
+    def start(*extra: str):
+        return start_proxy("--intercept-hosts", "127.0.0.1", "--allow-connect-port", str(tls_origin.port),
+                           "--tls-ca-file", tls_files.ca_cert, *extra)
+
+    return start
+
+
+def connect(proxy, tls_origin) -> socket.socket:
+    """A socket through the proxy's CONNECT to the origin, the 200 read."""
+    target = f"127.0.0.1:{tls_origin.port}"
+    sock = socket.create_connection(("127.0.0.1", proxy.port), timeout=10)
+    sock.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
+    answer = b""
+    while b"\r\n\r\n" not in answer:
+        chunk = sock.recv(1)
+        assert chunk, f"the proxy closed before answering the CONNECT: {answer!r}"
+        answer += chunk
+    assert answer.startswith(b"HTTP/1.1 200"), answer
+    return sock
+
+
+def streams(proxy) -> list[dict]:
+    return [t for t in proxy.tasks(all=True) if t["kind"] == "stream"]
+
+
+def ended_streams(proxy, count: int) -> list[dict]:
+    """The stream tasks, once `count` of them have completed."""
+    def done():
+        ended = [t for t in streams(proxy) if t["state"] == "completed"]
+        return ended if len(ended) >= count else None
+    return wait_for(done, timeout=20, message=lambda: f"{count} completed stream tasks: {streams(proxy)}")
+
+
+def passthrough(proxy) -> list[dict]:
+    status, body = proxy.api("GET", "/v1/intercept")
+    assert status == 200, body
+    return body["passthrough"]
+
+
+def still_intercepted(proxy, tls_origin) -> None:
+    """A client that trusts afproxy's CA still gets its request made a task of its own."""
+    result = curl(proxy, "--cacert", ca_path(proxy), tls_origin.url("/bytes/100"))
+    assert result.returncode == 0, result.stderr
+    wait_for(lambda: [t for t in proxy.tasks(all=True) if t["url"] == tls_origin.url("/bytes/100")] or None)
+
+
+def handshake_and_close(proxy, tls_origin, ca: str) -> None:
+    """A client that trusts afproxy's CA, completes the handshake and closes without a request:
+    what a client pinning its server's key does."""
+    sock = connect(proxy, tls_origin)
+    context = ssl.create_default_context(cafile=ca)
+    context.check_hostname = False
+    with context.wrap_socket(sock) as tls:
+        assert tls.version() is not None
+
+
+def flight_and_close(proxy, tls_origin) -> None:
+    """A client that sends its ClientHello, reads afproxy's whole first flight and closes without
+    a word (no alert): a TLS 1.3 client that sees a certificate it does not want."""
+    sock = connect(proxy, tls_origin)
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    context.minimum_version = ssl.TLSVersion.TLSv1_3
+    tls = context.wrap_bio(incoming, outgoing)
+    with pytest.raises(ssl.SSLWantReadError):
+        tls.do_handshake()
+    sock.sendall(outgoing.read())
+    received = b""
+    # ServerHello, ChangeCipherSpec, then the encrypted flight: read until an application-data
+    # record (type 23) is whole.
+    while True:
+        chunk = sock.recv(65536)
+        assert chunk, "afproxy closed before its flight"
+        received += chunk
+        if has_application_data_record(received):
+            break
+    sock.close()
+
+
+def has_application_data_record(data: bytes) -> bool:
+    offset = 0
+    while offset + 5 <= len(data):
+        length = int.from_bytes(data[offset + 3:offset + 5], "big")
+        if data[offset] == 23 and offset + 5 + length <= len(data):
+            return True
+        offset += 5 + length
+    return False
+
+
+# ----------------------------------------------------------------------------------------------
+# 1. bytes that are not TLS
+
+
+@pytest.mark.parametrize("sent", [os.urandom(512), b"SSH-2.0-OpenSSH_9.2\r\n"], ids=["random-512", "ssh-banner"])
+def test_bytes_that_are_not_tls_never_pass_the_host_through(intercepting, tls_origin, sent):
+    """Whatever a local program sends after its CONNECT, if it is not a ClientHello afproxy answered
+    with its certificate, interception of the host stays on for every client."""
+    proxy = intercepting()
+    ca_path(proxy)
+    for _ in range(3):
+        with RawConn(proxy.port) as conn:
+            target = f"127.0.0.1:{tls_origin.port}"
+            conn.send(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
+            assert conn.read_response(head=True).status == 200
+            conn.send(sent)
+            assert conn.wait_closed()
+    for stream in ended_streams(proxy, 3):
+        assert stream["errorCode"] == "client-tls-failed", stream
+        assert "not a TLS handshake" in stream["error"], stream["error"]
+        assert "passed through" not in stream["error"], stream["error"]
+    assert passthrough(proxy) == []
+    assert "passthrough  127.0.0.1" not in ctl(proxy, "intercept", "--list").stdout
+    still_intercepted(proxy, tls_origin)
+
+
+# ----------------------------------------------------------------------------------------------
+# 3. the alert a client sent, named
+
+
+@pytest.mark.parametrize("client", ["python-tls13", "curl-tls12"])
+def test_an_unknown_ca_alert_is_named_and_is_the_pass_throughs_reason(intercepting, tls_origin, tls_files, client):
+    """A client that trusts only the origin's CA refuses afproxy's leaf with unknown_ca: in TLS 1.3
+    Python (OpenSSL) sends it in the clear where BoringSSL expects an encrypted record; in TLS 1.2
+    BoringSSL reads it itself. Either way the stream task names the alert, and `intercept --list`
+    gives it as the pass-through's reason."""
+    proxy = intercepting()
+    ca_path(proxy)
+    if client == "python-tls13":
+        sock = connect(proxy, tls_origin)
+        context = ssl.create_default_context(cafile=tls_files.ca_cert)
+        context.minimum_version = ssl.TLSVersion.TLSv1_3
+        with pytest.raises(ssl.SSLCertVerificationError):
+            context.wrap_socket(sock, server_hostname="127.0.0.1")
+        sock.close()
+    else:
+        refused = curl(proxy, "--tls-max", "1.2", "--cacert", tls_files.ca_cert, tls_origin.url("/bytes/10"))
+        assert refused.returncode == 60, refused.stderr
+    stream = ended_streams(proxy, 1)[0]
+    assert stream["errorCode"] == "client-tls-failed"
+    assert "TLS alert unknown_ca" in stream["error"], stream["error"]
+    assert "BAD_PACKET_LENGTH" not in stream["error"]
+    listing = ctl(proxy, "intercept", "--list").stdout
+    assert "passthrough  127.0.0.1" in listing, listing
+    assert "the client sent TLS alert unknown_ca after afproxy's certificate" in listing, listing
+
+
+# ----------------------------------------------------------------------------------------------
+# 4. a client that goes away without a word
+
+
+def test_a_client_that_closes_after_the_certificate_twice_is_passed_through(intercepting, tls_origin):
+    """A client that takes afproxy's flight and closes without an alert, then one that completes
+    the handshake and closes without a request (a pinned key): each stream task ends with
+    client-rejected-certificate naming the host; the first leaves the host intercepted, the
+    second passes it through, with the reason listed."""
+    proxy = intercepting()
+    ca = ca_path(proxy)
+    flight_and_close(proxy, tls_origin)
+    first = ended_streams(proxy, 1)[0]
+    assert first["errorCode"] == "client-rejected-certificate", first
+    assert "127.0.0.1" in first["error"] and "may not trust" in first["error"], first["error"]
+    assert passthrough(proxy) == []
+
+    handshake_and_close(proxy, tls_origin, ca)
+    second = [t for t in ended_streams(proxy, 2) if t["id"] != first["id"]][0]
+    assert second["errorCode"] == "client-rejected-certificate", second
+    assert "completed the TLS handshake for 127.0.0.1" in second["error"], second["error"]
+    assert "passed through" in second["error"], second["error"]
+    entries = passthrough(proxy)
+    assert [e["host"] for e in entries] == ["127.0.0.1"], entries
+    assert "without an alert or a request, twice within 600 s" in entries[0]["reason"], entries
+    assert "twice within 600 s" in ctl(proxy, "intercept", "--list").stdout
+
+
+def test_clients_that_send_a_request_are_never_counted_as_rejections(intercepting, tls_origin):
+    """Normal clients complete the handshake, send a request and close, over and over: no
+    rejection, no pass-through."""
+    proxy = intercepting()
+    ca = ca_path(proxy)
+    for n in range(3):
+        result = curl(proxy, "--cacert", ca, tls_origin.url(f"/bytes/{n + 1}"))
+        assert result.returncode == 0, result.stderr
+    for stream in ended_streams(proxy, 3):
+        assert stream["errorCode"] is None, stream
+    assert passthrough(proxy) == []
