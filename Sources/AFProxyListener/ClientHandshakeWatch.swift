@@ -64,6 +64,7 @@ final class ClientHandshakeWatch: ChannelDuplexHandler, RemovableChannelHandler 
             let elapsed = NIODeadline.now() - self.started
             self.task.clientHandshakeCompleted(milliseconds: Double(elapsed.nanoseconds) / 1_000_000)
             context.pipeline.syncOperations.removeHandler(self.records, promise: nil)
+            QuickAck.now(on: context.channel)
         } else if case .some(.shutdownCompleted) = event as? TLSUserEvent {
             self.clientEnded = true
         } else if case .some(.inputClosed) = event as? ChannelEvent {

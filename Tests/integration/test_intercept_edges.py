@@ -11,6 +11,7 @@ import os
 import socket
 import ssl
 import subprocess
+import sys
 
 import pytest
 
@@ -213,3 +214,71 @@ def test_clients_that_send_a_request_are_never_counted_as_rejections(interceptin
     for stream in ended_streams(proxy, 3):
         assert stream["errorCode"] is None, stream
     assert passthrough(proxy) == []
+
+
+# ----------------------------------------------------------------------------------------------
+# 2. the client's Finished acknowledged at once
+
+# A client in the daemon's network namespace: COUNT intercepted TLS 1.3 handshakes with Nagle's
+# algorithm on (Python's default, as requests and pip leave it), each waiting until its Finished
+# is acknowledged (tcpi_unacked 0, polled), then closing without a request. Prints the
+# namespace's TcpExt DelayedACKs before and after: ACKs the kernel sent on its delayed-ACK timer
+# rather than at once.
+DELAYED_ACK_CLIENT = r"""
+import socket, ssl, struct, sys, time
+port, ca, count = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+
+def delayed_acks():
+    lines = open("/proc/net/netstat").read().splitlines()
+    for names, values in zip(lines[::2], lines[1::2]):
+        if names.startswith("TcpExt:"):
+            return int(dict(zip(names.split()[1:], values.split()[1:]))["DelayedACKs"])
+
+def unacked(sock):
+    return struct.unpack_from("I", sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104), 24)[0]
+
+context = ssl.create_default_context(cafile=ca)
+context.minimum_version = ssl.TLSVersion.TLSv1_3
+before = delayed_acks()
+for _ in range(count):
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    sock.sendall(b"CONNECT 127.0.0.1:443 HTTP/1.1\r\nHost: 127.0.0.1:443\r\n\r\n")
+    answer = b""
+    while not answer.endswith(b"\r\n\r\n"):
+        answer += sock.recv(1)
+    assert answer.startswith(b"HTTP/1.1 200"), answer
+    tls = context.wrap_socket(sock, server_hostname="127.0.0.1")
+    deadline = time.monotonic() + 10
+    while unacked(tls) and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert unacked(tls) == 0
+    tls.close()
+print(before, delayed_acks())
+"""
+
+
+def test_the_clients_finished_is_acknowledged_at_once(start_proxy, tmp_path):
+    """afproxy writes nothing after a TLS 1.3 client's Finished (BoringSSL holds its session
+    tickets back until the first write), so without more the kernel delays its ACK and a client
+    with Nagle on holds its request back until the timer fires: a delayed-ACK wait on every new
+    intercepted connection. afproxy asks for the ACK at once (TCP_QUICKACK) when the handshake
+    completes. Run in a network namespace of its own, so that the kernel's count of delayed ACKs
+    is this daemon's and this client's alone."""
+    probe = subprocess.run(["unshare", "-rn", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip(f"no network namespace for an unprivileged user here: {probe.stderr!r}")
+    wrapper = ("unshare", "-rn", "sh", "-c", 'ip link set lo up && exec "$0" "$@"')
+    # Handshakes closed without a request count as rejections: keep the host intercepted anyway.
+    proxy = start_proxy("--intercept-hosts", "127.0.0.1", "--intercept-auto-passthrough", "no", wrapper=wrapper)
+    ca = ca_path(proxy)
+    count = 20
+    result = subprocess.run(
+        ["nsenter", "--preserve-credentials", "-U", "-n", "-t", str(proxy.pid), sys.executable, "-c",
+         DELAYED_ACK_CLIENT, str(proxy.port), ca, str(count)],
+        capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    before, after = map(int, result.stdout.split())
+    # Without it, each handshake costs one delayed ACK; a stray one may still happen.
+    assert after - before < count // 4, (before, after)
+    streams_ = ended_streams(proxy, count)
+    assert all(s["metrics"]["tlsMs"] is not None for s in streams_)
