@@ -4,6 +4,7 @@ import AFProxyTLS
 import AFProxyTunnel
 import Logging
 import NIOCore
+import NIOPosix
 import NIOSSL
 
 #if canImport(Glibc)
@@ -51,8 +52,15 @@ extension Daemon {
 extension InterceptAuthority: InterceptCertificates {
     package var isReady: Bool { self.tls != nil }
 
-    package func makeServerHandler(connectHost: String) -> (any ChannelHandler)? {
-        try? self.tls?.makeServerHandler(connectHost: connectHost)
+    package func makeServerHandler(connectHost: String, rsa: Bool) -> (any ChannelHandler)? {
+        try? self.tls?.makeServerHandler(connectHost: connectHost, kind: rsa ? .rsa : .ecdsa)
+    }
+
+    /// The RSA key is generated on NIO's thread pool, never on an event loop.
+    package func prepareRSA(on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
+        guard let tls = self.tls else { return eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel) }
+        if tls.isReady(for: .rsa) { return eventLoop.makeSucceededVoidFuture() }
+        return NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) { try tls.prepare(.rsa) }
     }
 }
 

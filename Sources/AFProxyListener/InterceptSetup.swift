@@ -5,7 +5,8 @@ import NIOCore
 import NIOHTTP1
 
 /// What a client connection needs to turn an intercepted CONNECT into a connection of its own:
-/// once the 200 is written, the TLS server side with a minted certificate, the handshake watch,
+/// once the 200 is written, the TLS server side with a minted certificate (put in place when
+/// the client's hello is read: `ClientHelloGate`), the handshake watch,
 /// the header and idle timers (now on the decrypted bytes, so that a 408 reaches the client
 /// inside its TLS) and the HTTP handlers, whose requests go to `https://host:port` as tasks
 /// with the CONNECT's stream task as their parent.
@@ -21,7 +22,7 @@ struct InterceptSetup {
     /// leaving next). Throws when the CA cannot mint now; the caller closes the connection.
     func install(on channel: any Channel, task: StreamTask) throws {
         let request = task.request
-        guard let tls = self.interception.certificates.makeServerHandler(connectHost: request.host) else {
+        guard self.interception.certificates.isReady else {
             task.clientHandshakeFailed(.clientTLSFailed("the local CA cannot issue certificates now"))
             throw ChannelError.ioOnClosedChannel
         }
@@ -34,7 +35,11 @@ struct InterceptSetup {
         let interception = self.interception
         let records = TLSRecordWatch()
         try pipeline.addHandler(records)
-        try pipeline.addHandler(tls)
+        // The TLS handler goes behind the gate once the client's hello says which key it takes.
+        try pipeline.addHandler(
+            ClientHelloGate(
+                records: records, certificates: self.interception.certificates, connectHost: request.host,
+                task: task))
         try pipeline.addHandler(
             ClientHandshakeWatch(
                 task: task, host: request.host, records: records,

@@ -13,8 +13,13 @@ package protocol InterceptCertificates: Sendable {
     /// Whether the CA is ready to mint: asked before a CONNECT is answered.
     var isReady: Bool { get }
     /// On the client connection's event loop: answers the client's handshake with a leaf
-    /// certificate for the name it asked for (SNI), or `connectHost` without SNI.
-    func makeServerHandler(connectHost: String) -> (any ChannelHandler)?
+    /// certificate for the name it asked for (SNI), or `connectHost` without SNI; with an RSA key
+    /// when `rsa` (a client whose hello offers no ECDSA), else P-256. nil when it cannot (for
+    /// RSA: before `prepareRSA` completed).
+    func makeServerHandler(connectHost: String, rsa: Bool) -> (any ChannelHandler)?
+    /// Completes on `eventLoop` once RSA leaves can be made: at once when their key is made,
+    /// else after making it off the event loops (slow, once).
+    func prepareRSA(on eventLoop: any EventLoop) -> EventLoopFuture<Void>
 }
 
 /// Which CONNECTs the listener intercepts, and how: the intercept rules of the rule book, the

@@ -15,9 +15,17 @@ struct TLSRecordScanner {
     private(set) var encrypted = false
     /// The description of the first alert sent in the clear.
     private(set) var alert: UInt8?
-    /// The body of the first handshake message, once whole (a ClientHello on the client's side),
-    /// for what it offers.
+    /// The body of the first handshake message when it is a ClientHello, once whole, for what it
+    /// offers.
     private(set) var firstMessage: [UInt8]?
+    /// The first handshake message is no ClientHello, or too long to keep: `firstMessage` stays nil.
+    private(set) var firstMessageSkipped = false
+
+    /// Nothing more of a ClientHello is to come: it is whole, or the bytes are something else
+    /// (afproxy's answer may depend on it: `ClientHelloGate`).
+    var helloSettled: Bool {
+        self.firstMessage != nil || self.firstMessageSkipped || self.notTLS || self.alert != nil || self.encrypted
+    }
 
     private var header: [UInt8] = []
     private var recordType: UInt8 = 0
@@ -110,7 +118,13 @@ struct TLSRecordScanner {
         let type = self.messageHeader[0]
         let length = Int(self.messageHeader[1]) << 16 | Int(self.messageHeader[2]) << 8 | Int(self.messageHeader[3])
         self.messageHeader.removeAll(keepingCapacity: true)
-        if self.messages.isEmpty, length <= Self.maxFirstMessage { self.capturing = [] }
+        if self.messages.isEmpty {
+            if type == 1, length <= Self.maxFirstMessage {
+                self.capturing = []
+            } else {
+                self.firstMessageSkipped = true
+            }
+        }
         self.messages.insert(type)
         self.messageLeft = length
         if length == 0 { self.endMessage() }

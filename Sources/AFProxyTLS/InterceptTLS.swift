@@ -4,29 +4,58 @@ import NIOSSL
 
 /// The TLS server side of intercepted connections, for one CA: a leaf per name the clients ask
 /// for, minted on first use (an ECDSA signature, a fraction of a millisecond: done on the event
-/// loop) and kept, at most `leafCapacity` of them.
+/// loop) and kept, at most `leafCapacity` of them per key kind. Leaves carry a P-256 key; a
+/// client whose hello offers no ECDSA gets one with an RSA key, whose generation (once, on the
+/// first such client) is the one slow step and runs off the event loops (`prepare`).
 package final class InterceptTLS: Sendable {
     package static let leafCapacity = 1000
-    /// A context per CONNECT host (its leaf is the fallback for a client that sends no SNI):
-    /// fewer than leaves, since each holds a whole SSL_CTX, and rebuilt cheaply when evicted.
+    /// A context per CONNECT host and key kind (its leaf is the fallback for a client that sends
+    /// no SNI): fewer than leaves, since each holds a whole SSL_CTX, and rebuilt cheaply when evicted.
     static let contextCapacity = 128
 
     let leaves: Leaves
+    private let rsaLeaves = NIOLockedValueBox<Leaves?>(nil)
+    private let leafCapacity: Int
     private let contexts = NIOLockedValueBox(LeafCache<NIOSSLContext>(capacity: InterceptTLS.contextCapacity))
 
     init(minter: LeafMinter, leafCapacity: Int = InterceptTLS.leafCapacity) {
         self.leaves = Leaves(minter: minter, capacity: leafCapacity)
+        self.leafCapacity = leafCapacity
     }
 
-    /// A handler that answers the client's handshake with a leaf certificate for the SNI name the
-    /// client sent, or for `connectHost` when it sent none (an IP SAN when it is an address);
-    /// ALPN offers only http/1.1, the one version the listener speaks to clients.
-    package func makeServerHandler(connectHost: String) throws -> NIOSSLServerHandler {
+    /// Whether leaves of `kind` can be minted now, on the event loop.
+    package func isReady(for kind: LeafKeyKind) -> Bool {
+        kind == .ecdsa || self.rsaLeaves.withLockedValue { $0 != nil }
+    }
+
+    /// Makes the key of `kind`'s leaves if it is not made yet. Blocking (RSA key generation):
+    /// call it off the event loops.
+    package func prepare(_ kind: LeafKeyKind) throws {
+        guard !self.isReady(for: kind) else { return }
+        let minter = self.leaves.minter.with(try LeafKey.rsa())
+        let capacity = self.leafCapacity
+        self.rsaLeaves.withLockedValue { if $0 == nil { $0 = Leaves(minter: minter, capacity: capacity) } }
+    }
+
+    /// A handler that answers the client's handshake with a leaf certificate of `kind` for the
+    /// SNI name the client sent, or for `connectHost` when it sent none (an IP SAN when it is an
+    /// address); ALPN offers only http/1.1, the one version the listener speaks to clients.
+    /// Throws for RSA before `prepare(.rsa)`.
+    package func makeServerHandler(connectHost: String, kind: LeafKeyKind = .ecdsa) throws -> NIOSSLServerHandler {
         let host = HostName(connectHost)
-        if let context = self.contexts.withLockedValue({ $0.value(for: host.key) }) {
+        let contextKey = "\(kind.rawValue) \(host.key)"
+        if let context = self.contexts.withLockedValue({ $0.value(for: contextKey) }) {
             return NIOSSLServerHandler(context: context)
         }
-        let leaves = self.leaves
+        let leaves: Leaves
+        switch kind {
+        case .ecdsa: leaves = self.leaves
+        case .rsa:
+            guard let rsa = self.rsaLeaves.withLockedValue({ $0 }) else {
+                throw CertificateAuthorityError("the RSA key of the leaves is not made yet")
+            }
+            leaves = rsa
+        }
         var configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: [.certificate(try leaves.certificate(for: host))],
             privateKey: .privateKey(leaves.minter.privateKey))
@@ -46,9 +75,12 @@ package final class InterceptTLS: Sendable {
             }
         }
         let context = try NIOSSLContext(configuration: configuration)
-        self.contexts.withLockedValue { $0.insert(context, for: host.key) }
+        self.contexts.withLockedValue { $0.insert(context, for: contextKey) }
         return NIOSSLServerHandler(context: context)
     }
+
+    /// The RSA leaves, once their key is made.
+    var rsa: Leaves? { self.rsaLeaves.withLockedValue { $0 } }
 
     /// The leaves minted so far, by name; a class so the contexts' callbacks can share it
     /// without holding the `InterceptTLS` that holds them.

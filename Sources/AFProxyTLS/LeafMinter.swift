@@ -4,9 +4,9 @@ import NIOSSL
 import SwiftASN1
 import X509
 
-/// Signs leaf certificates with the CA's key. Every leaf of one CA shares one key (P-256, kept in
-/// memory only): a key per leaf would cost a key generation per new name for no gain, since a
-/// person who can read this process's memory can read the CA key too.
+/// Signs leaf certificates with the CA's key. Every leaf of one CA and kind shares one key
+/// (`LeafKey`, kept in memory only): a key per leaf would cost a key generation per new name for
+/// no gain, since a person who can read this process's memory can read the CA key too.
 struct LeafMinter: Sendable {
     /// Browsers refuse server certificates valid for longer than 398 days; one day back covers
     /// clocks a little behind.
@@ -17,17 +17,23 @@ struct LeafMinter: Sendable {
     private let issuer: DistinguishedName
     private let issuerKeyIdentifier: ArraySlice<UInt8>
     private let issuerNotAfter: Date
-    private let leafKey: P256.Signing.PrivateKey
+    private(set) var leafKey: LeafKey
     /// The leaves' key as NIOSSL serves it.
-    let privateKey: NIOSSLPrivateKey
+    var privateKey: NIOSSLPrivateKey { self.leafKey.privateKey }
 
-    init(authority: CertificateAuthority) throws {
+    init(authority: CertificateAuthority, key: LeafKey? = nil) throws {
         self.issuerKey = Certificate.PrivateKey(authority.key)
         self.issuer = authority.certificate.subject
         self.issuerKeyIdentifier = authority.keyIdentifier
         self.issuerNotAfter = authority.certificate.notValidAfter
-        self.leafKey = P256.Signing.PrivateKey()
-        self.privateKey = try NIOSSLPrivateKey(bytes: Array(self.leafKey.pemRepresentation.utf8), format: .pem)
+        self.leafKey = try key ?? LeafKey.p256()
+    }
+
+    /// The same CA's minter for leaves with `key`.
+    func with(_ key: LeafKey) -> LeafMinter {
+        var minter = self
+        minter.leafKey = key
+        return minter
     }
 
     /// A certificate for `name`, as X.509 and as NIOSSL serves it.
@@ -47,10 +53,11 @@ struct LeafMinter: Sendable {
         let notAfter = min(notBefore + Self.lifetime, self.issuerNotAfter)
         let certificate = try Certificate(
             version: .v3, serialNumber: Certificate.SerialNumber(),
-            publicKey: Certificate.PublicKey(self.leafKey.publicKey), notValidBefore: notBefore,
+            publicKey: self.leafKey.publicKey, notValidBefore: notBefore,
             notValidAfter: notAfter, issuer: self.issuer, subject: subject, signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions {
-                Critical(KeyUsage(digitalSignature: true))
+                // RSA key exchange (TLS_RSA_* suites, which the oldest clients offer) encrypts to the key.
+                Critical(KeyUsage(digitalSignature: true, keyEncipherment: self.leafKey.kind == .rsa))
                 try ExtendedKeyUsage([.serverAuth])
                 SubjectAlternativeNames([alternative])
                 AuthorityKeyIdentifier(keyIdentifier: self.issuerKeyIdentifier)

@@ -66,6 +66,22 @@ import Testing
         #expect(ClientHelloOffer(body: [3, 3, 1]) == nil)
     }
 
+    @Test func theHelloIsSettledWhenWholeOrWhenItIsSomethingElse() {
+        let hello = Self.record(22, Self.message(1, Self.modernHello))
+        var partial = TLSRecordScanner()
+        partial.scan(hello.dropLast(10))
+        #expect(!partial.helloSettled)
+        partial.scan(hello.suffix(10))
+        #expect(partial.helloSettled && partial.firstMessage == Self.modernHello)
+        // A handshake record whose message is no ClientHello (and claims 16 MiB).
+        var other = TLSRecordScanner()
+        other.scan([22, 3, 1, 0, 16] + [UInt8](repeating: 0xFF, count: 16))
+        #expect(other.helloSettled && other.firstMessage == nil && !other.notTLS)
+        var ssh = TLSRecordScanner()
+        ssh.scan(Array("SSH-2.0-OpenSSH_9.2\r\n".utf8))
+        #expect(ssh.helloSettled && ssh.notTLS)
+    }
+
     @Test func randomBytesAndAnSSHBannerAreNotTLSAndPassNothingThrough() {
         var generator = SystemRandomNumberGenerator()
         let noise = (0..<512).map { _ in UInt8.random(in: 0...255, using: &generator) }

@@ -7,6 +7,7 @@ import NIOTLS
 import SwiftASN1
 import Testing
 import X509
+import _CryptoExtras
 
 @testable import AFProxyTLS
 
@@ -75,6 +76,27 @@ import X509
         #expect(tls.leaves.count == 3)
         #expect(tls.leaves.contains("a.test") && !tls.leaves.contains("b.test") && tls.leaves.contains("d.test"))
         #expect(InterceptTLS.leafCapacity == 1000)
+    }
+
+    @Test func rsaLeavesComeOnceTheirKeyIsMadeAndAreCachedApart() async throws {
+        let tls = InterceptTLS(minter: self.minter)
+        #expect(tls.isReady(for: .ecdsa) && !tls.isReady(for: .rsa))
+        #expect(throws: CertificateAuthorityError.self) { try tls.makeServerHandler(connectHost: "a.test", kind: .rsa) }
+        try tls.prepare(.rsa)
+        #expect(tls.isReady(for: .rsa))
+        let rsa = try #require(tls.rsa)
+        let leaf = try rsa.minter.mint(HostName("a.test")).0
+        #expect(_RSA.Signing.PublicKey(leaf.publicKey) != nil)
+        #expect(try leaf.extensions.keyUsage == KeyUsage(digitalSignature: true, keyEncipherment: true))
+        #expect(await self.verify(leaf, hostname: "a.test", ip: nil))
+        // One cache per kind: the same name has a leaf of each, each kept.
+        let cachedRSA = try rsa.certificate(for: HostName("a.test"))
+        let cachedECDSA = try tls.leaves.certificate(for: HostName("a.test"))
+        #expect(cachedRSA !== cachedECDSA)
+        #expect(try rsa.certificate(for: HostName("a.test")) === cachedRSA)
+        #expect(rsa.count == 1 && tls.leaves.count == 1)
+        _ = try tls.makeServerHandler(connectHost: "a.test", kind: .rsa)
+        _ = try tls.makeServerHandler(connectHost: "a.test", kind: .ecdsa)
     }
 
     /// A real handshake over loopback, with a NIOSSL client trusting only the CA: what it was

@@ -282,3 +282,53 @@ def test_the_clients_finished_is_acknowledged_at_once(start_proxy, tmp_path):
     assert after - before < count // 4, (before, after)
     streams_ = ended_streams(proxy, count)
     assert all(s["metrics"]["tlsMs"] is not None for s in streams_)
+
+
+# ----------------------------------------------------------------------------------------------
+# 5. clients that offer only RSA
+
+
+def test_a_client_that_offers_only_rsa_gets_an_rsa_leaf(intercepting, tls_origin):
+    """curl limited to TLS 1.2 and ECDHE-RSA-AES128-GCM-SHA256 (as older embedded clients offer)
+    completes the handshake with an RSA leaf minted by the same CA and gets its response; a
+    second such client is served the cached leaf; a modern client on the same host still gets
+    the P-256 one."""
+    proxy = intercepting()
+    ca = ca_path(proxy)
+    for n in (1000, 2000):
+        result = curl(proxy, "--cacert", ca, "--tls-max", "1.2", "--ciphers", "ECDHE-RSA-AES128-GCM-SHA256",
+                      "-w", "%{http_code}", "-o", "/dev/null", tls_origin.url(f"/bytes/{n}"))
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == b"200"
+    for stream in ended_streams(proxy, 2):
+        assert stream["errorCode"] is None, stream
+    rsa = peer_certificate(proxy, tls_origin, ca, ciphers="ECDHE-RSA-AES128-GCM-SHA256")
+    modern = peer_certificate(proxy, tls_origin, ca, ciphers=None)
+    assert "rsaEncryption" in key_algorithm(rsa)
+    assert "id-ecPublicKey" in key_algorithm(modern)
+    assert rsa != modern
+
+
+def peer_certificate(proxy, tls_origin, ca: str, ciphers: str | None) -> bytes:
+    """The DER leaf afproxy shows a Python client; with `ciphers`, TLS 1.2 with only those."""
+    sock = connect(proxy, tls_origin)
+    context = ssl.create_default_context(cafile=ca)
+    context.check_hostname = False
+    if ciphers:
+        context.maximum_version = ssl.TLSVersion.TLSv1_2
+        context.set_ciphers(ciphers)
+    with context.wrap_socket(sock) as tls:
+        der = tls.getpeercert(binary_form=True)
+        tls.sendall(f"GET /bytes/1 HTTP/1.1\r\nHost: 127.0.0.1:{tls_origin.port}\r\n"
+                    "Connection: close\r\n\r\n".encode())
+        answer = b""
+        while chunk := tls.recv(4096):
+            answer += chunk
+        assert answer.startswith(b"HTTP/1.1 200"), answer
+    return der
+
+
+def key_algorithm(der: bytes) -> str:
+    text = subprocess.run(["openssl", "x509", "-inform", "der", "-noout", "-text"], input=der,
+                          capture_output=True, check=True).stdout.decode()
+    return next(line for line in text.splitlines() if "Public Key Algorithm" in line)
