@@ -332,3 +332,42 @@ def key_algorithm(der: bytes) -> str:
     text = subprocess.run(["openssl", "x509", "-inform", "der", "-noout", "-text"], input=der,
                           capture_output=True, check=True).stdout.decode()
     return next(line for line in text.splitlines() if "Public Key Algorithm" in line)
+
+
+# ----------------------------------------------------------------------------------------------
+# openssl s_client through the proxy's CONNECT (-proxy)
+
+
+def s_client(proxy, tls_origin, ca: str, *args: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["openssl", "s_client", "-proxy", f"127.0.0.1:{proxy.port}", "-connect", f"127.0.0.1:{tls_origin.port}",
+         "-CAfile", ca, "-verify_return_error", *args],
+        input=stdin, capture_output=True, timeout=60)
+
+
+def test_openssl_s_client_offering_only_rsa_is_served(intercepting, tls_origin):
+    proxy = intercepting()
+    ca = ca_path(proxy)
+    request = f"GET /bytes/10 HTTP/1.1\r\nHost: 127.0.0.1:{tls_origin.port}\r\nConnection: close\r\n\r\n"
+    result = s_client(proxy, tls_origin, ca, "-tls1_2", "-cipher", "ECDHE-RSA-AES128-GCM-SHA256", "-ign_eof",
+                      stdin=request.encode())
+    out = result.stdout.decode(errors="replace")
+    assert result.returncode == 0, result.stderr
+    assert "Server public key is 2048 bit" in out, out
+    assert "Cipher is ECDHE-RSA-AES128-GCM-SHA256" in out, out
+    assert "Verify return code: 0 (ok)" in out, out
+    assert "HTTP/1.1 200" in out, out
+
+
+def test_openssl_s_client_that_only_shakes_hands_twice_passes_the_host_through(intercepting, tls_origin):
+    """s_client with nothing to send completes the handshake and closes: the first time a likely
+    rejection, the second a pass-through."""
+    proxy = intercepting()
+    ca = ca_path(proxy)
+    for expected in (0, 1):
+        result = s_client(proxy, tls_origin, ca)
+        assert b"Verify return code: 0 (ok)" in result.stdout, result.stdout
+        wait_for(lambda: len(passthrough(proxy)) == expected or None, timeout=20,
+                 message=lambda: f"{expected} pass-through(s): {passthrough(proxy)}")
+        ended = ended_streams(proxy, 1 + expected)
+        assert all(s["errorCode"] == "client-rejected-certificate" for s in ended), ended
