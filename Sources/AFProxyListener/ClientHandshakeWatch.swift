@@ -27,6 +27,7 @@ final class ClientHandshakeWatch: ChannelDuplexHandler, RemovableChannelHandler 
     private var settled = false
     /// The client ended its side (close_notify, EOF): a close that follows is its doing.
     private var clientEnded = false
+    private var handshakeEnded: NIODeadline?
 
     /// `passthrough`: called when the verdict asks for the host to be passed through (now or on
     /// a repeat); answers whether it is passed through from now on.
@@ -61,6 +62,7 @@ final class ClientHandshakeWatch: ChannelDuplexHandler, RemovableChannelHandler 
         if case .some(.handshakeCompleted) = event as? TLSUserEvent, !self.handshakeDone, !self.settled {
             self.handshakeDone = true
             self.timer?.cancel()
+            self.handshakeEnded = .now()
             let elapsed = NIODeadline.now() - self.started
             self.task.clientHandshakeCompleted(milliseconds: Double(elapsed.nanoseconds) / 1_000_000)
             context.pipeline.syncOperations.removeHandler(self.records, promise: nil)
@@ -102,8 +104,10 @@ final class ClientHandshakeWatch: ChannelDuplexHandler, RemovableChannelHandler 
     func channelInactive(context: ChannelHandlerContext) {
         if !self.handshakeDone {
             self.conclude(.closed(self.records.records, host: self.host), context)
-        } else {
-            self.conclude(.closedAfterHandshake(host: self.host), context)
+        } else if let ended = self.handshakeEnded,
+            let verdict = HandshakeVerdict.closedAfterHandshake(host: self.host, after: .now() - ended)
+        {
+            self.conclude(verdict, context)
         }
         context.fireChannelInactive()
     }

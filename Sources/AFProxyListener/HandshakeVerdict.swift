@@ -1,4 +1,5 @@
 import AFProxyModel
+import NIOCore
 
 /// How a client's TLS handshake with afproxy ended when it did not end well: the failure its
 /// stream task records and whether the host is passed through, decided from what was sent
@@ -69,10 +70,13 @@ struct HandshakeVerdict: Equatable {
             passthrough: .onRepeat(Self.silentReason))
     }
 
-    /// The client completed the handshake and closed without sending a request: what a client
-    /// that pins its server's key does.
-    static func closedAfterHandshake(host: String) -> HandshakeVerdict {
-        .init(
+    /// The client completed the handshake and closed without sending a request, `after` the
+    /// handshake: what a client that pins its server's key does at once. nil past
+    /// `silentCloseTime`: a client that closes an unused connection later (a browser's
+    /// preconnect gone idle) says nothing about the certificate.
+    static func closedAfterHandshake(host: String, after: TimeAmount) -> HandshakeVerdict? {
+        guard after < Self.silentCloseTime else { return nil }
+        return .init(
             failure: .clientRejectedCertificate(
                 "the client completed the TLS handshake for \(host) and closed without a request: "
                     + "it may not trust afproxy's certificate (a pinned key?)"),
@@ -83,6 +87,8 @@ struct HandshakeVerdict: Equatable {
         self.failure = failure
         self.passthrough = passthrough
     }
+
+    static let silentCloseTime = TimeAmount.seconds(2)
 
     static let silentReason = "clients closed right after afproxy's certificate without an alert or a request"
 

@@ -1,4 +1,5 @@
 import AFProxyModel
+import NIOCore
 import Testing
 
 @testable import AFProxyListener
@@ -157,9 +158,11 @@ import Testing
         #expect(closed.failure.code == "client-rejected-certificate")
         #expect(closed.failure.message.contains("api.test"))
         #expect(closed.passthrough == .onRepeat(HandshakeVerdict.silentReason))
-        let after = HandshakeVerdict.closedAfterHandshake(host: "api.test")
-        #expect(after.failure.code == "client-rejected-certificate")
-        #expect(after.passthrough == .onRepeat(HandshakeVerdict.silentReason))
+        let after = HandshakeVerdict.closedAfterHandshake(host: "api.test", after: .milliseconds(5))
+        #expect(after?.failure.code == "client-rejected-certificate")
+        #expect(after?.passthrough == .onRepeat(HandshakeVerdict.silentReason))
+        // An unused connection closed a while after its handshake (a browser's preconnect) is no verdict.
+        #expect(HandshakeVerdict.closedAfterHandshake(host: "api.test", after: .seconds(3)) == nil)
         // swift-nio-ssl's error for the same close.
         let eof = "handshakeFailed(NIOSSL.BoringSSLError.sslError([Error:  EOF during handshake]))"
         #expect(HandshakeVerdict.failed(records, error: eof, host: "api.test") == closed)
