@@ -231,6 +231,18 @@ def test_another_origin_inside_the_connection_is_421_and_connect_is_400(intercep
     assert not [t for t in proxy.tasks(all=True) if t["kind"] == "data"]
 
 
+def test_a_refusal_to_a_request_that_asked_for_close_closes(intercepting, tls_origin):
+    """RFC 9112 §9.6: the 421 to a request with `Connection: close` says close and closes (it
+    said keep-alive and waited for the client to give up), as the answers from the origin do."""
+    proxy = intercepting()
+    target = f"127.0.0.1:{tls_origin.port}"
+    with tls_client(proxy, ca_path(proxy), target, None) as tls:
+        tls.sendall(b"GET /bytes/10 HTTP/1.1\r\nHost: other.test\r\nConnection: close\r\n\r\n")
+        answer = read_answer(tls)  # to the end of the connection
+    head = answer.split(b"\r\n\r\n", 1)[0].lower()
+    assert head.startswith(b"http/1.1 421") and b"connection: close" in head, answer[:300]
+
+
 def test_hosts_not_intercepted_stay_plain_tunnels(start_proxy, tls_origin, tls_files):
     """An excluded host (and any host no rule names) is relayed as before: the client sees the
     origin's own certificate, and the stream task carries no requests."""
