@@ -98,6 +98,20 @@ def start_chromium(proxy_port: int, profile: Path, home: Path):
     return driver
 
 
+def connect_through(proxy: AfproxyProcess, target: str) -> socket.socket:
+    """A socket through the proxy's CONNECT to `target` (`host:port`), its 200 read byte by byte
+    so that nothing after it (a TLS server's first bytes) is taken from the socket."""
+    sock = socket.create_connection(("127.0.0.1", proxy.port), timeout=10)
+    sock.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
+    answer = b""
+    while b"\r\n\r\n" not in answer:
+        chunk = sock.recv(1)
+        assert chunk, f"the proxy closed before answering the CONNECT: {answer!r}"
+        answer += chunk
+    assert answer.startswith(b"HTTP/1.1 200"), answer
+    return sock
+
+
 def local_resolver_wrapper(tmp_path: Path, names: tuple[str, ...] = ()) -> tuple[str, ...]:
     """A wrapper that runs the daemon in its own mount namespace, where /etc/hosts maps `names`
     to 127.0.0.1 and /etc/resolv.conf names a resolver on 127.0.0.1 that is not there: every

@@ -219,6 +219,8 @@ def test_the_token_file_goes_with_the_daemon(afproxy_bin, tmp_path):
 def browser():
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
+    # CHROMIUM_QUIET: --disable-background-networking and the rest, and a resolver that looks up
+    # nothing but loopback (this browser uses no proxy: its lookups would be its own).
     for argument in (*CHROMIUM_QUIET, "--window-size=1600,1000", "--no-proxy-server"):
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})

@@ -13,14 +13,13 @@ import hashlib
 import os
 import json
 import signal
-import socket
 import ssl
 import subprocess
 import time
 
 import pytest
 
-from helpers import RawConn, ca_path, ctl, key_pin, curl, curl_sha256, live_task, start_curl, wait_for
+from helpers import RawConn, ca_path, connect_through, ctl, key_pin, curl, curl_sha256, live_task, start_curl, wait_for
 from origin import payload_sha256, start_origin
 from range_origin import file_sha256 as range_sha256, make_self_signed, start_range_origin, strong_etag
 
@@ -72,14 +71,7 @@ def stream_tasks(proxy) -> list[dict]:
 
 def tls_client(proxy, ca: str, target: str, server_hostname: str | None):
     """A socket through the proxy's CONNECT to `target`, TLS with afproxy's CA trusted."""
-    sock = socket.create_connection(("127.0.0.1", proxy.port), timeout=10)
-    sock.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
-    answer = b""
-    while b"\r\n\r\n" not in answer:
-        chunk = sock.recv(4096)
-        assert chunk, f"the proxy closed before answering the CONNECT: {answer!r}"
-        answer += chunk
-    assert answer.startswith(b"HTTP/1.1 200"), answer
+    sock = connect_through(proxy, target)
     context = ssl.create_default_context(cafile=ca)
     if server_hostname is None:
         context.check_hostname = False

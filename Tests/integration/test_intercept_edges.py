@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from helpers import RawConn, ca_path, ctl, curl, wait_for
+from helpers import RawConn, ca_path, connect_through, ctl, curl, wait_for
 from origin import payload_sha256
 
 # ----------------------------------------------------------------------------------------------
@@ -36,16 +36,7 @@ def intercepting(start_proxy, tls_origin, tls_files):
 
 def connect(proxy, tls_origin) -> socket.socket:
     """A socket through the proxy's CONNECT to the origin, the 200 read."""
-    target = f"127.0.0.1:{tls_origin.port}"
-    sock = socket.create_connection(("127.0.0.1", proxy.port), timeout=10)
-    sock.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
-    answer = b""
-    while b"\r\n\r\n" not in answer:
-        chunk = sock.recv(1)
-        assert chunk, f"the proxy closed before answering the CONNECT: {answer!r}"
-        answer += chunk
-    assert answer.startswith(b"HTTP/1.1 200"), answer
-    return sock
+    return connect_through(proxy, f"127.0.0.1:{tls_origin.port}")
 
 
 def streams(proxy) -> list[dict]:
