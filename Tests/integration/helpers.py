@@ -112,6 +112,16 @@ def connect_through(proxy: AfproxyProcess, target: str) -> socket.socket:
     return sock
 
 
+def send_after_connect(proxy: AfproxyProcess, target: str, sent: bytes) -> None:
+    """A client that CONNECTs to `target`, sends `sent` where TLS was due, and waits for the proxy
+    to close the connection (asserted)."""
+    with RawConn(proxy.port) as conn:
+        conn.send(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
+        assert conn.read_response(head=True).status == 200
+        conn.send(sent)
+        assert conn.wait_closed()
+
+
 def local_resolver_wrapper(tmp_path: Path, names: tuple[str, ...] = ()) -> tuple[str, ...]:
     """A wrapper that runs the daemon in its own mount namespace, where /etc/hosts maps `names`
     to 127.0.0.1 and /etc/resolv.conf names a resolver on 127.0.0.1 that is not there: every

@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from helpers import RawConn, ca_path, connect_through, ctl, key_pin, curl, curl_sha256, live_task, start_curl, wait_for
+from helpers import RawConn, ca_path, connect_through, ctl, send_after_connect, key_pin, curl, curl_sha256, live_task, start_curl, wait_for
 from origin import payload_sha256, start_origin
 from range_origin import file_sha256 as range_sha256, make_self_signed, start_range_origin, strong_etag
 
@@ -462,12 +462,7 @@ def test_a_client_that_refuses_the_certificate_is_recorded_then_passed_through(
 def test_bytes_that_are_not_a_tls_handshake_end_the_connection(intercepting, tls_origin, sent, expected):
     proxy = intercepting()
     ca_of(proxy)
-    with RawConn(proxy.port) as conn:
-        target = f"127.0.0.1:{tls_origin.port}"
-        conn.send(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
-        assert conn.read_response(head=True).status == 200
-        conn.send(sent)
-        assert conn.wait_closed()
+    send_after_connect(proxy, f"127.0.0.1:{tls_origin.port}", sent)
     stream = completed(proxy, history(proxy, lambda t: t["kind"] == "stream")[0]["id"])
     assert stream["errorCode"] == "client-tls-failed"
     assert expected in stream["error"], stream["error"]

@@ -15,8 +15,7 @@ import sys
 
 import pytest
 
-from helpers import RawConn, ca_path, connect_through, ctl, curl, wait_for
-from origin import payload_sha256
+from helpers import ca_path, connect_through, ctl, curl, send_after_connect, wait_for
 
 # ----------------------------------------------------------------------------------------------
 # fixtures and helpers
@@ -120,12 +119,7 @@ def test_bytes_that_are_not_tls_never_pass_the_host_through(intercepting, tls_or
     proxy = intercepting()
     ca_path(proxy)
     for _ in range(3):
-        with RawConn(proxy.port) as conn:
-            target = f"127.0.0.1:{tls_origin.port}"
-            conn.send(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
-            assert conn.read_response(head=True).status == 200
-            conn.send(sent)
-            assert conn.wait_closed()
+        send_after_connect(proxy, f"127.0.0.1:{tls_origin.port}", sent)
     for stream in ended_streams(proxy, 3):
         assert stream["errorCode"] == "client-tls-failed", stream
         assert "not a TLS handshake" in stream["error"], stream["error"]
