@@ -76,9 +76,10 @@ struct ClientConnectionState<Task: AnyObject> {
     /// Answers whether `input` is to be handled now; otherwise it was queued behind the current
     /// exchange (or dropped, on a closed connection).
     mutating func receive(_ input: Input) -> Bool {
+        // A closing connection reads on only to drop what still comes (`close()`).
+        if case .closed = self.phase { return false }
         if case .malformed = input { self.holds.insert(.malformed) }
         if self.canHandleNow && self.queued == nil { return true }
-        if case .closed = self.phase { return false }
         if self.queued == nil { self.queued = CircularBuffer(initialCapacity: 4) }
         self.queued!.append(input)
         self.holds.insert(.pipelined)
@@ -172,7 +173,7 @@ struct ClientConnectionState<Task: AnyObject> {
         refusal.closeConnection = true
         switch self.phase {
         case .forwarding(let exchange) where exchange.responseStarted:
-            self.phase = .closed
+            self.close()
             return .abortAndClose(exchange.task)
         case .forwarding(let exchange):
             return .refuse(refusal, exchange.version, ending: exchange.task)
@@ -233,39 +234,35 @@ struct ClientConnectionState<Task: AnyObject> {
     enum ExchangeEnd: Equatable {
         /// The connection takes the next request.
         case keepOpen
-        /// The connection closes once the response is written.
+        /// The connection closes once the response is written (`close()`).
         case close
-        /// The response came before the client finished its request body, which it may still be
-        /// sending: close our side once the response is written, drop what still arrives, and
-        /// close for good when the client does (or after a short while). Closing at once with
-        /// unread bytes would reset the connection, and a reset can destroy the response before
-        /// the client reads it (RFC 9112 §9.6).
-        case closeLingering
     }
 
     /// The response ended in full: answers what becomes of the connection.
     mutating func exchangeEnded() -> ExchangeEnd {
-        guard case .forwarding(let exchange) = self.phase else { return .close }
-        let keepOpen = exchange.keepAlive && exchange.requestEnded
-        self.phase = keepOpen ? .idle : .closed
-        self.holds.formIntersection([.malformed])  // the parser cannot go on past a failure
-        if keepOpen { return .keepOpen }
-        if !exchange.requestEnded {
-            self.holds = []  // what still comes is read only to be dropped
-            return .closeLingering
+        guard case .forwarding(let exchange) = self.phase, exchange.keepAlive, exchange.requestEnded else {
+            self.close()
+            return .close
         }
-        return .close
+        self.phase = .idle
+        self.holds.formIntersection([.malformed])  // the parser cannot go on past a failure
+        return .keepOpen
     }
 
     /// A refusal of ours was written, after which the connection closes or takes the next request.
     mutating func refusalWritten(closing: Bool) {
-        self.phase = closing ? .closed : .idle
+        if closing { return self.close() }
+        self.phase = .idle
         self.holds.formIntersection([.malformed])
     }
 
-    /// The response failed after it started: the connection closes.
+    /// The connection closes once what was written goes out. Until the client closes too, what it
+    /// still sends (a request body the answer made moot, requests pipelined behind) is read and
+    /// dropped: nothing holds the reads, and no input is handled or queued any more.
     mutating func close() {
         self.phase = .closed
+        self.holds = []
+        self.queued = nil
     }
 
     /// The channel closed: the task of an exchange still running ends.

@@ -136,7 +136,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
                 break
             case .abortAndClose(let task):
                 task.clientClosed()
-                context.close(promise: nil)
+                self.closeLingering(after: self.flushWritten(context), context: context)
             case .refuse(let refusal, let version, let task):
                 task?.clientClosed()
                 self.writeRefusal(refusal, version: version, context: context)
@@ -164,9 +164,8 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         let seconds = timeout.nanoseconds / 1_000_000_000
         task.clientWentSilent(.clientTimeout("the client sent nothing of its request body for \(seconds) s"))
         guard exchange.responseStarted else { return }
-        context.flush()
         self.state.close()
-        context.close(promise: nil)
+        self.closeLingering(after: self.flushWritten(context), context: context)
     }
 
     /// After an exchange ended on an open connection: the requests that waited, in order. If
@@ -336,9 +335,8 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         case .failed:
             // The response started and cannot be completed: close before its end so the client
             // sees a truncated message, never a short body passed off as complete.
-            context.flush()
             self.state.close()
-            context.close(promise: nil)
+            self.closeLingering(after: self.flushWritten(context), context: context)
         }
     }
 
@@ -356,21 +354,36 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             context.triggerUserOutboundEvent(ConnectionPhase.responseEnding, promise: nil)
             self.drainQueued(context: context)
         case .close:
-            ended.whenComplete { [channel = context.channel] _ in channel.close(promise: nil) }
-        case .closeLingering:
-            let channel = context.channel
-            ended.whenComplete { _ in
-                channel.close(mode: .output).whenFailure { _ in channel.close(promise: nil) }
-            }
-            // The client's FIN closes the channel (remote half-closure is not allowed here);
-            // one that neither sends its FIN nor stops sending is closed after a short while.
-            channel.eventLoop.scheduleTask(in: Self.lingerLimit) { channel.close(promise: nil) }
-            context.read()
+            self.closeLingering(after: ended, context: context)
         }
     }
 
-    /// How long a client that still sends a request body its response made moot may keep its
-    /// connection after that response: long enough for its FIN to cross a LAN or a busy host.
+    /// Closes the connection once `written` (the last of what was written to it) went out, the
+    /// lingering way (RFC 9112 §9.6): our side first; then what the client still sends (a request
+    /// body the answer made moot, requests pipelined behind the last one answered) is read and
+    /// dropped until the client closes too. Closing both sides while its bytes sit unread makes
+    /// the kernel reset the connection, and a reset throws away whatever the client had not read
+    /// yet: the fuzzing run lost the end of a pipelined 1.1 MB answer that way, behind a 502 that
+    /// closed. `ClientConnectionState.close()` has already let go of the reads.
+    private func closeLingering(after written: EventLoopFuture<Void>, context: ChannelHandlerContext) {
+        let channel = context.channel
+        written.whenComplete { _ in
+            channel.close(mode: .output).whenFailure { _ in channel.close(promise: nil) }
+            // The client's FIN closes the channel (remote half-closure is not allowed here);
+            // one that neither sends its FIN nor stops sending is closed after a short while.
+            channel.eventLoop.scheduleTask(in: Self.lingerLimit) { channel.close(promise: nil) }
+        }
+        context.read()
+    }
+
+    /// Flushes what was written, answering when it has all gone out: an empty write keeps its
+    /// promise in order behind theirs (`ClientResponseEncoder`).
+    private func flushWritten(_ context: ChannelHandlerContext) -> EventLoopFuture<Void> {
+        context.writeAndFlush(self.wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(capacity: 0)))))
+    }
+
+    /// How long a client may keep its connection after our side of it closed (its answer went
+    /// out): long enough for its FIN to cross a LAN or a busy host.
     static let lingerLimit = TimeAmount.seconds(2)
 
     /// curl is ready for the request body: a client that waits for `100 Continue` gets it.
@@ -392,7 +405,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         let ended = context.writeAndFlush(self.wrapOutboundOut(.end(nil)))
         self.state.refusalWritten(closing: refusal.closeConnection)
         if refusal.closeConnection {
-            ended.whenComplete { [channel = context.channel] _ in channel.close(promise: nil) }
+            self.closeLingering(after: ended, context: context)
         } else {
             context.triggerUserOutboundEvent(ConnectionPhase.responseEnding, promise: nil)
             self.drainQueued(context: context)

@@ -575,6 +575,33 @@ class RawConn:
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.buf = bytearray()
         self.eof = False
+        self.reset = False
+
+    @classmethod
+    def adopt(cls, sock: socket.socket, timeout: float = 10.0) -> "RawConn":
+        """A RawConn over a socket the caller connected itself (to set options that only count
+        before the connect, such as a small SO_RCVBUF)."""
+        conn = cls.__new__(cls)
+        conn.sock = sock
+        sock.settimeout(timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        conn.buf = bytearray()
+        conn.eof = False
+        conn.reset = False
+        return conn
+
+    def at_end_in_order(self, timeout: float = 10.0) -> bool:
+        """Whether the peer closed in order (a FIN) with nothing after what was read: False after
+        a reset, or if more bytes come."""
+        if self.buf or self.reset:
+            return False
+        if self.eof:
+            return True
+        self.sock.settimeout(timeout)
+        try:
+            return self.sock.recv(1) == b""
+        except ConnectionResetError:
+            return False
 
     def __enter__(self) -> "RawConn":
         return self
@@ -608,6 +635,7 @@ class RawConn:
             chunk = self.sock.recv(256 * 1024)
         except ConnectionResetError:
             chunk = b""
+            self.reset = True
         if not chunk:
             self.eof = True
             return False
