@@ -8,13 +8,23 @@ import PackageDescription
 /// (NIO only) ← the four servers (AFProxyListener, AFProxyControl, AFProxyWeb, AFProxyMetrics).
 /// AFProxyModel ← AFProxyAPI (the wire API) ← AFProxyControl / AFProxyWeb / AFProxyDaemon / AFProxyCLI (afproxyctl).
 /// AFProxyModel, AFProxyAPI, AFProxyStore ← AFProxyTLS (the local CA, the origin side of wss tunnels; swift-nio-ssl,
-/// swift-certificates, swift-crypto) ← AFProxyControl / AFProxyDaemon (and AFProxyListener for interception).
+/// swift-certificates, swift-crypto) ← AFProxyDaemon only with the `Interception` trait; AFProxyControl and
+/// AFProxyListener reach it through protocols of their own (`LocalAuthority`, `InterceptCertificates`).
 let package = Package(
     name: "afproxy",
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "afproxy", targets: ["afproxy"]),
         .executable(name: "afproxyctl", targets: ["afproxyctl"]),
+    ],
+    /// `Interception` (on by default): HTTPS interception, which links the TLS stack (swift-nio-ssl,
+    /// swift-certificates, swift-crypto: two copies of BoringSSL, about two thirds of a new
+    /// machine's build). `make run` builds first without it (`--disable-default-traits`) so that
+    /// a new machine serves within minutes, then builds the rest in the background; every other
+    /// build has it.
+    traits: [
+        .trait(name: "Interception", description: "HTTPS interception with a local CA (the TLS stack)"),
+        .default(enabledTraits: ["Interception"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -159,7 +169,6 @@ let package = Package(
             name: "AFProxyControl",
             dependencies: [
                 "AFProxyModel", "AFProxyAPI", "AFProxyRules", "AFProxyManager", "AFProxyServerKit", "AFProxyStore",
-                "AFProxyTLS",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -211,10 +220,11 @@ let package = Package(
             dependencies: [
                 "AFProxyModel", "AFProxyRules", "AFProxyCurl", "AFProxyManager", "AFProxyListener", "AFProxyControl",
                 "AFProxyStore", "AFProxySystemd", "AFProxyNetwork", "AFProxyMetrics", "AFProxyWeb", "AFProxyServerKit",
-                "AFProxyAPI", "AFProxyTLS", "AFProxyTunnel",
+                "AFProxyAPI", "AFProxyTunnel",
+                .target(name: "AFProxyTLS", condition: .when(traits: ["Interception"])),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Interception"])),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

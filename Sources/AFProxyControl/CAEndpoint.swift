@@ -1,5 +1,4 @@
 import AFProxyAPI
-import AFProxyTLS
 import NIOHTTP1
 
 /// `GET /v1/ca`: the local CA (created on this first use); `POST /v1/ca/regenerate`: a new one.
@@ -11,7 +10,7 @@ struct CAEndpoint: ControlEndpoint {
         case regenerate
     }
 
-    let authority: InterceptAuthority?
+    let authority: (any LocalAuthority)?
 
     func route(_ request: ControlRequest) -> Result<Route, RouteRefusal> {
         switch request.rest.count {
@@ -37,6 +36,8 @@ struct CAEndpoint: ControlEndpoint {
             case .show: return .json(.ok, try authority.prepare())
             case .regenerate: return .json(.ok, try authority.regenerate())
             }
+        } catch let missing as InterceptionNotBuilt {
+            return .error(.notImplemented, missing.description)
         } catch {
             return .error(.internalServerError, "the local CA is unusable: \(error)")
         }

@@ -1,14 +1,13 @@
 import AFProxyAPI
 import AFProxyManager
 import AFProxyModel
-import AFProxyTLS
 
 extension ControlRouter {
     /// Every endpoint of the control API, where it lives. docs/control-api.md lists them.
     static func api(
         manager: SessionManager, extraStats: @escaping @Sendable (inout SessionStats) -> Void,
         metrics: ControlServer.Metrics?, web: @escaping @Sendable () -> WebAddress?, streams: ControlStreams?,
-        authority: InterceptAuthority? = nil, listen: @escaping @Sendable () -> [String] = { [] }
+        authority: (any LocalAuthority)? = nil, listen: @escaping @Sendable () -> [String] = { [] }
     ) -> ControlRouter {
         var router = ControlRouter()
         router.add("tasks", TasksEndpoint(manager: manager))

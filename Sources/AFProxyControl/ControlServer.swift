@@ -3,7 +3,6 @@ import AFProxyManager
 import AFProxyModel
 import AFProxyServerKit
 import AFProxyStore
-import AFProxyTLS
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -28,7 +27,7 @@ package final class ControlServer: Service, Sendable {
     let extraStats: @Sendable (inout SessionStats) -> Void
     private let metrics: Metrics?
     /// The local CA behind `/v1/ca` (nil: the daemon has none, as in tests).
-    private let authority: InterceptAuthority?
+    private let authority: (any LocalAuthority)?
     private let sockets = ServerSockets()
     /// The socket file this server created, removed at the stop (an adopted one is systemd's).
     private let path = Locked<String?>(nil)
@@ -54,7 +53,7 @@ package final class ControlServer: Service, Sendable {
     package init(
         manager: SessionManager, group: any EventLoopGroup,
         extraStats: @escaping @Sendable (inout SessionStats) -> Void = { _ in }, metrics: Metrics? = nil,
-        authority: InterceptAuthority? = nil
+        authority: (any LocalAuthority)? = nil
     ) {
         self.manager = manager
         self.group = group

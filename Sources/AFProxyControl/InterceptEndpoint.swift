@@ -2,7 +2,6 @@ import AFProxyAPI
 import AFProxyManager
 import AFProxyModel
 import AFProxyRules
-import AFProxyTLS
 import FoundationEssentials
 import NIOHTTP1
 
@@ -20,7 +19,7 @@ struct InterceptEndpoint: ControlEndpoint {
 
     let manager: SessionManager
     /// The local CA, loaded or created before a rule is added; nil: no CA in this daemon (tests).
-    let authority: InterceptAuthority?
+    let authority: (any LocalAuthority)?
 
     func route(_ request: ControlRequest) -> Result<Route, RouteRefusal> {
         Route.of(request) { .success($0) }
@@ -48,6 +47,8 @@ struct InterceptEndpoint: ControlEndpoint {
             }
             do {
                 try self.authority?.prepare()
+            } catch let missing as InterceptionNotBuilt {
+                return .error(.notImplemented, missing.description)
             } catch {
                 return .error(.internalServerError, "the local CA is not usable, so nothing is intercepted: \(error)")
             }

@@ -19,7 +19,7 @@ package struct AFProxyCommand: AsyncParsableCommand {
             SIGHUP reads the configuration again; SIGTERM or SIGINT stops accepting, gives running \
             tasks --grace-period seconds to finish, then exits 0.
             """,
-        version: AFProxyVersion.current
+        version: AFProxyVersion.current + Daemon.buildNote
     )
 
     @Option(

@@ -1,5 +1,9 @@
+#if Interception
+import AFProxyControl
 import AFProxyListener
+import AFProxyManager
 import AFProxyModel
+import AFProxyRules
 import AFProxyTLS
 import AFProxyTunnel
 import Logging
@@ -12,11 +16,29 @@ import Glibc
 #endif
 
 extension Daemon {
+    /// What `--version` adds: nothing, this is the whole daemon.
+    static let buildNote = ""
+
+    /// The origin side of `wss://` upgrades inside intercepted connections.
+    static var tunnelTLS: (any TunnelTLSMaker)? { OriginTLS() }
+
+    /// The local CA and what the listener intercepts with it. Intercept rules in force at start
+    /// (configured, or kept from the last run) have the CA made now, before the first CONNECT,
+    /// so that no event loop ever writes its files.
+    static func interception(
+        _ rules: LiveRules<InterceptRuleSet>, _ configuration: DaemonConfiguration, _ environment: [String: String],
+        logger: Logger
+    ) -> (any LocalAuthority, Interception?) {
+        let authority = Self.interceptAuthority(configuration, environment, logger: logger)
+        if rules.isActive { Self.prepareForInterception(authority, logger: logger) }
+        return (authority, Interception(rules: rules, certificates: authority))
+    }
+
     /// The local CA (`ca-dir`, default STATE/ca). Loaded now when its key is there, so a key that
     /// cannot be used is reported at start; made only on first use otherwise (`afproxyctl ca`, or
     /// interception), so a daemon that never intercepts writes no key. A CA that fails to load
     /// does not stop the daemon: tunnels and plain HTTP need none, and `afproxyctl ca` answers why.
-    static func interceptAuthority(
+    private static func interceptAuthority(
         _ configuration: DaemonConfiguration, _ environment: [String: String], logger: Logger
     ) -> InterceptAuthority {
         let directory =
@@ -34,10 +56,8 @@ extension Daemon {
         return authority
     }
 
-    /// Intercept rules are in force at start (configured, or kept from the last run): the CA is
-    /// made now, before the first CONNECT, so that no event loop ever writes its files. A CA that
-    /// cannot be made leaves every CONNECT a plain tunnel, which the log says.
-    static func prepareForInterception(_ authority: InterceptAuthority, logger: Logger) {
+    /// A CA that cannot be made leaves every CONNECT a plain tunnel, which the log says.
+    private static func prepareForInterception(_ authority: InterceptAuthority, logger: Logger) {
         do {
             try authority.prepare()
         } catch {
@@ -75,3 +95,7 @@ extension OriginTLS: TunnelTLSMaker {
         Self.failure(for: error, host: host)
     }
 }
+
+/// The control API's view of the CA.
+extension InterceptAuthority: LocalAuthority {}
+#endif

@@ -8,7 +8,6 @@ import AFProxyNetwork
 import AFProxyRules
 import AFProxyStore
 import AFProxySystemd
-import AFProxyTLS
 import AFProxyWeb
 import Logging
 import NIOCore
@@ -77,17 +76,17 @@ struct Daemon {
                 stateDirectory: self.configuration.stateDirectory
                     ?? DownloadLocations.stateDirectory(self.environment),
                 logger: logger),
-            timers: group, tunnelTLS: OriginTLS())
+            timers: group, tunnelTLS: Self.tunnelTLS)
         let reporter = NetworkReporter(manager: manager, logger: logger)
         let network = NetworkWatcher(onChange: reporter.report) { error in
             logger.warning("network status unknown from now on: the netlink socket failed: \(error)")
         }
         let processes = ClientProcessLookup(serial: IOExecutor.shared.lane().submit, unit: SystemdUnit.of(pid:))
-        let authority = Self.interceptAuthority(self.configuration, self.environment, logger: logger)
-        if manager.rules.intercept.isActive { Self.prepareForInterception(authority, logger: logger) }
+        let (authority, interception) = Self.interception(
+            manager.rules.intercept, self.configuration, self.environment, logger: logger)
         let listener = ProxyListener(
             manager: manager, configuration: listenerConfiguration, group: group, processLookup: processes.start,
-            interception: Interception(rules: manager.rules.intercept, certificates: authority))
+            interception: interception)
         let metrics = DaemonMetrics(manager: manager) { listener.openConnections }
         let control = ControlServer(
             manager: manager, group: group,

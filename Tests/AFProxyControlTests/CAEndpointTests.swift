@@ -1,3 +1,4 @@
+import NIOCore
 import NIOHTTP1
 import Testing
 
@@ -24,5 +25,35 @@ import Testing
             return
         }
         #expect(status == .serviceUnavailable)
+    }
+
+    /// `make run`'s quick build has no TLS stack: the CA routes and adding an intercept rule say
+    /// so (501, with the way to a build that has it), and no rule is added that would do nothing.
+    @Test func aDaemonBuiltWithoutInterceptionAnswers501AndAddsNoRule() {
+        let missing = InterceptionNotBuilt()
+        for route in [CAEndpoint.Route.show, .regenerate] {
+            guard
+                case .body(let status, _, let body) = CAEndpoint(authority: missing).answer(
+                    route, to: ControlRouterFixture.request("GET", "/v1/ca"))
+            else {
+                Issue.record("not a body")
+                return
+            }
+            #expect(status == .notImplemented)
+            #expect(String(buffer: body).contains("built without HTTPS interception"))
+        }
+        let manager = ControlRouterFixture.manager
+        var request = ControlRouterFixture.request("POST", "/v1/intercept")
+        request.body = ByteBuffer(string: #"{"host": "example.test"}"#)
+        guard
+            case .body(let status, _, let body) = InterceptEndpoint(manager: manager, authority: missing).answer(
+                .add, to: request)
+        else {
+            Issue.record("not a body")
+            return
+        }
+        #expect(status == .notImplemented)
+        #expect(String(buffer: body).contains("make build"))
+        #expect(!manager.rules.intercept.isActive)
     }
 }
