@@ -1,7 +1,7 @@
 // swift-tools-version:6.2
 import PackageDescription
 
-/// Modules follow DESIGN.md, one direction of dependency:
+/// Modules depend one way (docs/how-it-works.md says what each holds):
 /// AFProxyModel ← AFProxyRules ← AFProxyCurl / AFProxyTunnel (the transports), AFProxyStore ← AFProxyManager ←
 /// AFProxyListener / AFProxyControl / AFProxyMetrics ← AFProxyDaemon ← executables; AFProxyControl ← AFProxyWeb (the
 /// dashboard) ← AFProxyDaemon; AFProxyModel ← AFProxyNetwork (the network watcher) ← AFProxyDaemon; AFProxyServerKit
@@ -147,6 +147,7 @@ let package = Package(
         .target(
             name: "AFProxyServerKit",
             dependencies: [
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -264,8 +265,8 @@ let package = Package(
             ],
             path: "Fuzz/FuzzResponseHead"
         ),
-        /// What the manager, listener and control tests share: an in-memory transport in place of
-        /// curl and the tunnel relay. A library target under Tests/, since test targets cannot
+        /// What the unit tests share: an in-memory transport in place of curl and the tunnel relay,
+        /// and scratch directories. A library target under Tests/, since test targets cannot
         /// import one another.
         .target(
             name: "AFProxyTestSupport",
@@ -290,8 +291,12 @@ let package = Package(
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ]
         ),
-        .testTarget(name: "AFProxyNetworkTests", dependencies: ["AFProxyNetwork", "AFProxyModel", "CNetlink"]),
-        .testTarget(name: "AFProxyStoreTests", dependencies: ["AFProxyStore", "AFProxyModel", "AFProxyRules"]),
+        .testTarget(
+            name: "AFProxyNetworkTests",
+            dependencies: ["AFProxyNetwork", "AFProxyModel", "AFProxyTestSupport", "CNetlink"]),
+        .testTarget(
+            name: "AFProxyStoreTests",
+            dependencies: ["AFProxyStore", "AFProxyModel", "AFProxyRules", "AFProxyTestSupport"]),
         .testTarget(
             name: "AFProxyListenerTests",
             dependencies: [
@@ -335,7 +340,8 @@ let package = Package(
         .testTarget(
             name: "AFProxyTLSTests",
             dependencies: [
-                "AFProxyTLS", "AFProxyAPI", "AFProxyStore", .product(name: "Logging", package: "swift-log"),
+                "AFProxyTLS", "AFProxyAPI", "AFProxyStore", "AFProxyTestSupport",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

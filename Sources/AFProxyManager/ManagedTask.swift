@@ -55,8 +55,10 @@ import AFProxyModel
 ///   1. **NIO event loops**: sockets and timers (client connections, tunnels, the four servers,
 ///      their idle and request timers, the feeds' ticks, a download's wait before its next
 ///      attempt: `DownloadService.schedule`).
-///   2. **Threads of our own that wait in `poll`**: the session thread (every curl call) and
-///      the network watcher's netlink socket; each owns a descriptor nothing else may touch.
+///   2. **Threads of our own that wait in `poll` or `epoll_wait`**: the session thread (every
+///      curl call), the network watcher's netlink socket, and the splice watcher (spliced
+///      tunnels' readiness, handed to their event loops: `SpliceWatcher`); each owns a descriptor
+///      nothing else may touch.
 ///   3. **`NIOThreadPool`s for blocking work**: the I/O executor (disk: downloads, journal,
 ///      state files; and, on a lane of its own, the client-process lookup, one at a time so
 ///      that its finder keeps caches without a lock) and NIO's shared pool (getaddrinfo,
@@ -69,7 +71,7 @@ import AFProxyModel
 ///   call the manager's verbs and read its state but run none of a task's work.
 /// - Completion: the task records its end, answers its client, publishes `completed` and leaves
 ///   the registry for the history, in that order, once (`TaskContext.completed`, which is
-///   `SessionManager.taskDidComplete`).
+///   `SessionManager.complete`).
 ///   Completion racing a cancel: whichever reaches the machine first decides; a transfer that
 ///   completed before the cancel reached its transport completed.
 protocol ManagedTask: AnyObject, Sendable {

@@ -1,7 +1,7 @@
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
-import Synchronization
 
 /// The listening sockets of one server, bound here or adopted from systemd, and their graceful
 /// stop. Each server runs as a service of the daemon's one group; its `run()` is `serve(then:)`:
@@ -23,7 +23,9 @@ package final class ServerSockets: Sendable {
         case stopped
     }
 
-    private let state = Mutex(State.serving([]))
+    /// NIO's lock, a pthread mutex that ThreadSanitizer sees (`Locked` in the model says why
+    /// `Synchronization.Mutex` is not used); this module is NIO only.
+    private let state = NIOLockedValueBox(State.serving([]))
 
     package init() {}
 
@@ -43,7 +45,7 @@ package final class ServerSockets: Sendable {
     /// stop it is closed and `Stopped` thrown.
     @discardableResult
     package func add(_ channel: any Channel) async throws -> any Channel {
-        let kept = self.state.withLock { state in
+        let kept = self.state.withLockedValue { state in
             guard case .serving(var channels) = state else { return false }
             channels.append(channel)
             state = .serving(channels)
@@ -58,7 +60,7 @@ package final class ServerSockets: Sendable {
 
     /// Stops accepting: closes every listening socket. Open connections are left alone.
     package func quiesce() async {
-        let channels = self.state.withLock { state in
+        let channels = self.state.withLockedValue { state in
             defer { state = .stopped }
             guard case .serving(let channels) = state else { return [any Channel]() }
             return channels

@@ -1,3 +1,4 @@
+import AFProxyModel
 import CSplice
 import Synchronization
 
@@ -24,7 +25,7 @@ final class SpliceWatcher: Sendable {
     static let shared: SpliceWatcher? = SpliceWatcher()
 
     private let poll: Int32
-    private let handlers = Mutex<[UInt64: Handler]>([:])
+    private let handlers = Locked<[UInt64: Handler]>([:])
     private let nextTunnel = Atomic<UInt64>(1)
 
     /// A detached pthread of its own that lives as long as the process, as the instance does: not

@@ -12,6 +12,7 @@ import Testing
 /// answers itself, its file work runs on the real I/O executor in a directory of the test's own.
 @Suite struct DownloadServiceTests {
     private let transport = InMemoryTransport()
+    private let scratch: TemporaryDirectory
     private let directory: String
     private let manager: SessionManager
 
@@ -21,8 +22,8 @@ import Testing
 
     /// `timers`: the service's retries wait on real event loops (NIO's shared group).
     private init(timers: Bool) {
-        var template = Array((NSTemporaryDirectory() + "/afproxy-downloads-XXXXXX").utf8CString)
-        self.directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+        self.scratch = TemporaryDirectory("downloads")
+        self.directory = self.scratch.path
         self.manager = SessionManager(
             transport: self.transport, historyCapacity: 4,
             downloads: DownloadSettings(downloadDirectory: self.directory, userAgent: "afproxy-test"),

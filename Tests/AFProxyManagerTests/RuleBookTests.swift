@@ -1,5 +1,6 @@
 import AFProxyModel
 import AFProxyRules
+import AFProxyTestSupport
 import Foundation
 import Testing
 
@@ -29,9 +30,8 @@ import Testing
     }
 
     @Test func holdRulesKeptByAPreviousRunAreBackWhenTheBookIsMade() throws {
-        var template = Array((NSTemporaryDirectory() + "/afproxy-rulebook-XXXXXX").utf8CString)
-        let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let scratch = TemporaryDirectory("rulebook")
+        let directory = scratch.path
         let first = RuleBook(stateDirectory: directory)
         #expect(first.restoredHolds == 0)
         _ = first.holds.add(HoldConditions(host: try HostPattern("example.org")), once: false)

@@ -1,3 +1,4 @@
+import AFProxyManager
 import AFProxyModel
 import Testing
 

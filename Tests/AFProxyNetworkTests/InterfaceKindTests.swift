@@ -1,3 +1,4 @@
+import AFProxyTestSupport
 import FoundationEssentials
 import Testing
 
@@ -35,12 +36,11 @@ import Glibc
     }
 
     @Test func factsAreReadFromTheDirectory() throws {
-        var template = Array("/tmp/afproxy-sysfs-XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        let root = String(cString: try #require(made))
-        // Not system("rm -rf"): a child process, until its exec, holds every socket the test
-        // process has open, and ClientProcessFinderTests, running beside this, then finds it.
-        defer { try? FileManager.default.removeItem(atPath: root) }
+        // Removed in the process, never by system("rm -rf"): a child process, until its exec,
+        // holds every socket the test process has open, and ClientProcessFinderTests, running
+        // beside this, then finds it.
+        let scratch = TemporaryDirectory("sysfs")
+        let root = scratch.path
         #expect(mkdir(root + "/wlan0", 0o755) == 0)
         #expect(mkdir(root + "/wlan0/phy80211", 0o755) == 0)
         #expect(mkdir(root + "/wlan0/device", 0o755) == 0)

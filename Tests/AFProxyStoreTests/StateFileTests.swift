@@ -1,6 +1,7 @@
 import AFProxyModel
 import AFProxyRules
 import AFProxyStore
+import AFProxyTestSupport
 import Dispatch
 import FoundationEssentials
 import Testing
@@ -21,7 +22,8 @@ import Glibc
     }
 
     @Test func holdRulesAndTheNextIDSurviveARestart() throws {
-        let directory = temporaryDirectory() + "/state"
+        let scratch = TemporaryDirectory("store")
+        let directory = scratch.path + "/state"
         let file = StateFiles.file(for: HoldRuleSet.self, directory: directory)!
         #expect(file.load() == nil)
         var rules = HoldRuleSet()
@@ -38,7 +40,8 @@ import Glibc
     }
 
     @Test func everyFileIsWrittenSortedIndentedWithSlashesAsTheyAre() throws {
-        let directory = temporaryDirectory()
+        let scratch = TemporaryDirectory("store")
+        let directory = scratch.path
         let file = StateFiles.file(for: ThrottleRuleSet.self, directory: directory)!
         let rule = ThrottleRule(
             scope: .host(try HostPattern("10.0.0.0/8")), down: ByteRate(bytesPerSecond: 1000), up: nil)
@@ -52,7 +55,8 @@ import Glibc
     }
 
     @Test func theLastSaveBeforeTheWriteWins() {
-        let directory = temporaryDirectory()
+        let scratch = TemporaryDirectory("store")
+        let directory = scratch.path
         let file = StateFile<[Int]>(directory: directory, name: "n.json")
         for n in 1...50 { file.save(Array(0..<n)) }
         file.flush()
@@ -60,7 +64,8 @@ import Glibc
     }
 
     @Test func aSaveDoesNotWaitForTheWriter() {
-        let directory = temporaryDirectory()
+        let scratch = TemporaryDirectory("store")
+        let directory = scratch.path
         let file = StateFile<[Int]>(directory: directory, name: "n.json")
         let writerBusy = DispatchSemaphore(value: 0)
         StateFiles.lane.submit { writerBusy.wait() }
@@ -72,7 +77,8 @@ import Glibc
     }
 
     @Test func anUnreadableFileIsKeptAsideReportedAndTheStartIsEmpty() {
-        let directory = temporaryDirectory()
+        let scratch = TemporaryDirectory("store")
+        let directory = scratch.path
         let path = directory + "/holds.json"
         self.write(#"{"rules":[{"id":1,"kind":"tunnel"}]}"#, to: path)
         let file = StateFiles.file(for: HoldRuleSet.self, directory: directory)!
@@ -89,7 +95,8 @@ import Glibc
     }
 
     @Test func aFileThatCannotBeOpenedIsKeptAsideToo() {
-        let directory = temporaryDirectory()
+        let scratch = TemporaryDirectory("store")
+        let directory = scratch.path
         mkdir(directory + "/throttle.json", 0o700)  // read(2) of a directory fails, even as root
         let file = StateFiles.file(for: ThrottleRuleSet.self, directory: directory)!
         #expect(file.load() == nil)
@@ -99,7 +106,8 @@ import Glibc
 
     /// Root ignores mode bits, so the file's path is made a directory the rename cannot replace.
     @Test func aFailedWriteIsReportedUntilALaterWriteSucceeds() throws {
-        let directory = temporaryDirectory()
+        let scratch = TemporaryDirectory("store")
+        let directory = scratch.path
         let path = directory + "/throttle.json"
         let file = StateFiles.file(for: ThrottleRuleSet.self, directory: directory)!
         file.save(SavedThrottleRules(lifted: [.global]))
@@ -125,7 +133,8 @@ import Glibc
     }
 
     @Test func aStateDirectoryThatIsAFileIsAFailedWrite() {
-        let parent = temporaryDirectory()
+        let scratch = TemporaryDirectory("store")
+        let parent = scratch.path
         self.write("not a directory", to: parent + "/state")
         let file = StateFile<[Int]>(directory: parent + "/state", name: "n.json")
         file.save([1])

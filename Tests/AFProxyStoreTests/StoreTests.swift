@@ -1,17 +1,12 @@
 import AFProxyModel
 import AFProxyStore
+import AFProxyTestSupport
 import FoundationEssentials
 import Testing
 
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// A fresh directory under /tmp for one test.
-func temporaryDirectory() -> String {
-    var template = Array("/tmp/afproxy-store-XXXXXX".utf8CString)
-    return template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
-}
 
 func contents(_ path: String) -> [UInt8]? {
     guard let file = fopen(path, "rb") else { return nil }
@@ -24,7 +19,8 @@ func contents(_ path: String) -> [UInt8]? {
 
 @Suite struct PartialFileTests {
     @Test func bytesGoToThePartialFileAndTheTargetAppearsOnlyComplete() throws {
-        let directory = temporaryDirectory()
+        let scratch = TemporaryDirectory("store")
+        let directory = scratch.path
         let file = PartialFile(target: directory + "/f.bin")
         #expect(try file.open() == 0)
         try Array("hello ".utf8).withUnsafeBytes { try file.write($0, at: 0) }
@@ -37,7 +33,8 @@ func contents(_ path: String) -> [UInt8]? {
     }
 
     @Test func aWrongLengthOrChecksumLeavesTheTargetUnmade() throws {
-        let directory = temporaryDirectory()
+        let scratch = TemporaryDirectory("store")
+        let directory = scratch.path
         let file = PartialFile(target: directory + "/f.bin")
         try Array("abc".utf8).withUnsafeBytes { try file.write($0, at: 0) }
         #expect(throws: TaskFailure.lengthMismatch("the file has 3 bytes where the origin announced 4")) {
@@ -52,7 +49,8 @@ func contents(_ path: String) -> [UInt8]? {
     }
 
     @Test func truncateStartsTheFileAgainAndOpenTellsTheLengthAfterACrash() throws {
-        let directory = temporaryDirectory()
+        let scratch = TemporaryDirectory("store")
+        let directory = scratch.path
         let first = PartialFile(target: directory + "/f")
         try Array(repeating: UInt8(7), count: 1000).withUnsafeBytes { try first.write($0, at: 0) }
         first.close()
@@ -84,7 +82,8 @@ func contents(_ path: String) -> [UInt8]? {
     }
 
     @Test func whatIsWrittenReadsBackInANewJournal() throws {
-        let directory = temporaryDirectory() + "/state/nested"
+        let scratch = TemporaryDirectory("store")
+        let directory = scratch.path + "/state/nested"
         let journal = DownloadJournal(directory: directory)
         #expect(try journal.load() == [])
         journal.update(self.entry(2))
@@ -95,7 +94,8 @@ func contents(_ path: String) -> [UInt8]? {
     }
 
     @Test func onlyTheNewestCompletedEntriesAreKept() throws {
-        let directory = temporaryDirectory()
+        let scratch = TemporaryDirectory("store")
+        let directory = scratch.path
         let journal = DownloadJournal(directory: directory, completedLimit: 2)
         for id in 1...4 { journal.update(self.entry(id, state: .completed)) }
         journal.update(self.entry(5))
@@ -104,7 +104,8 @@ func contents(_ path: String) -> [UInt8]? {
     }
 
     @Test func anUnreadableJournalIsKeptAsideNotOverwritten() throws {
-        let directory = temporaryDirectory()
+        let scratch = TemporaryDirectory("store")
+        let directory = scratch.path
         let file = fopen(directory + "/downloads.json", "w")!
         fputs("{not json", file)
         fclose(file)
@@ -117,7 +118,8 @@ func contents(_ path: String) -> [UInt8]? {
 
 @Suite struct DownloadTargetTests {
     @Test func refusesWhatTheDaemonCannotMakeAndSaysWhy() throws {
-        let directory = temporaryDirectory()
+        let scratch = TemporaryDirectory("store")
+        let directory = scratch.path
         #expect(DownloadTarget.refusal(for: directory + "/new", force: false, writableHint: nil) == nil)
         #expect(
             DownloadTarget.refusal(for: "relative/x", force: false, writableHint: nil)?.contains("absolute") == true)

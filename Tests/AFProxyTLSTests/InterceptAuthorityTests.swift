@@ -1,4 +1,5 @@
 import AFProxyAPI
+import AFProxyTestSupport
 import Crypto
 import FoundationEssentials
 import Logging
