@@ -39,10 +39,10 @@ struct DownloadsEndpoint: ControlEndpoint {
             url: body.url, headers: headers, path: body.path, sha256: body.sha256, force: body.force ?? false,
             keepPartial: body.keepPartial ?? false, pins: body.pins, insecure: body.insecure ?? false,
             client: request.caller.name)
-        do throws(DownloadRefusal) {
+        do throws(ManagerError) {
             return .task(.created, try self.manager.downloads.start(spec))
         } catch {
-            return .error(HTTPResponseStatus(statusCode: error.status), error.message)
+            return .refusal(error)
         }
     }
 }

@@ -63,17 +63,14 @@ struct TasksEndpoint: ControlEndpoint {
             guard let record = self.manager.task(id: id) else { return .error(.notFound, "no task with id \(id)") }
             return .task(.ok, record)
         case .verb(let verb, let id):
-            do throws(ControlError) {
+            do throws(ManagerError) {
                 switch verb {
                 case .suspend: return .task(.ok, try self.manager.suspend(id: id))
                 case .resume: return .task(.ok, try self.manager.resume(id: id))
                 case .cancel: return .task(.ok, try self.manager.cancel(id: id))
                 }
             } catch {
-                switch error {
-                case .unknownTask: return .error(.notFound, "no task with id \(id)")
-                case .illegal(let transition): return .error(.conflict, "task \(id): \(transition)")
-                }
+                return .refusal(error)
             }
         case .verbAll(let verb):
             let changed = verb == .suspend ? self.manager.suspendAll() : self.manager.resumeAll()

@@ -86,20 +86,20 @@ struct ThrottleEndpoint: ControlEndpoint {
             do throws(ByteRateError) {
                 let down = try body.down.map { text throws(ByteRateError) in try ByteRate(parsing: text) }
                 let up = try body.up.map { text throws(ByteRateError) in try ByteRate(parsing: text) }
-                do throws(ThrottleRefusal) {
+                do throws(ManagerError) {
                     return .json(.ok, try self.manager.setThrottle(scope, down: down, up: up))
                 } catch {
-                    return .error(HTTPResponseStatus(statusCode: error.status), error.message)
+                    return .refusal(error)
                 }
             } catch {
                 return .error(.badRequest, error.message)
             }
         case .remove(let scope, let directions):
-            do throws(ThrottleRefusal) {
+            do throws(ManagerError) {
                 try self.manager.removeThrottle(scope, directions: directions)
                 return .json(.ok, ThrottleRuleList(rules: self.manager.throttleRules()))
             } catch {
-                return .error(HTTPResponseStatus(statusCode: error.status), error.message)
+                return .refusal(error)
             }
         }
     }

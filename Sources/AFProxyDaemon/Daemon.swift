@@ -70,7 +70,7 @@ struct Daemon {
             bufferBudget: self.configuration.bufferBudget,
             downloads: Self.downloadSettings(self.configuration, self.environment),
             transparentResumeLimit: self.configuration.transparentResume ? self.configuration.resumeAttempts : 0,
-            networkLoss: self.configuration.networkLoss, logger: logger,
+            networkLoss: self.configuration.networkLoss, security: self.configuration.securityPolicy, logger: logger,
             rules: RuleBook(
                 configured: configuredRules,
                 stateDirectory: self.configuration.stateDirectory
@@ -178,7 +178,7 @@ struct Daemon {
             stateDirectory: configuration.stateDirectory ?? DownloadLocations.stateDirectory(environment),
             downloadDirectory: configuration.downloadDirectory ?? DownloadLocations.downloadDirectory(environment),
             maxActive: configuration.maxActiveDownloads, retries: configuration.downloadRetries,
-            security: configuration.securityPolicy, writableHint: DownloadLocations.writableHint(environment),
+            writableHint: DownloadLocations.writableHint(environment),
             userAgent: "afproxy/\(AFProxyVersion.current)")
     }
 

@@ -43,7 +43,7 @@ extension DaemonService {
         self.manager.rules.apply(rules)
         self.logging.level.value = Logger.Level(rawValue: configuration.logLevel) ?? .info
         self.taskLog.logsCompletedTasks = configuration.logCompletedTasks
-        self.manager.downloads.updateSecurityPolicy(configuration.securityPolicy)
+        self.manager.updateSecurityPolicy(configuration.securityPolicy)
         self.manager.updateNetworkLoss(configuration.networkLoss)
         if self.session.parentProxy.route != configuration.upstream {
             self.session.parentProxy.update(configuration.upstream)

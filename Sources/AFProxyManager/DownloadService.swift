@@ -12,22 +12,22 @@ import NIOCore
 /// person uses to pin a host. It registers its tasks in the manager's registry (they are tasks
 /// like any other for the verbs, the events and the history) and gives each the manager's
 /// `TaskContext`; what the tasks share lives here too: settings, slots (`DownloadScheduler`),
-/// the journal, the paths being made, the security policy in force.
+/// the journal, the paths being made.
 package final class DownloadService: Sendable {
     let settings: DownloadSettings
     let scheduler: DownloadScheduler
     let journal: DownloadJournal?
     private let paths = Locked<Set<String>>([])
-    /// The security policy in force, replaced on reload.
-    let security: Locked<SecurityPolicy>
     private let parked = Locked(false)
-    private let registry: Locked<SessionManager.Registry>
+    private let registry: TaskRegistry
+    /// How a new download comes to be, as every task: a hold rule may catch it (it is then made
+    /// suspended), then it is registered and `created` published.
+    private let gate: TaskGate
     private let context: TaskContext
-    /// The hold rules: a download one of them catches is created suspended.
-    private let holds: HoldBook
-    /// The pins per host (`pin`), asked by each new TLS connection.
-    private let pins: LiveRules<PinSet>
-    private let network: Locked<SessionManager.NetworkState>
+    /// What its attempts' TLS connections trust: the CA bundle in force and the pins per host.
+    private let trust: TransferTrust
+    /// Whether a download started now must wait for the network (the manager's reachability).
+    private let networkIsDown: @Sendable () -> Bool
     /// For what a person should hear about beside the task log (an insecure download).
     private let logger: Logger?
     /// The service's live tasks, by id, for what concerns downloads only (the network, parking)
@@ -43,20 +43,19 @@ package final class DownloadService: Sendable {
     }
 
     init(
-        settings: DownloadSettings, registry: Locked<SessionManager.Registry>, context: TaskContext,
-        holds: HoldBook, pins: LiveRules<PinSet>, network: Locked<SessionManager.NetworkState>, logger: Logger?,
+        settings: DownloadSettings, registry: TaskRegistry, gate: TaskGate, context: TaskContext,
+        trust: TransferTrust, networkIsDown: @escaping @Sendable () -> Bool, logger: Logger?,
         timers: (any EventLoopGroup)? = nil
     ) {
         self.timers = timers
         self.settings = settings
         self.scheduler = DownloadScheduler(limit: settings.maxActive)
         self.journal = settings.stateDirectory.map { DownloadJournal(directory: $0, logger: logger) }
-        self.security = Locked(settings.security)
         self.registry = registry
+        self.gate = gate
         self.context = context
-        self.holds = holds
-        self.pins = pins
-        self.network = network
+        self.trust = trust
+        self.networkIsDown = networkIsDown
         self.logger = logger
     }
 
@@ -64,20 +63,20 @@ package final class DownloadService: Sendable {
     /// record. Refused before any task exists when it cannot succeed as asked: a URL that is not
     /// http(s), a file the daemon cannot make there, an existing file without `force`, a path
     /// another download is making.
-    package func start(_ spec: DownloadSpec) throws(DownloadRefusal) -> TaskRecord {
+    package func start(_ spec: DownloadSpec) throws(ManagerError) -> TaskRecord {
         let settings = self.settings
         guard let name = DownloadURL.fileName(of: spec.url) else {
-            throw DownloadRefusal(
-                400, "only http:// and https:// URLs with a host can be downloaded: \(spec.url.prefix(200))")
+            throw .invalid(
+                "only http:// and https:// URLs with a host can be downloaded: \(spec.url.prefix(200))")
         }
         if let sha256 = spec.sha256, sha256.utf8.count != 64 || !sha256.allSatisfy(\.isHexDigit) {
-            throw DownloadRefusal(400, "sha256 must be 64 hexadecimal digits")
+            throw .invalid("sha256 must be 64 hexadecimal digits")
         }
         if let pins = spec.pins {
             do throws(PinError) {
                 for pin in pins { _ = try PinSet.parse(pin) }
             } catch {
-                throw DownloadRefusal(400, error.message)
+                throw .invalid(error.message)
             }
         }
         let namedByAnswer = spec.path == nil && name == nil
@@ -89,24 +88,25 @@ package final class DownloadService: Sendable {
         }
         if let refusal = DownloadTarget.refusal(for: path, force: spec.force, writableHint: settings.writableHint) {
             if spec.path == nil { self.finished(path: path) }
-            throw DownloadRefusal(refusal.hasSuffix("(--force replaces it)") ? 409 : 400, refusal)
+            throw refusal.hasSuffix("(--force replaces it)") ? .pathTaken(refusal) : .invalid(refusal)
         }
         guard spec.path == nil || self.claim(path) else {
-            throw DownloadRefusal(409, "another download is already making \(path)")
+            throw .pathTaken("another download is already making \(path)")
         }
         // A partial file left by an earlier download of this path is of unknown origin: the
         // task empties it on its lane (a large one takes the disk a while); one it could not
         // open is refused now.
         if let error = PartialFile.unusable(path + ".afpart") {
             self.finished(path: path)
-            throw DownloadRefusal(400, error.description)
+            throw .invalid(error.description)
         }
         var spec = spec
         spec.sha256 = spec.sha256?.lowercased()
         // A download a hold rule catches is created suspended, as a restored suspended one is.
-        let heldBy = self.holds.catchTask(HoldFacts(download: spec.url))
-        let task = self.registry.register(.download) { id in
-            DownloadTask(
+        var held = false
+        let task = self.gate.admit(.download, HoldFacts(download: spec.url)) { id, heldBy in
+            held = heldBy != nil
+            return DownloadTask(
                 id: id, spec: spec, path: path, namedByAnswer: namedByAnswer, createdAt: Date(),
                 machine: DownloadStateMachine(policy: settings.policy, keepPartial: spec.keepPartial, heldBy: heldBy),
                 context: self.context, downloads: self, discardsPartial: true)
@@ -118,15 +118,11 @@ package final class DownloadService: Sendable {
                 "task \(task.id): download of \(spec.url) with TLS verification off (--insecure), asked by \(spec.client)"
             )
         }
-        self.context.events.publish(.created, task.record())
-        if heldBy != nil { self.context.events.publish(.held, task.record()) }
-        if self.networkIsDown && !task.isLoopback { task.networkLost() }
+        if held { self.context.events.publish(.held, task.record()) }
+        if self.networkIsDown() && !task.isLoopback { task.networkLost() }
         task.start()
         return task.record()
     }
-
-    /// Whether a download started now must wait for the network.
-    private var networkIsDown: Bool { self.network.withLock { $0.holdsNewDownloads } }
 
     /// Brings back the downloads of the journal a previous run left: unfinished ones as live
     /// tasks with their ids (a running one continues at its partial file's length, a suspended
@@ -137,36 +133,34 @@ package final class DownloadService: Sendable {
         let entries = try journal.load()
         let settings = self.settings
         var restored: [DownloadTask] = []
-        self.registry.withLock { registry in
-            for entry in entries {
-                registry.nextID = max(registry.nextID, entry.id + 1)
-                guard entry.state != .completed else {
-                    registry.history.append(entry.record(maxAttempts: settings.retries))
-                    continue
-                }
-                let partialPath = entry.partialPath ?? entry.path + ".afpart"
-                let offset = PartialFile.length(of: partialPath) ?? 0
-                let machine = DownloadStateMachine(
-                    policy: settings.policy, keepPartial: entry.keepPartial, state: entry.state, offset: offset,
-                    total: entry.total, validator: entry.validator, failuresInARow: entry.failuresInARow,
-                    resumes: entry.resumes, restarts: entry.restarts,
-                    heldBy: entry.state == .suspended ? entry.heldBy : nil)
-                let spec = DownloadSpec(
-                    url: entry.url, headers: entry.headers, path: entry.path, sha256: entry.sha256,
-                    keepPartial: entry.keepPartial, pins: entry.pins, insecure: entry.insecure ?? false,
-                    client: "restored")
-                let task = DownloadTask(
-                    id: entry.id, spec: spec, path: entry.path, partialPath: partialPath,
-                    namedByAnswer: entry.namedByAnswer ?? false, createdAt: entry.createdAt, machine: machine,
-                    context: self.context, downloads: self)
-                _ = self.claim(entry.path)
-                registry.live[task.id] = task
-                restored.append(task)
-                self.tasks.withLock { $0[task.id] = WeakDownload(task: task) }
+        var finished: [TaskRecord] = []
+        for entry in entries {
+            guard entry.state != .completed else {
+                finished.append(entry.record(maxAttempts: settings.retries))
+                continue
             }
+            let partialPath = entry.partialPath ?? entry.path + ".afpart"
+            let offset = PartialFile.length(of: partialPath) ?? 0
+            let machine = DownloadStateMachine(
+                policy: settings.policy, keepPartial: entry.keepPartial, state: entry.state, offset: offset,
+                total: entry.total, validator: entry.validator, failuresInARow: entry.failuresInARow,
+                resumes: entry.resumes, restarts: entry.restarts,
+                heldBy: entry.state == .suspended ? entry.heldBy : nil)
+            let spec = DownloadSpec(
+                url: entry.url, headers: entry.headers, path: entry.path, sha256: entry.sha256,
+                keepPartial: entry.keepPartial, pins: entry.pins, insecure: entry.insecure ?? false,
+                client: "restored")
+            let task = DownloadTask(
+                id: entry.id, spec: spec, path: entry.path, partialPath: partialPath,
+                namedByAnswer: entry.namedByAnswer ?? false, createdAt: entry.createdAt, machine: machine,
+                context: self.context, downloads: self)
+            _ = self.claim(entry.path)
+            restored.append(task)
+            self.tasks.withLock { $0[task.id] = WeakDownload(task: task) }
         }
+        self.registry.restore(live: restored, finished: finished)
         for task in restored {
-            if self.networkIsDown && !task.isLoopback { task.networkLost() }
+            if self.networkIsDown() && !task.isLoopback { task.networkLost() }
             task.start()
         }
         return restored.count
@@ -175,13 +169,7 @@ package final class DownloadService: Sendable {
     /// The `sha256//…` pin of the key `host:port` presents now, verified with the policy in
     /// force. Blocks for the handshake: call it off any event loop.
     package func probePin(host: String, port: Int) -> Result<String, TaskFailure> {
-        let caFile = self.security.withLock { $0.caFile }
-        return self.context.transport.probePin(host: host, port: port, caFile: caFile)
-    }
-
-    /// A reload's security policy: new TLS connections of download tasks use it.
-    package func updateSecurityPolicy(_ policy: SecurityPolicy) {
-        self.security.withLock { $0 = policy }
+        self.context.transport.probePin(host: host, port: port, caFile: self.trust.caFile)
     }
 
     /// The daemon stops: download tasks are not canceled but kept as they are in the journal,
@@ -218,20 +206,7 @@ package final class DownloadService: Sendable {
     /// What a download's next attempt to `url` connects with: the policy in force, the
     /// download's own pins in place of its host's pin rules, and its `insecure`.
     func transferOptions(for spec: DownloadSpec) -> TransferOptions {
-        let policy = self.security.withLock { $0 }
-        let host = LoopbackHost.host(ofURL: spec.url) ?? ""
-        let hostPins = self.pins.ruleSet.policy(for: host)
-        let pins = spec.pins.map { $0.joined(separator: ";") } ?? hostPins?.pins
-        var options = TransferOptions.download(caFile: policy.caFile, pins: pins, insecure: spec.insecure)
-        // A download's own pins (`--pin`) do not stand alone; its host's `standalone` line does.
-        options.pinsStandalone = spec.pins == nil && (hostPins?.standalone ?? false)
-        return options
-    }
-
-    /// What an intercepted request to `host` connects with: the policy in force and the host's pins.
-    package func interceptedTransferOptions(host: String) -> TransferOptions {
-        let policy = self.security.withLock { $0 }
-        return .intercepted(caFile: policy.caFile, pins: self.pins.ruleSet.policy(for: host))
+        self.trust.options(for: spec)
     }
 
     /// Claims `path` for a download; false when another live download makes it.
@@ -267,18 +242,18 @@ package final class DownloadService: Sendable {
     /// free one) until the answer names it. The directory is made if it is missing.
     private func provisionalPath(
         _ name: String?, in directory: String
-    ) throws(DownloadRefusal)
+    ) throws(ManagerError)
         -> String
     {
         do throws(FileError) {
             try Files.makeDirectory(directory)
         } catch {
-            throw DownloadRefusal(400, error.description)
+            throw .invalid(error.description)
         }
         if let name {
             let path = directory + "/" + name
             guard self.claim(path) else {
-                throw DownloadRefusal(409, "another download is already making \(path)")
+                throw .pathTaken("another download is already making \(path)")
             }
             return path
         }
@@ -289,6 +264,6 @@ package final class DownloadService: Sendable {
             else { continue }
             return path
         }
-        throw DownloadRefusal(409, "no free name for a download in \(directory)")
+        throw .pathTaken("no free name for a download in \(directory)")
     }
 }

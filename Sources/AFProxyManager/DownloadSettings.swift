@@ -3,7 +3,7 @@ import AFProxyModel
 import AFProxyRules
 
 /// How the daemon runs download tasks: its keys `state-dir`, `download-dir`,
-/// `max-active-downloads`, `download-retries`, `tls-ca-file`.
+/// `max-active-downloads`, `download-retries` (what they trust is the manager's `TransferTrust`).
 package struct DownloadSettings: Sendable, Equatable {
     /// Where the download journal lives; nil: downloads do not survive a restart.
     package var stateDirectory: String?
@@ -12,9 +12,6 @@ package struct DownloadSettings: Sendable, Equatable {
     package var maxActive: Int
     /// Attempts in a row that may move nothing before a download fails.
     package var retries: Int
-    /// The CA file download tasks' TLS connections trust (their pins are the rule book's); reload
-    /// replaces it (`DownloadService.updateSecurityPolicy`).
-    package var security: SecurityPolicy
     /// What the daemon may write to, when that is narrower than its user's rights (the system
     /// service: only its state directory); said when a directory is refused.
     package var writableHint: String?
@@ -24,13 +21,12 @@ package struct DownloadSettings: Sendable, Equatable {
 
     package init(
         stateDirectory: String? = nil, downloadDirectory: String = "/tmp", maxActive: Int = 3, retries: Int = 10,
-        security: SecurityPolicy = SecurityPolicy(), writableHint: String? = nil, userAgent: String = "afproxy"
+        writableHint: String? = nil, userAgent: String = "afproxy"
     ) {
         self.stateDirectory = stateDirectory
         self.downloadDirectory = downloadDirectory
         self.maxActive = maxActive
         self.retries = retries
-        self.security = security
         self.writableHint = writableHint
         self.userAgent = userAgent
     }
@@ -68,17 +64,4 @@ package struct DownloadSpec: Sendable, Equatable {
         self.insecure = insecure
         self.client = client
     }
-}
-
-/// Why a download was refused before it became a task: the control API answers `status`.
-package struct DownloadRefusal: Error, Sendable, Equatable, CustomStringConvertible {
-    package var status: Int
-    package var message: String
-
-    package init(_ status: Int, _ message: String) {
-        self.status = status
-        self.message = message
-    }
-
-    package var description: String { self.message }
 }

@@ -24,7 +24,8 @@ import Logging
 /// 4. This file: `let blocks: LiveRules<BlockRuleSet>`, made with its file in `init` (which
 ///    restores it), and a line in `stateFiles`; the store, its lock, its fast path and its status
 ///    come with it.
-/// 5. Where the question is asked: `SessionManager.startTask`/`startStream` for new tasks.
+/// 5. Where the question is asked: `TaskGate.admit` for every new task (a proxied request, a
+///    tunnel, a download), as the hold rules are.
 /// 6. `AFProxyControl/BlocksEndpoint.swift` and its line in `ControlRouter+API.swift`, the
 ///    request and list bodies in `AFProxyAPI/BlockMessages.swift`, and the rule's type in
 ///    `AFProxyAPI/WireTypes.swift` when afproxyctl reads it.

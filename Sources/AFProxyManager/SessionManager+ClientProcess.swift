@@ -22,19 +22,17 @@ extension SessionManager {
     /// process and before this runs: the slot is then settled, and `whenSettled` hands its
     /// process over at once. Asking `isSettled` first, as this did, lost that process for good
     /// (a quick request's or a tunnel's history record without it, more often on a busy machine).
-    static func recordProcessLater(of task: any ManagedTask, in record: TaskRecord, registry: Locked<Registry>) {
+    static func recordProcessLater(of task: any ManagedTask, in record: TaskRecord, registry: TaskRegistry) {
         guard record.clientProcess == nil, let slot = task.processSlot else { return }
         let id = task.id
         slot.whenSettled { process in
-            registry.withLock { registry in
-                registry.history.update(id: id) { $0.clientProcess = process }
-            }
+            registry.updateHistory(id: id) { $0.clientProcess = process }
         }
     }
 
     /// The client process of a task that completed, as its history record has it now (it may
     /// have arrived after the completion).
     package func clientProcess(ofCompleted id: Int) -> ClientProcess? {
-        self.registry.withLock { $0.history.newest(id: id)?.clientProcess }
+        self.registry.newestRecord(id: id)?.clientProcess
     }
 }

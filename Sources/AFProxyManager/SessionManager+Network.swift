@@ -48,7 +48,7 @@ extension SessionManager {
         if change.holdDownloads { self.downloads.networkLost() }
         if change.releaseDownloads { self.downloads.networkRestored() }
         guard change.suspendProxied || change.resumeProxied else { return }
-        let live = self.registry.withLock { Array($0.live.values) }.sorted { $0.id < $1.id }
+        let live = self.registry.liveTasks.sorted { $0.id < $1.id }
         for task in live where task.kind != .download {
             if change.suspendProxied {
                 guard !Self.isLoopback(task), task.state == .running, (try? task.suspend()) != nil else { continue }

@@ -10,3 +10,11 @@ extension SessionManager {
     /// The hold rules: a new task one of them catches is created suspended (`held`).
     package var holds: HoldBook { self.rules.holds }
 }
+
+extension SessionManager {
+    /// A reload's security policy (`tls-ca-file`): new TLS connections to origins use it, of
+    /// downloads, intercepted requests and `wss://` tunnels alike.
+    package func updateSecurityPolicy(_ policy: SecurityPolicy) {
+        self.trust.update(policy)
+    }
+}

@@ -6,9 +6,7 @@ extension SessionManager {
     /// were before the end, for the defect log. Cheap (a look at each live task's counts), so the
     /// daemon runs it every few seconds; it never blocks.
     package func endStalledTasks(limit: Duration, now: ContinuousClock.Instant = .now) -> [TaskRecord] {
-        let orphans = self.registry.withLock { registry in
-            registry.live.values.compactMap { $0 as? HTTPTask }.filter(\.clientGone)
-        }
+        let orphans = self.registry.liveTasks.compactMap { $0 as? HTTPTask }.filter(\.clientGone)
         let candidates = orphans.map { StallWatch.Candidate(id: $0.id, bytes: $0.bytesUp + $0.bytesDown) }
         let stalled = Set(self.stallWatch.withLock { $0.sweep(candidates, now: now, limit: limit) })
         return orphans.filter { stalled.contains($0.id) }.map { task in

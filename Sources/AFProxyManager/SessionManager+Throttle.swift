@@ -22,31 +22,20 @@ extension SessionManager {
     /// Sets a rule's rate in the directions given (nil: unchanged); a task rule needs a live task.
     package func setThrottle(
         _ scope: ThrottleScope, down: ByteRate?, up: ByteRate?
-    ) throws(ThrottleRefusal)
+    ) throws(ManagerError)
         -> ThrottleRule
     {
         if case .task(let id) = scope {
-            let live = self.registry.withLock { $0.live[id] != nil }
-            guard live else {
-                let known = self.registry.withLock { $0.history.record(id: id) != nil }
-                throw known
-                    ? ThrottleRefusal(status: 409, message: "task \(id) has completed")
-                    : ThrottleRefusal(status: 404, message: "no task with id \(id)")
-            }
+            let (live, recorded) = self.registry.find(id: id)
+            guard live != nil else { throw recorded != nil ? .completed(task: id) : .unknownTask(id) }
         }
         return self.throttle.set(scope, down: down, up: up)
     }
 
     /// Removes a rule (or one direction of it).
-    package func removeThrottle(_ scope: ThrottleScope, directions: Set<ThrottleDirection>) throws(ThrottleRefusal) {
+    package func removeThrottle(_ scope: ThrottleScope, directions: Set<ThrottleDirection>) throws(ManagerError) {
         guard self.throttle.remove(scope, directions: directions) else {
-            throw ThrottleRefusal(status: 404, message: "no throttle rule for \(scope)")
+            throw .unknownRule("no throttle rule for \(scope)")
         }
     }
-}
-
-/// Why a throttle change was refused: the control API answers `status` with `message`.
-package struct ThrottleRefusal: Error, Sendable, Equatable {
-    package var status: Int
-    package var message: String
 }

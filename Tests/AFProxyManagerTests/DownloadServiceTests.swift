@@ -74,7 +74,7 @@ import Testing
 
     @Test func aPathAnotherDownloadIsMakingIsRefusedBeforeAnyTaskExists() throws {
         _ = try self.manager.downloads.start(DownloadSpec(url: "http://origin.test/same.bin"))
-        #expect(throws: DownloadRefusal(409, "another download is already making \(self.directory)/same.bin")) {
+        #expect(throws: ManagerError.pathTaken("another download is already making \(self.directory)/same.bin")) {
             try self.manager.downloads.start(DownloadSpec(url: "http://origin.test/same.bin"))
         }
         #expect(self.manager.liveCount == 1)

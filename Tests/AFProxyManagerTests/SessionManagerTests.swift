@@ -42,7 +42,7 @@ import Testing
     @Test func suspendAndResumeChangeTheTaskTellTheClientAndPublishOncePerChange() throws {
         let task = self.start()
         #expect(try self.manager.suspend(id: task.id).state == .suspended)
-        #expect(throws: ControlError.illegal(IllegalTransition(verb: "suspend", state: .suspended))) {
+        #expect(throws: ManagerError.illegal(IllegalTransition(verb: "suspend", state: .suspended), task: task.id)) {
             try self.manager.suspend(id: task.id)
         }
         #expect(try self.manager.resume(id: task.id).state == .running)
@@ -55,7 +55,7 @@ import Testing
     @Test func aCanceledTaskCompletesIntoTheHistoryWithItsCode() throws {
         let task = self.start()
         #expect(try self.manager.cancel(id: task.id).state == .canceling)
-        #expect(throws: ControlError.illegal(IllegalTransition(verb: "cancel", state: .canceling))) {
+        #expect(throws: ManagerError.illegal(IllegalTransition(verb: "cancel", state: .canceling), task: task.id)) {
             try self.manager.cancel(id: task.id)
         }
         // The session thread reports the end that the cancel caused.
@@ -65,7 +65,7 @@ import Testing
         #expect((record.state, record.error, record.errorCode) == (.completed, "canceled", "canceled"))
         #expect(self.client.deliveries.last?.end == .failed(.canceled()))
         #expect(self.log.kinds == [.created, .completed])
-        #expect(throws: ControlError.illegal(IllegalTransition(verb: "resume", state: .completed))) {
+        #expect(throws: ManagerError.illegal(IllegalTransition(verb: "resume", state: .completed), task: task.id)) {
             try self.manager.resume(id: task.id)
         }
         #expect(self.manager.stats().served == 1)
@@ -82,7 +82,7 @@ import Testing
     }
 
     @Test func unknownIdsAreToldApartFromIllegalVerbs() {
-        #expect(throws: ControlError.unknownTask(42)) { try self.manager.suspend(id: 42) }
+        #expect(throws: ManagerError.unknownTask(42)) { try self.manager.suspend(id: 42) }
         #expect(self.manager.resumeAll().isEmpty)
     }
 }

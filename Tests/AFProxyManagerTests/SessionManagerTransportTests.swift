@@ -177,7 +177,7 @@ import Testing
 
     @Test func aPinProbeGoesToTheTransportWithTheCAFileInForce() throws {
         self.transport.answerProbes(with: .success("sha256//pin"))
-        self.manager.downloads.updateSecurityPolicy(SecurityPolicy(caFile: "/etc/ca.pem"))
+        self.manager.updateSecurityPolicy(SecurityPolicy(caFile: "/etc/ca.pem"))
         #expect(try self.manager.downloads.probePin(host: "origin.test", port: 8443).get() == "sha256//pin")
         #expect(self.transport.probes == ["origin.test:8443 /etc/ca.pem"])
     }
