@@ -23,11 +23,14 @@ package struct UpstreamConfiguration: Sendable, Equatable {
     /// A CONNECT tunnel silent both ways this long is closed; nil: never. (Tunnels are the
     /// session layer's upstream connections too; see `TunnelIdleTimer`.)
     package var tunnelIdleTimeout: Duration?
+    /// Whether CONNECT tunnels' bytes may move by splice(2) (`tunnel-splice`); no: every tunnel
+    /// takes the NIO relay, as where splice is not possible.
+    package var tunnelSplice: Bool
 
     package init(
         connectTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(120),
         receiveBufferSize: Int = 16 << 10, uploadBufferSize: Int = 256 * 1024, idleConnections: Int = 256,
-        tunnelIdleTimeout: Duration? = .seconds(900)
+        tunnelIdleTimeout: Duration? = .seconds(900), tunnelSplice: Bool = true
     ) {
         self.connectTimeout = connectTimeout
         self.idleTimeout = idleTimeout
@@ -35,5 +38,6 @@ package struct UpstreamConfiguration: Sendable, Equatable {
         self.uploadBufferSize = uploadBufferSize
         self.idleConnections = idleConnections
         self.tunnelIdleTimeout = tunnelIdleTimeout
+        self.tunnelSplice = tunnelSplice
     }
 }

@@ -22,13 +22,10 @@ package struct AFProxyCommand: AsyncParsableCommand {
         version: AFProxyVersion.current + Daemon.buildNote
     )
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "Address to listen on, HOST:PORT (repeatable; default 127.0.0.1:3128).", valueName: "host:port"))
+    @Option(name: .long, help: .key("listen"))
     var listen: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("Path of the control socket.", valueName: "path"))
+    @Option(name: .long, help: .key("control-socket"))
     var controlSocket: String?
 
     @Option(
@@ -40,241 +37,136 @@ package struct AFProxyCommand: AsyncParsableCommand {
         help: ArgumentHelp("Validate a config file, print the result and exit (0 valid, 1 not).", valueName: "path"))
     var checkConfig: String?
 
-    @Option(name: .long, help: "Client connections at most; over it, 503 (default 4096).")
+    @Option(name: .long, help: .key("max-connections"))
     var maxConnections: String?
 
-    @Option(name: .long, help: "Largest request header section in bytes, up to 81920; over it, 431 (default 65536).")
+    @Option(name: .long, help: .key("max-header-bytes"))
     var maxHeaderBytes: String?
 
-    @Option(name: .long, help: "Seconds an idle keep-alive client connection stays open (default 120).")
+    @Option(name: .long, help: .key("idle-timeout"))
     var idleTimeout: String?
 
-    @Option(name: .long, help: "Seconds a client has to send a whole request head; then 408 (default 30).")
+    @Option(name: .long, help: .key("header-timeout"))
     var headerTimeout: String?
 
-    @Option(
-        name: .long,
-        help: "Seconds a client may go silent in the middle of its request body; then 408, or a close (default 60).")
+    @Option(name: .long, help: .key("body-timeout"))
     var bodyTimeout: String?
 
-    @Option(name: .long, help: "Seconds to connect to an upstream server; then 504 (default 30).")
+    @Option(name: .long, help: .key("connect-timeout"))
     var connectTimeout: String?
 
-    @Option(name: .long, help: "Seconds an upstream may stay silent while we wait on it; then 504 (default 120).")
+    @Option(name: .long, help: .key("upstream-timeout"))
     var upstreamTimeout: String?
 
-    @Option(
-        name: .long,
-        help: "Seconds a CONNECT tunnel may stay silent both ways before it is closed; 0 = never (default 900).")
+    @Option(name: .long, help: .key("tunnel-idle-timeout"))
     var tunnelIdleTimeout: String?
 
-    @Option(name: .long, help: "Completed tasks kept for list --all (default 1000).")
+    @Option(name: .long, help: .key("tunnel-splice"))
+    var tunnelSplice: String?
+
+    @Option(name: .long, help: .key("history-size"))
     var historySize: String?
 
-    @Option(
-        name: .long,
-        help: "Bytes the transfers' buffers may hold beyond their minimum, together, e.g. 64M (default 64M).")
+    @Option(name: .long, help: .key("buffer-budget"))
     var bufferBudget: String?
 
-    @Option(
-        name: .long,
-        help: "Event loop threads for client connections; 0 = one per core less the session thread's (default 0).")
+    @Option(name: .long, help: .key("threads"))
     var threads: String?
 
-    @Option(name: .long, help: "trace, debug, info, notice, warning, error or critical (default info).")
+    @Option(name: .long, help: .key("log-level"))
     var logLevel: String?
 
-    @Option(
-        name: .long,
-        help: "Seconds running tasks get to finish after SIGTERM or SIGINT before they are canceled (default 10).")
+    @Option(name: .long, help: .key("grace-period"))
     var gracePeriod: String?
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp("One info log entry per completed task, yes or no (default yes).", valueName: "yes|no"))
+    @Option(name: .long, help: .key("log-completed-tasks"))
     var logCompletedTasks: String?
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "Where logs go: auto (the journal under systemd, else stderr), journal or stderr (default auto).",
-            valueName: "target"))
+    @Option(name: .long, help: .key("log-target"))
     var logTarget: String?
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "A port CONNECT tunnels may reach besides 443, or * for any (repeatable).", valueName: "port"))
+    @Option(name: .long, help: .key("allow-connect-port"))
     var allowConnectPort: [String] = []
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "This proxy's name in Via headers, and what a looping request is recognised by (default afproxy).",
-            valueName: "name"))
+    @Option(name: .long, help: .key("via-name"))
     var viaName: String?
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "Directory for what survives a restart (the download queue); default $STATE_DIRECTORY under systemd, else $XDG_STATE_HOME/afproxy, else ~/.local/state/afproxy.",
-            valueName: "dir"))
+    @Option(name: .long, help: .key("state-dir"))
     var stateDir: String?
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "Where a download without -o goes; default $STATE_DIRECTORY/downloads under systemd, else $XDG_DOWNLOAD_DIR, else ~/Downloads.",
-            valueName: "dir"))
+    @Option(name: .long, help: .key("download-dir"))
     var downloadDir: String?
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "The local CA of HTTPS interception (ca-key.pem, ca-cert.pem), created on first use; default STATE/ca.",
-            valueName: "dir"))
+    @Option(name: .long, help: .key("ca-dir"))
     var caDir: String?
 
-    @Option(name: .long, help: "Download tasks that run at once; the others wait, queued (default 3).")
+    @Option(name: .long, help: .key("max-active-downloads"))
     var maxActiveDownloads: String?
 
-    @Option(name: .long, help: "Attempts in a row that may move no byte before a download fails (default 10).")
+    @Option(name: .long, help: .key("download-retries"))
     var downloadRetries: String?
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "Continue a proxied GET that broke off with a range request when the origin allows it (default yes).",
-            valueName: "yes|no"))
+    @Option(name: .long, help: .key("transparent-resume"))
     var transparentResume: String?
 
-    @Option(name: .long, help: "Transparent resumes per proxied task at most (default 3).")
+    @Option(name: .long, help: .key("resume-attempts"))
     var resumeAttempts: String?
 
-    @Option(
-        name: .customLong("tls-ca-file"),
-        help: ArgumentHelp(
-            "A CA bundle (PEM) trusted besides the system's, for the TLS origins of download tasks.",
-            valueName: "path"))
+    @Option(name: .customLong("tls-ca-file"), help: .key("tls-ca-file"))
     var tlsCAFile: String?
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "Public-key pins of a host: 'HOST sha256//BASE64[;sha256//BASE64…]', *.domain for every name below it (repeatable).",
-            valueName: "host pins"))
+    @Option(name: .long, help: .key("pin"))
     var pin: [String] = []
 
-    @Option(
-        name: .customLong("throttle-global"),
-        help: ArgumentHelp(
-            "A default limit on every task: 'RATE [down|up]' (500K, 2M, 1.5MiB; repeatable for each direction).",
-            valueName: "rate"))
+    @Option(name: .customLong("throttle-global"), help: .key("throttle-global"))
     var throttleGlobal: [String] = []
 
-    @Option(
-        name: .customLong("throttle-host"),
-        help: ArgumentHelp(
-            "A default limit on the tasks to some hosts: 'PATTERN RATE [down|up]' (repeatable).",
-            valueName: "pattern rate"))
+    @Option(name: .customLong("throttle-host"), help: .key("throttle-host"))
     var throttleHost: [String] = []
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "While the network is unreachable: wait-downloads (download tasks wait without spending retries), "
-                + "suspend-all (and proxied transfers are suspended until it returns) or ignore (default wait-downloads).",
-            valueName: "policy"))
+    @Option(name: .long, help: .key("network-loss"))
     var networkLoss: String?
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "Serve GET /metrics (Prometheus) on HOST:PORT, to whoever can reach it (default off).",
-            valueName: "host:port"))
+    @Option(name: .long, help: .key("metrics-listen"))
     var metricsListen: String?
 
-    @Option(
-        name: .customLong("web"),
-        help: ArgumentHelp(
-            "Serve the web dashboard on HOST:PORT, behind a token (`afproxyctl web` prints the address; default off).",
-            valueName: "host:port"))
+    @Option(name: .customLong("web"), help: .key("web-listen"))
     var web: String?
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "Client addresses allowed to use the proxy, ADDRESS[/LENGTH] (repeatable; default loopback only).",
-            valueName: "cidr"))
+    @Option(name: .long, help: .key("allow-clients"))
     var allowClients: [String] = []
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "File of user:hash lines (yescrypt, bcrypt or sha512crypt): clients must authenticate (407).",
-            valueName: "path"))
+    @Option(name: .long, help: .key("proxy-auth-file"))
     var proxyAuthFile: String?
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "Destinations refused with 403: a host, *.domain, an address or ADDRESS/LENGTH (repeatable).",
-            valueName: "pattern"))
+    @Option(name: .long, help: .key("deny-hosts"))
     var denyHosts: [String] = []
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "The only destinations allowed, patterns as for --deny-hosts (repeatable; default all).",
-            valueName: "pattern"))
+    @Option(name: .long, help: .key("allow-hosts"))
     var allowHosts: [String] = []
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "Intercept HTTPS to these hosts with the local CA (a host, *.domain, * for all; repeatable; default none).",
-            valueName: "pattern"))
+    @Option(name: .long, help: .key("intercept-hosts"))
     var interceptHosts: [String] = []
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "Never intercept these hosts, patterns as for --intercept-hosts (repeatable).", valueName: "pattern"))
+    @Option(name: .long, help: .key("intercept-exclude"))
     var interceptExclude: [String] = []
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "Pass a host through as a plain tunnel for a while after its client refused the certificate (default yes).",
-            valueName: "yes|no"))
+    @Option(name: .long, help: .key("intercept-auto-passthrough"))
     var interceptAutoPassthrough: String?
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp("How long such a host is passed through (default 3600).", valueName: "seconds"))
+    @Option(name: .long, help: .key("intercept-passthrough-time"))
     var interceptPassthroughTime: String?
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "Refuse private, link-local and loopback destinations once resolved (default no).", valueName: "yes|no"))
+    @Option(name: .long, help: .key("deny-private-destinations"))
     var denyPrivateDestinations: String?
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "A parent proxy for every upstream connection: http://[USER:PASS@]HOST:PORT, socks5h://… or none (default none).",
-            valueName: "url"))
+    @Option(name: .long, help: .key("upstream-proxy"))
     var upstreamProxy: String?
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "Hosts reached without the parent proxy, patterns as for --deny-hosts (repeatable; loopback always).",
-            valueName: "pattern"))
+    @Option(name: .long, help: .key("upstream-exclude"))
     var upstreamExclude: [String] = []
 
-    /// For scripts/gen-docs and the tests that keep the documentation complete; not for users.
+    /// For scripts/gen-man and the tests that keep the documentation complete; not for users.
     @Flag(name: .long, help: .hidden) var listConfigKeys = false
 
     package init() {}
@@ -312,42 +204,19 @@ package struct AFProxyCommand: AsyncParsableCommand {
         try self.overrides.resolve(environment: environment)
     }
 
-    /// What the command line says, kept to resolve the configuration again on SIGHUP.
+    /// What the command line says, kept to resolve the configuration again on SIGHUP: every
+    /// option that names a key (`DaemonConfiguration.key(option:)`), read by reflection so that no
+    /// list of them is kept by hand beside the options; a test parses each key's flag and finds it
+    /// here. `--listen` is apart: its addresses replace the configured ones together.
     var overrides: Overrides {
-        let flags: [(String, String?)] =
-            [
-                ("control-socket", self.controlSocket), ("max-connections", self.maxConnections),
-                ("max-header-bytes", self.maxHeaderBytes), ("idle-timeout", self.idleTimeout),
-                ("header-timeout", self.headerTimeout), ("body-timeout", self.bodyTimeout),
-                ("connect-timeout", self.connectTimeout),
-                ("upstream-timeout", self.upstreamTimeout), ("tunnel-idle-timeout", self.tunnelIdleTimeout),
-                ("history-size", self.historySize), ("buffer-budget", self.bufferBudget),
-                ("threads", self.threads), ("log-level", self.logLevel),
-                ("grace-period", self.gracePeriod), ("log-completed-tasks", self.logCompletedTasks),
-                ("log-target", self.logTarget), ("via-name", self.viaName),
-                ("state-dir", self.stateDir), ("download-dir", self.downloadDir),
-                ("ca-dir", self.caDir),
-                ("max-active-downloads", self.maxActiveDownloads), ("download-retries", self.downloadRetries),
-                ("transparent-resume", self.transparentResume), ("resume-attempts", self.resumeAttempts),
-                ("tls-ca-file", self.tlsCAFile), ("network-loss", self.networkLoss),
-                ("metrics-listen", self.metricsListen),
-                ("web-listen", self.web),
-            ] + self.allowConnectPort.map { ("allow-connect-port", $0) }  // each one adds a port
-            + self.pin.map { ("pin", $0) }
-            + [("proxy-auth-file", self.proxyAuthFile), ("deny-private-destinations", self.denyPrivateDestinations)]
-            + self.allowClients.map { ("allow-clients", $0) } + self.denyHosts.map { ("deny-hosts", $0) }
-            + self.allowHosts.map { ("allow-hosts", $0) }
-            + self.interceptHosts.map { ("intercept-hosts", $0) }
-            + self.interceptExclude.map { ("intercept-exclude", $0) }
-            + [
-                ("intercept-auto-passthrough", self.interceptAutoPassthrough),
-                ("intercept-passthrough-time", self.interceptPassthroughTime),
-            ]
-            + self.throttleGlobal.map { ("throttle-global", $0) } + self.throttleHost.map { ("throttle-host", $0) }
-            + [("upstream-proxy", self.upstreamProxy)] + self.upstreamExclude.map { ("upstream-exclude", $0) }
-        return Overrides(
-            config: self.config, listen: self.listen,
-            flags: flags.compactMap { name, value in value.map { (name, $0) } })
+        var flags: [(name: String, value: String)] = []
+        for child in Mirror(reflecting: self).children {
+            guard let label = child.label, label != "_listen", let option = child.value as? any KeyOption,
+                let key = DaemonConfiguration.key(option: String(label.dropFirst()))
+            else { continue }
+            flags += option.texts.map { (key.name, $0) }
+        }
+        return Overrides(config: self.config, listen: self.listen, flags: flags)
     }
 
     struct Overrides: Sendable {
@@ -406,5 +275,35 @@ package struct AFProxyCommand: AsyncParsableCommand {
         let line = "afproxy: \(message)\n"
         _ = line.withCString { write(2, $0, strlen($0)) }
         Glibc.exit(1)
+    }
+}
+
+/// An option of a key as its texts: none, one, or one per repetition (each adds, as the key's
+/// lines in the config file do).
+protocol KeyOption {
+    var texts: [String] { get }
+}
+
+protocol KeyOptionValue {
+    var texts: [String] { get }
+}
+
+extension Optional: KeyOptionValue where Wrapped == String {
+    var texts: [String] { self.map { [$0] } ?? [] }
+}
+
+extension Array: KeyOptionValue where Element == String {
+    var texts: [String] { self }
+}
+
+extension Option: KeyOption where Value: KeyOptionValue {
+    var texts: [String] { self.wrappedValue.texts }
+}
+
+extension ArgumentHelp {
+    /// A key's help, its default included, from its one declaration.
+    static func key(_ name: String) -> ArgumentHelp {
+        let key = DaemonConfiguration.key(named: name)!
+        return ArgumentHelp(key.helpText, valueName: key.valueName)
     }
 }

@@ -61,7 +61,8 @@ struct Daemon {
                 connectTimeout: .seconds(self.configuration.connectTimeout),
                 idleTimeout: .seconds(self.configuration.upstreamTimeout),
                 tunnelIdleTimeout: self.configuration.tunnelIdleTimeout > 0
-                    ? .seconds(self.configuration.tunnelIdleTimeout) : nil),
+                    ? .seconds(self.configuration.tunnelIdleTimeout) : nil,
+                tunnelSplice: self.configuration.tunnelSplice),
             parentProxy: ParentProxy(self.configuration.upstream))
         if let proxy = self.configuration.upstream.proxy { logger.notice("upstream proxy: \(proxy)") }
         session.run()

@@ -67,6 +67,7 @@ extension DaemonService {
         if old.connectTimeout != new.connectTimeout { keys.append("connect-timeout") }
         if old.upstreamTimeout != new.upstreamTimeout { keys.append("upstream-timeout") }
         if old.tunnelIdleTimeout != new.tunnelIdleTimeout { keys.append("tunnel-idle-timeout") }
+        if old.tunnelSplice != new.tunnelSplice { keys.append("tunnel-splice") }
         if old.historySize != new.historySize { keys.append("history-size") }
         if old.bufferBudget != new.bufferBudget { keys.append("buffer-budget") }
         if old.threads != new.threads { keys.append("threads") }

@@ -15,7 +15,8 @@ extension UpstreamSession: UpstreamTransport {
         TunnelTransfer(
             host: host, port: port, eventLoop: eventLoop, connectTimeout: self.configuration.connectTimeout,
             idleTimeout: self.configuration.tunnelIdleTimeout, destinations: destinations, delegate: delegate,
-            throttle: throttle, upgrade: upgrade, parentProxy: self.parentProxy)
+            throttle: throttle, upgrade: upgrade, parentProxy: self.parentProxy,
+            splice: self.configuration.tunnelSplice)
     }
 
     package func probePin(host: String, port: Int, caFile: String?) -> Result<String, TaskFailure> {

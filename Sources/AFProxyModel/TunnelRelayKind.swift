@@ -1,6 +1,6 @@
 /// Which relay moved a plain tunnel's bytes (the task's `relay`), so that a person can tell why
-/// one tunnel costs more CPU than another, and whether an upgrade or `AFPROXY_TUNNEL_SPLICE=0`
-/// kept it on the slower path.
+/// one tunnel costs more CPU than another, and whether an upgrade or `tunnel-splice = no` kept
+/// it on the slower path.
 package enum TunnelRelayKind: String, Sendable, Codable, Equatable {
     /// SwiftNIO reads and writes every byte: before splicing starts, where it cannot (a
     /// WebSocket upgrade, a channel without a socket, splicing turned off).

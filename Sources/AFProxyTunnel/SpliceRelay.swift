@@ -23,9 +23,6 @@ import Glibc
 ///
 /// Loop-confined.
 final class SpliceRelay {
-    /// `AFPROXY_TUNNEL_SPLICE=0` turns the kernel relay off: every tunnel takes the NIO path
-    /// (`TunnelGlue`), as where splice is not possible. A test and diagnostic knob.
-    static let enabled: Bool = getenv("AFPROXY_TUNNEL_SPLICE").map { String(cString: $0) != "0" } ?? true
     /// What a pipe asks the kernel for: large reads and writes, few wake-ups, at most this much
     /// held per direction.
     static let pipeSize = 1 << 20

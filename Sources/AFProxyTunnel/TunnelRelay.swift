@@ -48,14 +48,18 @@ final class TunnelRelay {
     private var answer: UpgradeAnswer?
     /// The kernel relay, while it moves this tunnel's bytes (see `beginSplice`).
     private var splice: SpliceRelay?
+    /// Whether the kernel relay may take the tunnel over (`tunnel-splice`).
+    private let spliceAllowed: Bool
 
     init(
         host: String, port: Int, counters: TunnelCounters, established: EventLoopPromise<Void>,
         delegate: any TunnelTransferDelegate, connectTimeout: Duration, idleTimeout: Duration?,
         eventLoop: any EventLoop,
         destinations: DestinationPolicy = .open,
-        throttle: ThrottleTicket? = nil, upgrade: TunnelUpgrade? = nil, parentProxy: ParentProxy? = nil
+        throttle: ThrottleTicket? = nil, upgrade: TunnelUpgrade? = nil, parentProxy: ParentProxy? = nil,
+        splice: Bool = true
     ) {
+        self.spliceAllowed = splice
         self.upgrade = upgrade
         self.answer = upgrade.map { _ in UpgradeAnswer() }
         self.destinations = destinations
@@ -195,7 +199,7 @@ final class TunnelRelay {
             self.idleTimer = TunnelIdleTimer(limit: limit, now: .now)
             self.scheduleIdleCheck()
         }
-        if SpliceRelay.enabled {
+        if self.spliceAllowed {
             // After the caller passed on what the client sent early, through NIO.
             let relay = NIOLoopBound(self, eventLoop: self.eventLoop)
             self.eventLoop.execute { relay.value.beginSplice() }

@@ -1,5 +1,5 @@
 """The kernel relay of plain CONNECT tunnels (splice(2) through a pipe per direction), and the NIO
-relay it falls back to, which `AFPROXY_TUNNEL_SPLICE=0` (a test and diagnostic knob) forces.
+relay it falls back to, which `tunnel-splice = no` forces (here as its flag; a diagnostic setting).
 
 Splicing shows from outside as the task's `relay` ("splice" or "nio") and as the daemon's pipes:
 each spliced tunnel holds two (four descriptors) while it is open, a tunnel on NIO none. Both
@@ -21,7 +21,8 @@ from helpers import ctl, curl_sha256, live_task, start_curl, wait_for
 from origin import payload_sha256
 
 MiB = 1024 * 1024
-RELAYS = {"splice": None, "nio": {"AFPROXY_TUNNEL_SPLICE": "0"}}
+# The daemon's flags for each relay: splicing is the default.
+RELAYS = {"splice": (), "nio": ("--tunnel-splice", "no")}
 
 
 @pytest.fixture(params=sorted(RELAYS))
@@ -32,7 +33,7 @@ def relay(request) -> str:
 @pytest.fixture
 def tunnel_proxy(start_proxy, tls_origin, relay, tmp_path):
     return start_proxy("--allow-connect-port", str(tls_origin.port), "--state-dir", str(tmp_path / "state"),
-                       env=RELAYS[relay])
+                       *RELAYS[relay])
 
 
 def pipes(pid: int) -> int:
@@ -75,7 +76,7 @@ def stop(client: subprocess.Popen) -> None:
 
 def test_a_plain_tunnel_is_spliced_unless_turned_off(tunnel_proxy, tls_origin, tls_files, relay):
     """While a tunnel is open, the daemon holds its two pipes, and frees them when it ends; with
-    AFPROXY_TUNNEL_SPLICE=0 it holds none. The task says which relay it is on, live and after."""
+    --tunnel-splice no it holds none. The task says which relay it is on, live and after."""
     before = pipes(tunnel_proxy.pid)
     client = slow_download(tunnel_proxy, tls_origin, tls_files, 100 * MiB)
     try:
