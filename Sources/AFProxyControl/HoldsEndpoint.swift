@@ -23,7 +23,7 @@ struct HoldsEndpoint: ControlEndpoint {
     func answer(_ route: Route, to request: ControlRequest) -> ControlAnswer {
         switch route {
         case .list:
-            return .json(.ok, HoldList(holds: self.manager.holds.all))
+            return .json(.ok, HoldList(holds: self.manager.rules.holds.all))
         case .add:
             let body: HoldRequestBody
             do {
@@ -35,13 +35,13 @@ struct HoldsEndpoint: ControlEndpoint {
                 )
             }
             do throws(HoldRuleError) {
-                let rule = self.manager.holds.add(try body.conditions(), once: body.once ?? false)
+                let rule = self.manager.rules.holds.add(try body.conditions(), once: body.once ?? false)
                 return .json(.created, rule)
             } catch {
                 return .error(.badRequest, error.message)
             }
         case .remove(let id):
-            guard let rule = self.manager.holds.remove(id: id) else {
+            guard let rule = self.manager.rules.holds.remove(id: id) else {
                 return .error(.notFound, "no hold rule with id \(id)")
             }
             return .json(.ok, rule)

@@ -72,7 +72,7 @@ struct ThrottleEndpoint: ControlEndpoint {
     func answer(_ route: Route, to request: ControlRequest) -> ControlAnswer {
         switch route {
         case .list:
-            return .json(.ok, ThrottleRuleList(rules: self.manager.throttleRules()))
+            return .json(.ok, ThrottleRuleList(rules: self.manager.rules.throttle.rules.rules))
         case .set(let scope):
             let body: ThrottleSetBody
             do {
@@ -95,12 +95,10 @@ struct ThrottleEndpoint: ControlEndpoint {
                 return .error(.badRequest, error.message)
             }
         case .remove(let scope, let directions):
-            do throws(ManagerError) {
-                try self.manager.removeThrottle(scope, directions: directions)
-                return .json(.ok, ThrottleRuleList(rules: self.manager.throttleRules()))
-            } catch {
-                return .refusal(error)
+            guard self.manager.rules.throttle.remove(scope, directions: directions) else {
+                return .error(.notFound, "no throttle rule for \(scope)")
             }
+            return .json(.ok, ThrottleRuleList(rules: self.manager.rules.throttle.rules.rules))
         }
     }
 }

@@ -56,6 +56,10 @@ struct Daemon {
         // The session thread takes a core of its own: by default the event loops get the rest.
         let threads = self.configuration.threads > 0 ? self.configuration.threads : max(1, System.coreCount - 1)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
+        let rules = RuleBook(
+            configured: configuredRules,
+            stateDirectory: self.configuration.stateDirectory ?? DownloadLocations.stateDirectory(self.environment),
+            logger: logger)
         let session = UpstreamSession(
             configuration: UpstreamConfiguration(
                 connectTimeout: .seconds(self.configuration.connectTimeout),
@@ -63,7 +67,7 @@ struct Daemon {
                 tunnelIdleTimeout: self.configuration.tunnelIdleTimeout > 0
                     ? .seconds(self.configuration.tunnelIdleTimeout) : nil,
                 tunnelSplice: self.configuration.tunnelSplice),
-            parentProxy: ParentProxy(self.configuration.upstream))
+            parentProxy: rules.parentProxy)
         if let proxy = self.configuration.upstream.proxy { logger.notice("upstream proxy: \(proxy)") }
         session.run()
         let manager = SessionManager(
@@ -71,12 +75,8 @@ struct Daemon {
             bufferBudget: self.configuration.bufferBudget,
             downloads: Self.downloadSettings(self.configuration, self.environment),
             transparentResumeLimit: self.configuration.transparentResume ? self.configuration.resumeAttempts : 0,
-            networkLoss: self.configuration.networkLoss, security: self.configuration.securityPolicy, logger: logger,
-            rules: RuleBook(
-                configured: configuredRules,
-                stateDirectory: self.configuration.stateDirectory
-                    ?? DownloadLocations.stateDirectory(self.environment),
-                logger: logger),
+            networkLoss: self.configuration.networkLoss, logger: logger,
+            rules: rules,
             timers: group, tunnelTLS: Self.tunnelTLS)
         let reporter = NetworkReporter(manager: manager, logger: logger)
         let network = NetworkWatcher(onChange: reporter.report) { error in
@@ -156,7 +156,8 @@ struct Daemon {
             access: AccessRules(
                 clients: configuration.allowClients.map(AllowedClients.init) ?? .loopback,
                 users: try AccessFiles.proxyUsers(configuration, logger: logger)),
-            pins: configuration.pins, intercept: configuration.intercept)
+            pins: configuration.pins, security: configuration.securityPolicy, upstream: configuration.upstream,
+            intercept: configuration.intercept)
     }
 
     static func listenerConfiguration(_ configuration: DaemonConfiguration) -> ListenerConfiguration {

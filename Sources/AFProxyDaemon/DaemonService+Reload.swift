@@ -37,18 +37,18 @@ extension DaemonService {
         self.notifyStatus(.ready)
     }
 
-    /// The rules of every kind go to the rule book in one step (`RuleBook.apply`).
+    /// The rules of every kind go to the rule book in one step (`RuleBook.apply`), the parent
+    /// proxy's route among them; the rest are the settings that are no rules.
     private func apply(_ configuration: DaemonConfiguration, rules: ConfiguredRules) {
         self.listener.reconfigure(Daemon.listenerConfiguration(configuration))
+        let proxyChanged = self.manager.rules.parentProxy.route != rules.upstream
         self.manager.rules.apply(rules)
+        if proxyChanged {
+            self.logger.notice("upstream proxy: \(rules.upstream.proxy.map { "\($0)" } ?? "none")")
+        }
         self.logging.level.value = Logger.Level(rawValue: configuration.logLevel) ?? .info
         self.taskLog.logsCompletedTasks = configuration.logCompletedTasks
-        self.manager.updateSecurityPolicy(configuration.securityPolicy)
         self.manager.updateNetworkLoss(configuration.networkLoss)
-        if self.session.parentProxy.route != configuration.upstream {
-            self.session.parentProxy.update(configuration.upstream)
-            self.logger.notice("upstream proxy: \(configuration.upstream.proxy.map { "\($0)" } ?? "none")")
-        }
         let adoptedProxy = self.state.withLock { $0.adoptedProxy }
         let waiting = Self.restartOnlyChanges(from: self.started, to: configuration, adoptedProxy: adoptedProxy)
         if !waiting.isEmpty {

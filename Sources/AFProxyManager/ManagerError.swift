@@ -1,8 +1,8 @@
 import AFProxyModel
 
-/// Why the manager refused what it was asked (a verb on a task, a download, a throttle rule): the
-/// one error of its boundary, a struct around a private code as `TaskFailure` is, so that causes
-/// can be added without breaking a caller's `switch`. It says what went wrong, never in HTTP: the
+/// Why the manager refused what it was asked (a verb on a task, a download, a task's throttle
+/// rule): the one error of its boundary, a struct around a private code as `TaskFailure` is, so
+/// that causes can be added without breaking a caller's `switch`. It says what went wrong, never in HTTP: the
 /// control API maps its `kind` to a status (`ManagerError+Status` there), and a caller in the
 /// daemon that only needs it gone (`try?`) learns nothing of statuses it has no use for.
 package struct ManagerError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -10,7 +10,6 @@ package struct ManagerError: Error, Sendable, Equatable, CustomStringConvertible
         case unknownTask = "unknown-task"
         case illegalTransition = "illegal-transition"
         case taskCompleted = "task-completed"
-        case unknownRule = "unknown-rule"
         case invalid = "invalid"
         case pathTaken = "path-taken"
     }
@@ -39,7 +38,7 @@ package struct ManagerError: Error, Sendable, Equatable, CustomStringConvertible
 
     package var kind: Kind {
         switch self.reason {
-        case .unknownTask, .unknownRule: .notFound
+        case .unknownTask: .notFound
         case .illegalTransition, .taskCompleted, .pathTaken: .conflict
         case .invalid: .invalid
         }
@@ -59,11 +58,6 @@ package struct ManagerError: Error, Sendable, Equatable, CustomStringConvertible
     /// The task has completed: what needs a live task (a task's throttle rule) cannot be.
     package static func completed(task id: Int) -> ManagerError {
         .init(.taskCompleted, "task \(id) has completed")
-    }
-
-    /// No rule matches what was to be removed.
-    package static func unknownRule(_ message: String) -> ManagerError {
-        .init(.unknownRule, message)
     }
 
     /// What was asked cannot be done as given (a URL that is not http(s), a malformed pin, a path

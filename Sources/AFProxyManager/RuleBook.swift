@@ -6,7 +6,8 @@ import Logging
 /// Every rule kind in force in the daemon, one `LiveRules` each, and the questions the tasks ask
 /// of them: how fast a task may go (`throttleTicket`, `limit`), whether a new task is held
 /// (`holds.catchTask`), where a transfer may connect (`destinationPolicy`), who may use the proxy
-/// (`access`, asked by the listener), which keys a download's TLS connection may meet (`pins`).
+/// (`access`, asked by the listener), which keys and which CA bundle the daemon's own TLS
+/// connections to origins trust (`pins`, `security`: `TransferTrust`).
 /// The configuration's rules of every kind arrive as one `ConfiguredRules`, at creation and on
 /// each reload (`apply`); the kinds set at runtime keep their rules in the state directory, each
 /// in its own `StateFile`, back at creation and listed once here (`stateFiles`) for the daemon's
@@ -56,6 +57,12 @@ package final class RuleBook: Sendable {
     package let access = LiveRules(AccessState())
     /// `pin`, from the configuration: the keys a download's TLS connection to a host may present.
     package let pins = LiveRules(PinSet())
+    /// `tls-ca-file`, from the configuration: the CA bundle the daemon's own TLS connections to
+    /// origins trust besides the system's (`TransferTrust` asks it with the pins).
+    package let security = LiveRules(SecurityPolicy())
+    /// `upstream-proxy` and `upstream-exclude`, from the configuration: the parent proxy new
+    /// connections go through, and its health; the curl session and the tunnels share it.
+    package let parentProxy = ParentProxy()
     /// The files of the kinds kept in the state directory.
     package let stateFiles: [any AnyStateFile]
     /// How many hold rules a previous run kept came back (0: none, or no file).
@@ -89,7 +96,7 @@ package final class RuleBook: Sendable {
     /// A reload: the configuration's rules of every kind replace the previous ones; the rules
     /// set at runtime stay. Running tasks follow the throttle at once, new transfers and
     /// tunnels the destinations, new connections `allow-clients`, every request the users, new
-    /// TLS connections the pins.
+    /// TLS connections the pins and the CA bundle, new upstream connections the parent proxy.
     package func apply(_ configured: ConfiguredRules) {
         self.throttle.replaceDefaults(configured.throttleDefaults)
         self.setConfigured(configured)
@@ -99,6 +106,8 @@ package final class RuleBook: Sendable {
         self.destinations.change { $0 = configured.destinations }
         self.access.change { $0 = configured.access }
         self.pins.change { $0 = configured.pins }
+        self.security.change { $0 = configured.security }
+        self.parentProxy.update(configured.upstream)
         self.intercept.change { $0.configure(from: configured.intercept) }
     }
 

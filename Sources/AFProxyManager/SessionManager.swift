@@ -46,8 +46,7 @@ package final class SessionManager: Sendable {
     package init(
         transport: any UpstreamTransport, historyCapacity: Int, bufferBudget: Int = 64 << 20,
         downloads: DownloadSettings = DownloadSettings(), transparentResumeLimit: Int = 0,
-        networkLoss: NetworkLossPolicy = .waitDownloads, security: SecurityPolicy = SecurityPolicy(),
-        logger: Logger? = nil,
+        networkLoss: NetworkLossPolicy = .waitDownloads, logger: Logger? = nil,
         rules: RuleBook? = nil, timers: (any EventLoopGroup)? = nil, tunnelTLS: (any TunnelTLSMaker)? = nil
     ) {
         // Without a book of its own (tests), runtime rules are kept beside the downloads' journal.
@@ -55,7 +54,7 @@ package final class SessionManager: Sendable {
         self.rules = rules
         let network = Locked(NetworkState(policy: networkLoss))
         self.network = network
-        self.trust = TransferTrust(security, pins: rules.pins)
+        self.trust = TransferTrust(security: rules.security, pins: rules.pins)
         self.budget = BufferBudget(limit: bufferBudget)
         // Built from the parts rather than from `self`, so that a task's context holds no manager.
         let registry = TaskRegistry(historyCapacity: historyCapacity)

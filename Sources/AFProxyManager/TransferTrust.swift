@@ -2,26 +2,17 @@ import AFProxyCurl
 import AFProxyModel
 import AFProxyRules
 
-/// What the daemon's own TLS connections to origins trust: the CA bundle besides the system's
-/// (`tls-ca-file`, replaced on reload) and the pins per host (the rule book's `pin` rules). Asked
-/// alike by a download's attempts, an intercepted request and a `wss://` tunnel, so it belongs to
-/// none of them: the session manager holds it and hands it to the download service.
-final class TransferTrust: Sendable {
-    private let policy: Locked<SecurityPolicy>
-    private let pins: LiveRules<PinSet>
-
-    init(_ policy: SecurityPolicy, pins: LiveRules<PinSet>) {
-        self.policy = Locked(policy)
-        self.pins = pins
-    }
+/// What the daemon's own TLS connections to origins trust, from two of the rule book's kinds:
+/// the CA bundle besides the system's (`tls-ca-file`) and the pins per host (`pin`), both replaced
+/// on reload. Asked alike by a download's attempts, an intercepted request and a `wss://` tunnel,
+/// so it belongs to none of them: the session manager holds it and hands it to the download
+/// service.
+struct TransferTrust: Sendable {
+    let security: LiveRules<SecurityPolicy>
+    let pins: LiveRules<PinSet>
 
     /// The CA bundle in force (a pin probe verifies with it).
-    var caFile: String? { self.policy.withLock { $0.caFile } }
-
-    /// A reload's policy: new TLS connections use it.
-    func update(_ policy: SecurityPolicy) {
-        self.policy.withLock { $0 = policy }
-    }
+    var caFile: String? { self.security.ruleSet.caFile }
 
     /// What a download's next attempt connects with: the CA bundle in force, the download's own
     /// pins in place of its host's pin rules, and its `insecure`.

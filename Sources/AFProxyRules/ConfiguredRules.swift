@@ -10,18 +10,25 @@ package struct ConfiguredRules: Sendable, Equatable {
     package var access: AccessRules
     /// `pin`.
     package var pins: PinSet
+    /// `tls-ca-file`.
+    package var security: SecurityPolicy
+    /// `upstream-proxy`, `upstream-exclude`: the parent proxy's route.
+    package var upstream: UpstreamProxyRoute
     /// `intercept-hosts`, `intercept-exclude`, `intercept-auto-passthrough`,
     /// `intercept-passthrough-time`: the configured part of the intercept rules.
     package var intercept: InterceptRuleSet
 
     package init(
         throttleDefaults: [ThrottleRule] = [], destinations: DestinationPolicy = .open,
-        access: AccessRules = AccessRules(), pins: PinSet = PinSet(), intercept: InterceptRuleSet = InterceptRuleSet()
+        access: AccessRules = AccessRules(), pins: PinSet = PinSet(), security: SecurityPolicy = SecurityPolicy(),
+        upstream: UpstreamProxyRoute = UpstreamProxyRoute(), intercept: InterceptRuleSet = InterceptRuleSet()
     ) {
         self.intercept = intercept
         self.throttleDefaults = throttleDefaults
         self.destinations = destinations
         self.access = access
         self.pins = pins
+        self.security = security
+        self.upstream = upstream
     }
 }

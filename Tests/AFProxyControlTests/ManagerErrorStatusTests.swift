@@ -13,7 +13,6 @@ import Testing
         let transition = IllegalTransition(verb: "resume", state: .completed)
         let cases: [(ManagerError, HTTPResponseStatus, String)] = [
             (.unknownTask(7), .notFound, "no task with id 7"),
-            (.unknownRule("no throttle rule for global"), .notFound, "no throttle rule for global"),
             (.illegal(transition, task: 7), .conflict, "task 7: \(transition)"),
             (.completed(task: 7), .conflict, "task 7 has completed"),
             (.pathTaken("x.bin exists (--force replaces it)"), .conflict, "x.bin exists (--force replaces it)"),

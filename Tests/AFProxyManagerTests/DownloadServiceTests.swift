@@ -62,7 +62,7 @@ import Testing
     }
 
     @Test func aHeldDownloadStartsNoTransferUntilItIsReleased() async throws {
-        _ = self.manager.holds.add(HoldConditions(all: true), once: false)
+        _ = self.manager.rules.holds.add(HoldConditions(all: true), once: false)
         let record = try self.manager.downloads.start(DownloadSpec(url: "http://origin.test/held.bin"))
         #expect(record.state == .suspended && record.heldBy != nil)
         #expect(self.transport.commands.isEmpty)

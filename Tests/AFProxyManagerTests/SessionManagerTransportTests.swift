@@ -81,7 +81,7 @@ import Testing
     }
 
     @Test func aHeldTaskStartsNothingUntilItIsReleased() throws {
-        _ = self.manager.holds.add(HoldConditions(all: true), once: false)
+        _ = self.manager.rules.holds.add(HoldConditions(all: true), once: false)
         let task = self.start()
         #expect(task.state == .suspended)
         #expect(self.transport.commands.isEmpty)
@@ -158,7 +158,7 @@ import Testing
 
     @Test func aHeldTunnelIsOpenedButStartsOnlyWhenReleasedOnItsLoop() throws {
         let loop = EmbeddedEventLoop()
-        _ = self.manager.holds.add(HoldConditions(all: true), once: false)
+        _ = self.manager.rules.holds.add(HoldConditions(all: true), once: false)
         let task = self.manager.startStream(StreamRequest(host: "origin.test", port: 443, client: "c"), on: loop)
         let tunnel = try #require(self.transport.tunnels.first)
         #expect((tunnel.host, tunnel.port) == ("origin.test", 443))
@@ -177,7 +177,7 @@ import Testing
 
     @Test func aPinProbeGoesToTheTransportWithTheCAFileInForce() throws {
         self.transport.answerProbes(with: .success("sha256//pin"))
-        self.manager.updateSecurityPolicy(SecurityPolicy(caFile: "/etc/ca.pem"))
+        self.manager.rules.apply(ConfiguredRules(security: SecurityPolicy(caFile: "/etc/ca.pem")))
         #expect(try self.manager.downloads.probePin(host: "origin.test", port: 8443).get() == "sha256//pin")
         #expect(self.transport.probes == ["origin.test:8443 /etc/ca.pem"])
     }
