@@ -1,12 +1,17 @@
 # The README's two commands are `make run` and `make test`; `make install` puts afproxy in place
 # as a systemd service.
-.PHONY: run test build deps release install install-files generated uninstall deb deb-files static-debug
+.PHONY: run test test-tsan build deps release install install-files generated uninstall deb deb-files static-debug
 
 run:
 	scripts/run
 
 test:
 	scripts/test
+
+# The unit tests and the integration suite under ThreadSanitizer (about 25 minutes on two cores,
+# more than make test can add): run it after any change to threads, locks or the task core.
+test-tsan:
+	scripts/sanitize thread -n 3 --dist loadfile
 
 build: deps
 	swift build
