@@ -8,8 +8,8 @@ run:
 test:
 	scripts/test
 
-# The unit tests and the integration suite under ThreadSanitizer (about 25 minutes on two cores,
-# more than make test can add): run it after any change to threads, locks or the task core.
+# The unit tests and the integration suite under ThreadSanitizer (a build and a suite longer than
+# make test can add): run it after any change to threads, locks or the task core.
 test-tsan:
 	scripts/sanitize thread -n 3 --dist loadfile
 
