@@ -106,10 +106,10 @@ struct JSONWriter {
                 case 0x0D: self.out.append(contentsOf: #"\r"#.utf8)
                 case 0x09: self.out.append(contentsOf: #"\t"#.utf8)
                 default:
-                    let hex = Array("0123456789abcdef".utf8)
+                    let (high, low) = byte.hexDigits
                     self.out.append(contentsOf: #"\u00"#.utf8)
-                    self.out.append(hex[Int(byte >> 4)])
-                    self.out.append(hex[Int(byte & 0xF)])
+                    self.out.append(high)
+                    self.out.append(low)
                 }
             }
             self.out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))

@@ -1,3 +1,4 @@
+import AFProxyAPI
 import FoundationEssentials
 
 #if canImport(Glibc)
@@ -96,26 +97,14 @@ package struct ControlClient: Sendable {
     private func connect() throws(Failure) -> Connection {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw .unreachable(String(cString: strerror(errno))) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard self.socketPath.utf8.count < capacity else {
+        guard self.socketPath.utf8.count <= UnixSocketAddress.maxPathLength else {
             close(fd)
-            throw .unreachable("the socket path is longer than \(capacity - 1) bytes")
+            throw .unreachable("the socket path is longer than \(UnixSocketAddress.maxPathLength) bytes")
         }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: self.socketPath.utf8)
-            raw[self.socketPath.utf8.count] = 0
-        }
-        let result = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard result == 0 else {
-            let reason = String(cString: strerror(errno))
+        let error = UnixSocketAddress.connect(fd, to: self.socketPath)
+        guard error == 0 else {
             close(fd)
-            throw .unreachable(reason)
+            throw .unreachable(String(cString: strerror(error)))
         }
         return Connection(fd: fd, interrupted: self.interrupted)
     }

@@ -155,7 +155,7 @@ final class DaemonService: Service, Sendable {
         }
         self.control.publishProxyAddresses(proxyAddresses)
         if let fd = descriptors.control {
-            let path = Self.unixPath(of: fd) ?? "descriptor \(fd)"
+            let path = UnixSocketAddress.boundPath(of: fd) ?? "descriptor \(fd)"
             try await self.control.adopt(descriptor: fd)
             self.logger.notice("control socket at \(path) (socket from systemd)")
         } else {
@@ -174,20 +174,6 @@ final class DaemonService: Service, Sendable {
             try await Daemon.startWeb(
                 self.servers.web, text, configuration, self.environment, control: self.control, logger: self.logger)
         }
-    }
-
-    /// The path a listening Unix socket is bound to, for the log.
-    private static func unixPath(of fd: CInt) -> String? {
-        var address = sockaddr_un()
-        var length = socklen_t(MemoryLayout<sockaddr_un>.size)
-        let rc = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard rc == 0, address.sun_family == sa_family_t(AF_UNIX) else { return nil }
-        let path = withUnsafeBytes(of: address.sun_path) { raw in
-            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-        }
-        return path.isEmpty ? nil : path
     }
 
     // MARK: status

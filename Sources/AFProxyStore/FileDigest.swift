@@ -1,3 +1,4 @@
+import AFProxyModel
 import CCrypto
 
 #if canImport(Glibc)
@@ -27,12 +28,6 @@ package enum FileDigest {
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         EVP_DigestFinal_ex(context, &digest, &length)
-        let hex = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        for byte in digest.prefix(Int(length)) {
-            text.append(hex[Int(byte >> 4)])
-            text.append(hex[Int(byte & 0xF)])
-        }
-        return String(decoding: text, as: UTF8.self)
+        return digest.prefix(Int(length)).hexString
     }
 }
