@@ -71,6 +71,12 @@ class Namespaces:
         self.in_daemon_ns("ip", "route", "replace", "default", "via", self.origin_addr, "dev", self.daemon_if)
 
 
+# How long a wait for the daemon to notice a link change may take before the test fails: the
+# waits poll for state, so this only bounds a failure; 5 s was too short under ThreadSanitizer
+# on three workers (the network-lost event came later).
+SETTLE = 30
+
+
 @pytest.fixture
 def netns() -> Namespaces:
     if sys.platform != "linux":
@@ -162,7 +168,7 @@ def test_status_follows_the_link_down_and_up(start_in_ns, netns):
         netns.link_down()
         down = wait_network(proxy, "unreachable", 2)
         assert down["network"]["interface"] is None and down["network"]["changedAt"], down
-        wait_for(lambda: network_events(ev), 5, message=lambda: f"a network-lost event; have {ev.snapshot()}")
+        wait_for(lambda: network_events(ev), SETTLE, message=lambda: f"a network-lost event; have {ev.snapshot()}")
         lost = network_events(ev)[0]
         assert lost["event"] == "network-lost" and "task" not in lost, lost
         assert lost["network"]["status"] == "unreachable", lost
@@ -170,7 +176,7 @@ def test_status_follows_the_link_down_and_up(start_in_ns, netns):
         netns.link_up()
         back = wait_network(proxy, "reachable", 5)
         assert back["network"]["interface"] == netns.daemon_if, back
-        wait_for(lambda: len(network_events(ev)) >= 2, 5, message=lambda: f"network-restored; have {ev.snapshot()}")
+        wait_for(lambda: len(network_events(ev)) >= 2, SETTLE, message=lambda: f"network-restored; have {ev.snapshot()}")
         restored = network_events(ev)[1]
         assert restored["event"] == "network-restored" and restored["network"]["status"] == "reachable", restored
         assert len(network_events(ev)) == 2, network_events(ev)
@@ -195,12 +201,12 @@ def test_watch_shows_network_events(start_in_ns, netns, afproxyctl_bin):
     try:
         time.sleep(0.5)  # both streams are open before the link goes down
         netns.link_down()
-        wait_for(lambda: any('"network-lost"' in line for line in outputs["json"]), 5,
+        wait_for(lambda: any('"network-lost"' in line for line in outputs["json"]), SETTLE,
                  message=lambda: f"network-lost from watch --json; have {outputs['json']}")
         netns.link_up()
-        wait_for(lambda: any('"network-restored"' in line for line in outputs["json"]), 5,
+        wait_for(lambda: any('"network-restored"' in line for line in outputs["json"]), SETTLE,
                  message=lambda: f"network-restored from watch --json; have {outputs['json']}")
-        wait_for(lambda: any("network-restored network reachable via" in line for line in outputs["text"]), 5,
+        wait_for(lambda: any("network-restored network reachable via" in line for line in outputs["text"]), SETTLE,
                  message=lambda: f"network-restored from watch; have {outputs['text']}")
     finally:
         for p in procs.values():
@@ -252,7 +258,7 @@ def test_a_download_waits_for_the_network_and_continues_at_its_offset(start_in_n
 
     netns.link_down()
     wait_network(proxy, "unreachable", 2)
-    waiting = wait_for(lambda: (t := task(proxy, tid))["waiting"] == "waiting for network" and t, 5,
+    waiting = wait_for(lambda: (t := task(proxy, tid))["waiting"] == "waiting for network" and t, SETTLE,
                        message=lambda: f"waiting for network; task is {task(proxy, tid)}")
     attempt = waiting["file"]["attempt"]
     offset = waiting["download"]["completed"]
@@ -287,11 +293,11 @@ def test_suspend_all_suspends_proxied_transfers_and_resumes_only_those(start_in_
 
         netns.link_down()
         wait_network(proxy, "unreachable", 2)
-        wait_for(lambda: task(proxy, ids[0])["state"] == "suspended", 5, message="the transfer suspended by the loss")
+        wait_for(lambda: task(proxy, ids[0])["state"] == "suspended", SETTLE, message="the transfer suspended by the loss")
 
         netns.link_up()
         wait_network(proxy, "reachable", 5)
-        wait_for(lambda: task(proxy, ids[0])["state"] == "running", 5, message="the transfer resumed")
+        wait_for(lambda: task(proxy, ids[0])["state"] == "running", SETTLE, message="the transfer resumed")
         time.sleep(1)
         assert task(proxy, ids[1])["state"] == "suspended", "the task a person suspended was resumed"
         assert curls[0].wait(timeout=60) == 0, curls[0].stderr.read()
@@ -325,13 +331,13 @@ def test_a_reload_applies_network_loss_while_the_network_is_gone(start_in_ns, ne
 
         conf.write_text("network-loss = suspend-all\n")
         os.kill(proxy.pid, signal.SIGHUP)
-        wait_for(lambda: any("configuration reloaded" in line for line in proxy.stderr_lines), 5,
+        wait_for(lambda: any("configuration reloaded" in line for line in proxy.stderr_lines), SETTLE,
                  message="the reload")
-        wait_for(lambda: task(proxy, tid)["state"] == "suspended", 5, message="the transfer suspended by the reload")
+        wait_for(lambda: task(proxy, tid)["state"] == "suspended", SETTLE, message="the transfer suspended by the reload")
 
         netns.link_up()
         wait_network(proxy, "reachable", 5)
-        wait_for(lambda: task(proxy, tid)["state"] == "running", 5, message="the transfer resumed")
+        wait_for(lambda: task(proxy, tid)["state"] == "running", SETTLE, message="the transfer resumed")
         assert fetch.wait(timeout=60) == 0, fetch.stderr.read()
     finally:
         if fetch.poll() is None:
