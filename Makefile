@@ -13,8 +13,12 @@ test:
 test-tsan:
 	scripts/sanitize thread -n 3 --dist loadfile
 
+# The flags every debug build here passes: scripts/swift-flags says which and why (one set, so that
+# make build, make run, make static-debug and make test never compile each other's work again).
+SWIFT_FLAGS := $(shell scripts/swift-flags)
+
 build: deps
-	swift build
+	swift build $(SWIFT_FLAGS)
 
 deps:
 	scripts/install-deps
@@ -61,8 +65,8 @@ release: deps
 # The debug binaries linked as the release ones are (a relink, no recompile): what scripts/test
 # runs the integration tests against, and what Tests/integration/test_deb.py packages.
 static-debug:
-	swift build --product afproxy $(STATIC_LINK)
-	swift build --product afproxyctl $(STATIC_LINK)
+	swift build --product afproxy $(SWIFT_FLAGS) $(STATIC_LINK)
+	swift build --product afproxyctl $(SWIFT_FLAGS) $(STATIC_LINK)
 
 # A completion file is sourced, never run: the generator's #! line goes.
 generated:
