@@ -2,8 +2,10 @@
 import PackageDescription
 
 /// Modules depend one way (docs/how-it-works.md says what each holds):
-/// AFProxyModel ← AFProxyRules ← AFProxyCurl / AFProxyTunnel (the transports), AFProxyStore ← AFProxyManager ←
-/// AFProxyListener / AFProxyControl / AFProxyMetrics ← AFProxyDaemon ← executables; AFProxyControl ← AFProxyWeb (the
+/// AFProxyModel ← AFProxyRules ← AFProxyTransport (the seam between the tasks and an HTTP engine) ← AFProxyCurl;
+/// AFProxyRules ← AFProxyTunnel; AFProxyTransport, AFProxyTunnel, AFProxyStore ← AFProxyManager ← AFProxyListener /
+/// AFProxyControl / AFProxyMetrics ← AFProxyDaemon ← executables; AFProxyCurl ← AFProxyDaemon only, which makes the
+/// curl session the manager's transport (UpstreamSession+Transport.swift); AFProxyControl ← AFProxyWeb (the
 /// dashboard) ← AFProxyDaemon; AFProxyModel ← AFProxyNetwork (the network watcher) ← AFProxyDaemon; AFProxyServerKit
 /// (NIO only) ← the four servers (AFProxyListener, AFProxyControl, AFProxyWeb, AFProxyMetrics).
 /// AFProxyModel ← AFProxyAPI (the wire API) ← AFProxyControl / AFProxyWeb / AFProxyDaemon / AFProxyCLI (afproxyctl).
@@ -113,10 +115,17 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
         ),
+        /// The seam between the tasks and the HTTP engine, as async-http-client's
+        /// `HTTPExecutableRequest` / `HTTPRequestExecutor`: what a task asks for (`TransferRequest`),
+        /// the handle it commands (`HTTPTransfer`) and what it hears back (`HTTPTransferDelegate`).
+        /// The manager owns these; curl implements them; the tests' in-memory transport too.
+        .target(name: "AFProxyTransport", dependencies: ["AFProxyModel", "AFProxyRules"]),
+        /// The upstream session: one curl multi handle on a thread of its own, the only code that
+        /// touches curl; its transfers are the seam's `HTTPTransfer`s.
         .target(
             name: "AFProxyCurl",
             dependencies: [
-                "CCurl", "AFProxyModel", "AFProxyRules",
+                "CCurl", "AFProxyModel", "AFProxyRules", "AFProxyTransport",
             ]
         ),
         /// splice(2) and epoll for AFProxyTunnel's kernel relay, its only user (CSplice.h says why).
@@ -135,7 +144,7 @@ let package = Package(
         .target(
             name: "AFProxyManager",
             dependencies: [
-                "AFProxyModel", "AFProxyRules", "AFProxyCurl", "AFProxyTunnel", "AFProxyStore",
+                "AFProxyModel", "AFProxyRules", "AFProxyTransport", "AFProxyTunnel", "AFProxyStore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -271,7 +280,7 @@ let package = Package(
         .target(
             name: "AFProxyTestSupport",
             dependencies: [
-                "AFProxyManager", "AFProxyCurl", "AFProxyTunnel", "AFProxyModel", "AFProxyRules",
+                "AFProxyManager", "AFProxyTransport", "AFProxyTunnel", "AFProxyModel", "AFProxyRules",
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Tests/AFProxyTestSupport"
@@ -300,18 +309,19 @@ let package = Package(
         .testTarget(
             name: "AFProxyListenerTests",
             dependencies: [
-                "AFProxyListener", "AFProxyManager", "AFProxyCurl", "AFProxyModel", "AFProxyRules", "AFProxyStore",
+                "AFProxyListener", "AFProxyManager", "AFProxyModel", "AFProxyRules", "AFProxyStore",
                 "AFProxyServerKit", "AFProxyTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "AFProxyCurlTests", dependencies: ["AFProxyCurl", "AFProxyModel"]),
+        .testTarget(
+            name: "AFProxyCurlTests", dependencies: ["AFProxyCurl", "AFProxyModel", "AFProxyRules", "AFProxyTransport"]),
         .testTarget(
             name: "AFProxyControlTests",
             dependencies: [
-                "AFProxyControl", "AFProxyAPI", "AFProxyManager", "AFProxyCurl", "AFProxyModel", "AFProxyRules",
+                "AFProxyControl", "AFProxyAPI", "AFProxyManager", "AFProxyModel", "AFProxyRules",
                 "AFProxyServerKit", "AFProxyTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -323,7 +333,8 @@ let package = Package(
         .testTarget(
             name: "AFProxyManagerTests",
             dependencies: [
-                "AFProxyManager", "AFProxyModel", "AFProxyRules", "AFProxyCurl", "AFProxyTunnel", "AFProxyTestSupport",
+                "AFProxyManager", "AFProxyModel", "AFProxyRules", "AFProxyTransport", "AFProxyTunnel",
+                "AFProxyTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

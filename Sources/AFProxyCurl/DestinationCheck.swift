@@ -32,7 +32,7 @@ enum DestinationCheck {
         let transfer = Unmanaged<UpstreamTransfer>.fromOpaque(userdata).takeUnretainedValue()
         let host = LoopbackHost.host(ofURL: Self.currentURL(of: transfer)) ?? "?"
         if transfer.upstreamProxy == nil, let ip = Self.address(address),
-            let denial = transfer.destinations.denial(address: ip, host: host)
+            let denial = transfer.request.destinations.denial(address: ip, host: host)
         {
             transfer.deniedAddress = .destinationDenied(denial)
             return CURL_SOCKET_BAD
@@ -42,7 +42,7 @@ enum DestinationCheck {
 
     static func denial(before transfer: UpstreamTransfer, primaryIP: UnsafeMutablePointer<CChar>?) -> DestinationDenial?
     {
-        let policy = transfer.destinations
+        let policy = transfer.request.destinations
         guard !policy.isOpen else { return nil }
         let url = Self.currentURL(of: transfer)
         guard let host = LoopbackHost.host(ofURL: url) else { return nil }

@@ -1,4 +1,5 @@
 import AFProxyModel
+import AFProxyTransport
 import CCurl
 
 /// The pin of the key a TLS host presents now (`afproxyctl pin`), so that a person can put it in

@@ -10,7 +10,7 @@ extension SessionLoop {
     func configureProxy(_ handle: EasyHandle, for transfer: UpstreamTransfer) {
         let proxy = self.parentProxy.proxy(forHost: transfer.host)
         ParentProxyFailure.configure(handle, proxy: proxy)
-        if transfer.options.followsRedirects { transfer.route = self.parentProxy }
+        if transfer.request.options.followsRedirects { transfer.route = self.parentProxy }
         guard let proxy else { return }
         transfer.upstreamProxy = proxy
         transfer.parentProxy = self.parentProxy

@@ -1,5 +1,6 @@
 import AFProxyModel
 import AFProxyRules
+import AFProxyTransport
 import CCurl
 
 /// The state of the session thread: the multi handle and the transfers it drives. Only the session thread touches it, hence `@unchecked Sendable`; the one call
@@ -202,7 +203,7 @@ final class SessionLoop: @unchecked Sendable {
 
     /// Puts `transfer` on a new easy handle, for its URL now: at its start, and after a reroute.
     private func launch(_ transfer: UpstreamTransfer) {
-        if let denial = DestinationCheck.denial(ofURL: transfer.url, by: transfer.destinations) {
+        if let denial = DestinationCheck.denial(ofURL: transfer.url, by: transfer.request.destinations) {
             self.finish(transfer, .failure(.destinationDenied(denial)))
             return
         }
@@ -231,37 +232,37 @@ final class SessionLoop: @unchecked Sendable {
     }
 
     private func configure(_ handle: EasyHandle, for transfer: UpstreamTransfer) {
-        let request = transfer.request
+        let request = transfer.request.request
         let userdata = Unmanaged.passUnretained(transfer).toOpaque()
         handle.set(CURLOPT_NOSIGNAL, 1)
         handle.set(CURLOPT_PRIVATE, pointer: userdata)
         handle.set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(handle.errorBuffer))
         handle.set(CURLOPT_URL, transfer.url)
         self.configureProxy(handle, for: transfer)
-        handle.set(CURLOPT_PROTOCOLS_STR, transfer.options.allowsTLS ? "http,https" : "http")
-        if transfer.options.followsRedirects {
+        handle.set(CURLOPT_PROTOCOLS_STR, transfer.request.options.allowsTLS ? "http,https" : "http")
+        if transfer.request.options.followsRedirects {
             handle.set(CURLOPT_FOLLOWLOCATION, 1)
             handle.set(CURLOPT_MAXREDIRS, transfer.redirectsLeft)
             handle.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         }
-        if let caFile = transfer.options.caFile {
+        if let caFile = transfer.request.options.caFile {
             // CAINFO replaces the bundle; the system's CAs stay trusted through its hashed
             // directory, so the file adds to them.
             handle.set(CURLOPT_CAINFO, caFile)
             handle.set(CURLOPT_CAPATH, TransferOptions.systemCADirectory)
         }
-        if let pins = transfer.options.pins {
+        if let pins = transfer.request.options.pins {
             handle.set(CURLOPT_PINNEDPUBLICKEY, pins)
             // curl checks the pinned key whether the chain verified or not, and the name with
             // VERIFYHOST, which stays on.
-            if transfer.options.pinsStandalone { handle.set(CURLOPT_SSL_VERIFYPEER, 0) }
+            if transfer.request.options.pinsStandalone { handle.set(CURLOPT_SSL_VERIFYPEER, 0) }
         }
-        if transfer.options.insecure {
+        if transfer.request.options.insecure {
             handle.set(CURLOPT_SSL_VERIFYPEER, 0)
             handle.set(CURLOPT_SSL_VERIFYHOST, 0)
         }
-        if transfer.options.allowsTLS, let share = self.share { handle.set(CURLOPT_SHARE, pointer: share) }
-        if transfer.options.allowsTLS {
+        if transfer.request.options.allowsTLS, let share = self.share { handle.set(CURLOPT_SHARE, pointer: share) }
+        if transfer.request.options.allowsTLS {
             // HTTP/2 where an https origin offers it in ALPN (never h2c for http://), and a
             // transfer that finds a connection to its origin still being set up waits to learn
             // whether it can multiplex on it rather than opening another.
@@ -279,13 +280,13 @@ final class SessionLoop: @unchecked Sendable {
         // frames the decoded body anew for its client, who may speak HTTP/1.0.
         handle.set(CURLOPT_HTTP_TRANSFER_DECODING, 0)
         handle.set(CURLOPT_CONNECTTIMEOUT_MS, Int(self.configuration.connectTimeout.milliseconds))
-        transfer.receiveBufferSize = transfer.options.receiveBufferSize ?? self.configuration.receiveBufferSize
+        transfer.receiveBufferSize = transfer.request.options.receiveBufferSize ?? self.configuration.receiveBufferSize
         handle.set(CURLOPT_BUFFERSIZE, transfer.receiveBufferSize)
         handle.set(CURLOPT_HEADERFUNCTION, callback: TransferCallbacks.header)
         handle.set(CURLOPT_HEADERDATA, pointer: userdata)
         handle.set(CURLOPT_WRITEFUNCTION, callback: TransferCallbacks.write)
         handle.set(CURLOPT_WRITEDATA, pointer: userdata)
-        if transfer.destinations.checksAddresses {
+        if transfer.request.destinations.checksAddresses {
             _ = afc_easy_setopt_opensocket_callback(handle.raw, DestinationCheck.openSocket)
             handle.set(CURLOPT_OPENSOCKETDATA, pointer: userdata)
         }

@@ -1,5 +1,6 @@
 import AFProxyModel
 import AFProxyRules
+import AFProxyTransport
 import CCurl
 import Synchronization
 
@@ -78,14 +79,21 @@ package final class UpstreamSession: Sendable {
 
     package var iterations: UInt64 { self.heartbeat.load(ordering: .relaxed) }
 
-    package func start(_ transfer: UpstreamTransfer) { self.enqueue(.start(transfer)) }
-    package func suspend(_ transfer: UpstreamTransfer) { self.enqueue(.suspend(transfer)) }
-    package func resume(_ transfer: UpstreamTransfer) { self.enqueue(.resume(transfer)) }
+    /// The handle of one exchange on this session, reporting to `delegate` on the session
+    /// thread. Nothing is enqueued, and no curl handle made, until the task calls `start()`.
+    package func makeTransfer(_ request: TransferRequest, delegate: any HTTPTransferDelegate) -> any HTTPTransfer {
+        UpstreamTransfer(request, session: self, delegate: delegate)
+    }
+
+    // The transfer's commands (`UpstreamTransfer+HTTPTransfer`), queued for the session thread.
+    func start(_ transfer: UpstreamTransfer) { self.enqueue(.start(transfer)) }
+    func suspend(_ transfer: UpstreamTransfer) { self.enqueue(.suspend(transfer)) }
+    func resume(_ transfer: UpstreamTransfer) { self.enqueue(.resume(transfer)) }
     /// The delegate can take response bytes again.
-    package func continueReceiving(_ transfer: UpstreamTransfer) { self.enqueue(.continueReceiving(transfer)) }
+    func continueReceiving(_ transfer: UpstreamTransfer) { self.enqueue(.continueReceiving(transfer)) }
     /// The delegate has request bytes again.
-    package func continueSending(_ transfer: UpstreamTransfer) { self.enqueue(.continueSending(transfer)) }
-    package func cancel(_ transfer: UpstreamTransfer, reason: TaskFailure) {
+    func continueSending(_ transfer: UpstreamTransfer) { self.enqueue(.continueSending(transfer)) }
+    func cancel(_ transfer: UpstreamTransfer, reason: TaskFailure) {
         self.enqueue(.cancel(transfer, reason))
     }
 

@@ -1,20 +1,24 @@
 import AFProxyModel
 import AFProxyRules
+import AFProxyTransport
 import CCurl
 
-/// One upstream HTTP exchange on a curl easy handle. Created on any thread, then owned by the
-/// session thread: every stored property below the request is read and written there only,
-/// which is why the type is `@unchecked Sendable`.
+/// One upstream HTTP exchange on a curl easy handle: the session's `HTTPTransfer`, made by
+/// `UpstreamSession.makeTransfer`. Created on any thread, then owned by the session thread:
+/// every stored property below the session is read and written there only, which is why the
+/// type is `@unchecked Sendable`. Its commands only enqueue (`UpstreamTransfer+HTTPTransfer`).
 package final class UpstreamTransfer: @unchecked Sendable {
-    package let request: ProxyRequest
-    package let options: TransferOptions
-    /// The destination rules in force when the task started (`DestinationCheck`).
-    package let destinations: DestinationPolicy
+    /// What the task asked for (request, options, destination rules, throttle); the session
+    /// reads its parts where it needs them, all immutable, so from any thread.
+    package let request: TransferRequest
+    /// Where its commands are queued. Strong, and no cycle that lasts: the session holds a
+    /// transfer only while a command for it is queued or it runs (`SessionLoop.active`), and lives
+    /// as long as the daemon.
+    let session: UpstreamSession
 
     /// Strong until completion, then cleared: that breaks the cycle delegate → transfer → delegate,
-    /// as AFNetworking breaks manager → dictionary → delegate → block. Readable beyond the module
-    /// for a transport other than the session (the tests' in-memory one) to report to.
-    package internal(set) var delegate: (any UpstreamTransferDelegate)?
+    /// as AFNetworking breaks manager → dictionary → delegate → block.
+    var delegate: (any HTTPTransferDelegate)?
 
     // MARK: session-thread state
 
@@ -50,8 +54,8 @@ package final class UpstreamTransfer: @unchecked Sendable {
 
     /// The host the handle's URL names, as the route rules match it.
     var host: String {
-        guard self.url != self.request.url else { return self.request.host }
-        return LoopbackHost.host(ofURL: self.url)?.lowercased() ?? self.request.host
+        guard self.url != self.request.request.url else { return self.request.request.host }
+        return LoopbackHost.host(ofURL: self.url)?.lowercased() ?? self.request.request.host
     }
     /// The origin's head needed leniency (`ResponseHeadParser.retiresConnection`), or its answer
     /// came before the request body was all sent, and curl was told not to keep the connection.
@@ -88,8 +92,6 @@ package final class UpstreamTransfer: @unchecked Sendable {
     var filledReceiveBuffer = false
     /// Monotonic time of the last byte moved, for the idle timeout.
     var lastActivity: ContinuousClock.Instant = .now
-    /// The task's throttle rules, when the task has a throttler (set before `start`).
-    package var throttle: ThrottleTicket?
     /// The directions paused because a throttle bucket was empty: a pause of its own, beside
     /// `pauseWanted`, so that neither a resume nor a drained window lifts it, and it never shows
     /// as a suspend. Lifted by the session loop at `throttleWake`.
@@ -104,27 +106,23 @@ package final class UpstreamTransfer: @unchecked Sendable {
         case done
     }
 
-    package init(
-        request: ProxyRequest, options: TransferOptions = .proxy, destinations: DestinationPolicy = .open,
-        delegate: any UpstreamTransferDelegate
-    ) {
+    init(_ request: TransferRequest, session: UpstreamSession, delegate: any HTTPTransferDelegate) {
         self.request = request
-        self.url = request.url
-        self.options = options
-        self.destinations = destinations
+        self.session = session
+        self.url = request.request.url
         self.delegate = delegate
-        self.headParser.followsRedirects = options.followsRedirects
+        self.headParser.followsRedirects = request.options.followsRedirects
     }
 
     /// The handle that stopped at a redirect to `url` (its `redirects` followed) is gone: what
     /// belonged to it is forgotten, and the next handle starts from `url`.
     func reroute(to url: String, after redirects: Int) {
         self.redirectsLeft -= redirects
-        if !Self.sameOrigin(url, self.request.url) { self.withholdsCredentials = true }
+        if !Self.sameOrigin(url, self.request.request.url) { self.withholdsCredentials = true }
         self.url = url
         self.rerouteTo = nil
         self.headParser = ResponseHeadParser()
-        self.headParser.followsRedirects = self.options.followsRedirects
+        self.headParser.followsRedirects = self.request.options.followsRedirects
         self.chunked = nil
         self.ports = nil
         self.reuseForbidden = false
@@ -149,7 +147,7 @@ package final class UpstreamTransfer: @unchecked Sendable {
     /// side into its pause buffer.
     var desiredPause: Int32 {
         var mask = self.pauseWanted | self.throttlePause
-        if mask & CURLPAUSE_RECV != 0 && self.request.body == .none { mask |= CURLPAUSE_SEND }
+        if mask & CURLPAUSE_RECV != 0 && self.request.request.body == .none { mask |= CURLPAUSE_SEND }
         return mask
     }
 
@@ -170,13 +168,13 @@ package final class UpstreamTransfer: @unchecked Sendable {
     /// body either). `ResponseFraming` has made sure chunked is the last coding. An HTTP/2 head
     /// never names chunked (RFC 9113 §8.2.2), so its body passes as it comes.
     func bodyIsChunked(_ head: ProxyResponseHead) -> Bool {
-        guard !self.request.isHead, head.status != 204, head.status != 304 else { return false }
+        guard !self.request.request.isHead, head.status != 204, head.status != 304 else { return false }
         return head.transferCodings.last == "chunked"
     }
 
     /// The whole request body went to curl (a request without one sent it all at once).
     var requestBodySent: Bool {
-        switch self.request.body {
+        switch self.request.request.body {
         case .none: true
         case .length(let length): self.bodyEnded || self.bodyBytesSent >= length
         case .streamed: self.bodyEnded
@@ -278,7 +276,7 @@ enum TransferCallbacks {
         // Throttled: the bytes wait in curl's pause buffer until every bucket has them, so a
         // transfer never runs ahead of its rate by more than a bucket's capacity.
         var throttled = false
-        if let throttle = transfer.throttle, throttle.isActive {
+        if let throttle = transfer.request.throttle, throttle.isActive {
             if case .wait(let wait) = throttle.acquire(.down, need: length) {
                 transfer.throttle(CURLPAUSE_RECV, for: wait)
                 return Int(CURL_WRITEFUNC_PAUSE)
@@ -329,7 +327,7 @@ enum TransferCallbacks {
             if let handle = transfer.handle { curl_easy_pause(handle.raw, transfer.appliedPause) }
             return length
         case .refused:
-            if throttled { transfer.throttle?.refund(.down, length) }
+            if throttled { transfer.request.throttle?.refund(.down, length) }
             transfer.pauseWanted |= CURLPAUSE_RECV
             transfer.appliedPause |= CURLPAUSE_RECV
             return Int(CURL_WRITEFUNC_PAUSE)
@@ -354,7 +352,7 @@ enum TransferCallbacks {
         let transfer = Unmanaged<UpstreamTransfer>.fromOpaque(userdata).takeUnretainedValue()
         guard let delegate = transfer.delegate else { return Int(CURL_READFUNC_ABORT) }
         var offered = length
-        let throttle = transfer.throttle.flatMap { $0.isActive ? $0 : nil }
+        let throttle = transfer.request.throttle.flatMap { $0.isActive ? $0 : nil }
         if let throttle {
             switch throttle.acquire(.up, need: min(length, TransferCallbacks.throttledPiece)) {
             case .wait(let wait):

@@ -1,7 +1,7 @@
-import AFProxyCurl
 import AFProxyModel
 import AFProxyRules
 import AFProxyStore
+import AFProxyTransport
 import FoundationEssentials
 import Logging
 import NIOCore

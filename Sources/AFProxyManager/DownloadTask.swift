@@ -1,12 +1,12 @@
-import AFProxyCurl
 import AFProxyModel
 import AFProxyStore
+import AFProxyTransport
 import FoundationEssentials
 import NIOCore
 
 /// A download task: a GET the daemon makes on its own behalf into a file, NSURLSession's
 /// download task. It outlives what ends an HTTP task — a broken connection, a 5xx, a restart of
-/// the daemon — by running one attempt (an `UpstreamTransfer`) after another and continuing at
+/// the daemon — by running one attempt (an `HTTPTransfer`) after another and continuing at
 /// the offset reached when the origin proves the rest is of the same version.
 ///
 /// What it decides lives in one `DownloadStateMachine` behind one lock; the actions it answers
@@ -40,7 +40,7 @@ package final class DownloadTask: @unchecked Sendable {
     private let machine: Locked<DownloadStateMachine>
     private let file: PartialFile
     /// The running attempt's transfer; a report from any other is stale and ignored.
-    private let current = Locked<UpstreamTransfer?>(nil)
+    private let current = Locked<(any HTTPTransfer)?>(nil)
     private let recorded = Locked(Recorded())
     /// The retry timer waiting, if any, and a count bumped by each: a timer that is no longer
     /// the latest does nothing (its cancel may come after it fired).
@@ -182,7 +182,7 @@ package final class DownloadTask: @unchecked Sendable {
                 self.startTransfer(range: range)
             case .abortTransfer:
                 if let transfer = self.current.withLock({ $0 }) {
-                    self.context.transport.cancel(transfer, reason: .canceled("attempt stopped"))
+                    transfer.cancel(reason: .canceled("attempt stopped"))
                 }
             case .truncateFile:
                 do throws(TaskFailure) {
@@ -224,7 +224,7 @@ package final class DownloadTask: @unchecked Sendable {
             case .persist:
                 self.downloads.journal?.update(self.entry())
             case .continueReceiving:
-                if let transfer = self.current.withLock({ $0 }) { self.context.transport.continueReceiving(transfer) }
+                if let transfer = self.current.withLock({ $0 }) { transfer.continueReceiving() }
             }
         }
     }
@@ -277,16 +277,19 @@ package final class DownloadTask: @unchecked Sendable {
             headers.append(HTTPHeaderField("If-Range", range.ifRange))
         }
         let request = ProxyRequest(method: "GET", url: self.spec.url, headers: headers, body: .none, client: "afproxy")
-        let transfer = UpstreamTransfer(
-            request: request, options: self.downloads.transferOptions(for: self.spec),
-            destinations: self.context.destinations(), delegate: self)
-        transfer.throttle = self.context.throttleTicket(
-            task: self.id, host: LoopbackHost.host(ofURL: self.spec.url) ?? "")
+        let transfer = self.context.transport.makeTransfer(
+            TransferRequest(
+                request: request, options: self.downloads.transferOptions(for: self.spec),
+                destinations: self.context.destinations(),
+                throttle: self.context.throttleTicket(
+                    task: self.id, host: LoopbackHost.host(ofURL: self.spec.url) ?? "")
+            ),
+            delegate: self)
         self.current.withLock { $0 = transfer }
-        self.context.transport.start(transfer)
+        transfer.start()
     }
 
-    private func isCurrent(_ transfer: UpstreamTransfer) -> Bool {
+    private func isCurrent(_ transfer: any HTTPTransfer) -> Bool {
         self.current.withLock { $0 === transfer }
     }
 }
@@ -307,15 +310,15 @@ extension DownloadTask: ManagedTask {
     }
 }
 
-// MARK: - UpstreamTransferDelegate (the session thread)
+// MARK: - HTTPTransferDelegate (the session thread)
 
-extension DownloadTask: UpstreamTransferDelegate {
-    package func transfer(_ transfer: UpstreamTransfer, didReceiveInterim head: ProxyResponseHead) {}
+extension DownloadTask: HTTPTransferDelegate {
+    package func transfer(_ transfer: any HTTPTransfer, didReceiveInterim head: ProxyResponseHead) {}
 
     /// A download's end is curl's completion: the file is checked and renamed then.
-    package func transferDidReceiveWholeBody(_ transfer: UpstreamTransfer) {}
+    package func transferDidReceiveWholeBody(_ transfer: any HTTPTransfer) {}
 
-    package func transfer(_ transfer: UpstreamTransfer, didReceive head: ProxyResponseHead, metrics: TaskMetrics) {
+    package func transfer(_ transfer: any HTTPTransfer, didReceive head: ProxyResponseHead, metrics: TaskMetrics) {
         guard self.isCurrent(transfer) else { return }
         var metrics = metrics
         metrics.totalMs = nil
@@ -351,7 +354,7 @@ extension DownloadTask: UpstreamTransferDelegate {
     }
 
     package func transfer(
-        _ transfer: UpstreamTransfer, didReceiveBodyBytes bytes: UnsafeRawBufferPointer
+        _ transfer: any HTTPTransfer, didReceiveBodyBytes bytes: UnsafeRawBufferPointer
     ) -> BodyReceipt {
         // Bytes of an attempt being stopped are dropped: it ends without them.
         guard self.isCurrent(transfer), !self.downloads.isParked,
@@ -387,16 +390,16 @@ extension DownloadTask: UpstreamTransferDelegate {
     }
 
     package func transfer(
-        _ transfer: UpstreamTransfer, fillRequestBody buffer: UnsafeMutableRawBufferPointer
+        _ transfer: any HTTPTransfer, fillRequestBody buffer: UnsafeMutableRawBufferPointer
     ) -> RequestBodyRead {
         .end
     }
 
-    package func transferRewindRequestBody(_ transfer: UpstreamTransfer) -> Bool { true }
+    package func transferRewindRequestBody(_ transfer: any HTTPTransfer) -> Bool { true }
 
-    package func transferDidFlush(_ transfer: UpstreamTransfer) {}
+    package func transferDidFlush(_ transfer: any HTTPTransfer) {}
 
-    package func transfer(_ transfer: UpstreamTransfer, didCompleteWith result: UpstreamResult, metrics: TaskMetrics) {
+    package func transfer(_ transfer: any HTTPTransfer, didCompleteWith result: UpstreamResult, metrics: TaskMetrics) {
         guard self.isCurrent(transfer) else { return }
         self.current.withLock { $0 = nil }
         self.recorded.withLock { $0.metrics = metrics }

@@ -1,14 +1,14 @@
-import AFProxyCurl
 import AFProxyModel
+import AFProxyTransport
 import FoundationEssentials
 import NIOCore
 import Synchronization
 
-/// An HTTP task: what the registry holds and the verbs act on, executed by its transport (an
-/// `UpstreamTransfer` on the curl session) and recorded by itself as its transport's delegate,
-/// as `AFURLSessionManagerTaskDelegate` records an NSURLSessionTask: response head, byte counts,
-/// progress, metrics and failure. Its bytes pass here between the client connection
-/// (`TaskClient`) and curl, with backpressure both ways.
+/// An HTTP task: what the registry holds and the verbs act on, executed by the `HTTPTransfer` its
+/// transport made for it (in the daemon, on the curl session) and recorded by itself as that
+/// transfer's delegate, as `AFURLSessionManagerTaskDelegate` records an NSURLSessionTask:
+/// response head, byte counts, progress, metrics and failure. Its bytes pass here between the
+/// client connection (`TaskClient`) and the transfer, with backpressure both ways.
 ///
 /// What it decides lives in one `HTTPTaskStateMachine` behind one lock; every event goes
 /// through it and the actions it answers are performed here, outside the lock (see
@@ -20,7 +20,7 @@ package final class HTTPTask: @unchecked Sendable {
     package let client: any TaskClient
     /// The transfer carrying the response now: set in `init` (it needs `self` as its delegate),
     /// replaced on the session thread only by a transparent resume; other threads read it.
-    private let current = Locked<UpstreamTransfer?>(nil)
+    private let current = Locked<(any HTTPTransfer)?>(nil)
     private let context: TaskContext
     private let machine: Locked<HTTPTaskStateMachine>
 
@@ -64,9 +64,11 @@ package final class HTTPTask: @unchecked Sendable {
         self.client = client
         self.context = context
         self.createdAt = Date()
-        let transfer = UpstreamTransfer(
-            request: request, options: options, destinations: context.destinations(), delegate: self)
-        transfer.throttle = context.throttleTicket(task: id, host: self.throttleHost)
+        let transfer = context.transport.makeTransfer(
+            TransferRequest(
+                request: request, options: options, destinations: context.destinations(),
+                throttle: context.throttleTicket(task: id, host: self.throttleHost)),
+            delegate: self)
         self.current.withLock { $0 = transfer }
     }
 
@@ -74,7 +76,7 @@ package final class HTTPTask: @unchecked Sendable {
     var throttleHost: String { self.request.host }
 
     /// The transfer carrying the response now.
-    package var transfer: UpstreamTransfer { self.current.withLock { $0! } }
+    package var transfer: any HTTPTransfer { self.current.withLock { $0! } }
 
     package var kind: TaskKind { self.request.kind }
 
@@ -125,32 +127,32 @@ package final class HTTPTask: @unchecked Sendable {
         case .none:
             break
         case .suspend:
-            self.context.transport.suspend(self.transfer)
+            self.transfer.suspend()
             self.client.task(self, didChangeSuspension: true)
             self.context.events.publish(.suspended, self.record())
         case .resume:
-            self.context.transport.resume(self.transfer)
+            self.transfer.resume()
             self.client.task(self, didChangeSuspension: false)
             self.context.events.publish(.resumed, self.record())
         case .abort(let failure):
-            self.context.transport.cancel(self.transfer, reason: failure)
+            self.transfer.cancel(reason: failure)
         case .continueSending:
-            self.context.transport.continueSending(self.transfer)
+            self.transfer.continueSending()
         case .continueReceiving(let resize):
             self.resizeWindow(resize)
-            self.context.transport.continueReceiving(self.transfer)
+            self.transfer.continueReceiving()
         case .readClient:
             self.client.taskWantsRequestBody(self)
         case .askForBody:
             self.client.taskAwaitsRequestBody(self)
         case .start:
-            self.context.transport.start(self.transfer)
+            self.transfer.start()
         case .hold:
             self.client.task(self, didChangeSuspension: true)
             self.context.events.publish(.held, self.record())
         case .release(let start):
             if start {
-                self.context.transport.start(self.transfer)
+                self.transfer.start()
                 self.client.task(self, didChangeSuspension: false)
             }
             self.context.events.publish(.resumed, self.record())
@@ -239,7 +241,7 @@ extension HTTPTask {
         do {
             try self.cancel(failure)
         } catch {
-            self.context.transport.cancel(self.transfer, reason: failure)
+            self.transfer.cancel(reason: failure)
         }
     }
 
@@ -250,14 +252,14 @@ extension HTTPTask {
     }
 }
 
-// MARK: - UpstreamTransferDelegate (the session thread)
+// MARK: - HTTPTransferDelegate (the session thread)
 
-extension HTTPTask: UpstreamTransferDelegate {
-    package func transfer(_ transfer: UpstreamTransfer, didReceiveInterim head: ProxyResponseHead) {
+extension HTTPTask: HTTPTransferDelegate {
+    package func transfer(_ transfer: any HTTPTransfer, didReceiveInterim head: ProxyResponseHead) {
         self.pendingInterim.append(head)
     }
 
-    package func transfer(_ transfer: UpstreamTransfer, didReceive head: ProxyResponseHead, metrics: TaskMetrics) {
+    package func transfer(_ transfer: any HTTPTransfer, didReceive head: ProxyResponseHead, metrics: TaskMetrics) {
         switch self.machine.withLock({ $0.finalHeadArrived(head, now: Date()) }) {
         case .first:
             break
@@ -270,7 +272,7 @@ extension HTTPTask: UpstreamTransferDelegate {
             // Its transfer is stopped and the task ends with the break that led to it: the
             // client's response ends short, never spliced.
             guard !Failpoints.refusedContinuationRunsOn else { return }
-            return self.context.transport.cancel(transfer, reason: failure)
+            return transfer.cancel(reason: failure)
         }
         var metrics = metrics
         metrics.totalMs = nil  // not over yet: the total is known at completion
@@ -296,7 +298,7 @@ extension HTTPTask: UpstreamTransferDelegate {
     }
 
     package func transfer(
-        _ transfer: UpstreamTransfer, didReceiveBodyBytes bytes: UnsafeRawBufferPointer
+        _ transfer: any HTTPTransfer, didReceiveBodyBytes bytes: UnsafeRawBufferPointer
     ) -> BodyReceipt {
         let waiting = (self.pendingBody?.readableBytes ?? 0) + bytes.count
         // Counted in the same critical section that took them: once a suspend holds the lock,
@@ -333,7 +335,7 @@ extension HTTPTask: UpstreamTransferDelegate {
         return receipt
     }
 
-    package func transferDidReceiveWholeBody(_ transfer: UpstreamTransfer) {
+    package func transferDidReceiveWholeBody(_ transfer: any HTTPTransfer) {
         self.perform(
             self.machine.withLock { machine in
                 machine.discarding ? .none : machine.responseArrived(length: self.bytesDown)
@@ -341,7 +343,7 @@ extension HTTPTask: UpstreamTransferDelegate {
     }
 
     package func transfer(
-        _ transfer: UpstreamTransfer, fillRequestBody buffer: UnsafeMutableRawBufferPointer
+        _ transfer: any HTTPTransfer, fillRequestBody buffer: UnsafeMutableRawBufferPointer
     ) -> RequestBodyRead {
         let (read, action) = self.machine.withLock { machine in
             let (read, action) = machine.fillRequestBody(buffer)
@@ -352,7 +354,7 @@ extension HTTPTask: UpstreamTransferDelegate {
         return read
     }
 
-    package func transferRewindRequestBody(_ transfer: UpstreamTransfer) -> Bool {
+    package func transferRewindRequestBody(_ transfer: any HTTPTransfer) -> Bool {
         self.machine.withLock { machine in
             guard let count = machine.rewindRequestBody() else { return false }
             self.uploaded.add(-Int64(count), ordering: .relaxed)
@@ -360,12 +362,12 @@ extension HTTPTask: UpstreamTransferDelegate {
         }
     }
 
-    package func transferDidFlush(_ transfer: UpstreamTransfer) {
+    package func transferDidFlush(_ transfer: any HTTPTransfer) {
         guard let delivery = self.takePending(end: nil) else { return }
         self.client.task(self, deliver: delivery)
     }
 
-    package func transfer(_ transfer: UpstreamTransfer, didCompleteWith result: UpstreamResult, metrics: TaskMetrics) {
+    package func transfer(_ transfer: any HTTPTransfer, didCompleteWith result: UpstreamResult, metrics: TaskMetrics) {
         self.recorded.withLock { $0.metrics = metrics }
         self.perform(self.machine.withLock { $0.complete(result) })
     }
@@ -375,14 +377,17 @@ extension HTTPTask: UpstreamTransferDelegate {
     private func requestRest(_ range: DownloadStateMachine.RangeRequest) {
         // What arrived before the break goes to the client now, not with the rest.
         if let delivery = self.takePending(end: nil) { self.client.task(self, deliver: delivery) }
-        var request = self.request
-        request.headers.append(HTTPHeaderField("Range", "bytes=\(range.offset)-"))
-        request.headers.append(HTTPHeaderField("If-Range", range.ifRange))
-        let next = UpstreamTransfer(
-            request: request, options: self.transfer.options, destinations: self.context.destinations(), delegate: self)
-        next.throttle = self.transfer.throttle
-        self.current.withLock { $0 = next }
-        self.context.transport.start(next)
+        // The current transfer's options and throttle carry over; the request is the client's
+        // (not the current one's, which may hold an earlier range) with this range, and the
+        // destination rules are those in force now.
+        var next = self.transfer.request
+        next.request = self.request
+        next.request.headers.append(HTTPHeaderField("Range", "bytes=\(range.offset)-"))
+        next.request.headers.append(HTTPHeaderField("If-Range", range.ifRange))
+        next.destinations = self.context.destinations()
+        let transfer = self.context.transport.makeTransfer(next, delegate: self)
+        self.current.withLock { $0 = transfer }
+        transfer.start()
     }
 
     private func takePending(end: ResponseEnd?) -> ResponseDelivery? {

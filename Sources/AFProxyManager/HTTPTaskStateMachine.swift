@@ -1,5 +1,5 @@
-import AFProxyCurl
 import AFProxyModel
+import AFProxyTransport
 import FoundationEssentials
 import NIOCore
 

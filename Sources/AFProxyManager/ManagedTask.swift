@@ -4,13 +4,15 @@ import AFProxyModel
 /// is a task, the delegate that records what its transport reports, and the one owner of its
 /// state machine. A task knows the daemon only through its `TaskContext` (the
 /// `UpstreamTransport`, the event bus, the buffer budget, the throttler, the destination rules,
-/// its completion); in the daemon the transport is the curl session and the tunnel relay:
+/// its completion); in the daemon the transport is the curl session and the tunnel relay. An
+/// HTTP task describes its exchange (`TransferRequest`), the transport makes the handle
+/// (`makeTransfer`), and the task commands that handle and hears it as its delegate:
 ///
 /// | task           | what executes it (daemon's transport)             | its state machine         |
 /// |----------------|---------------------------------------------------|---------------------------|
-/// | `HTTPTask`     | `UpstreamTransfer` (on the curl session)          | `HTTPTaskStateMachine`    |
+/// | `HTTPTask`     | an `HTTPTransfer` (curl's `UpstreamTransfer`)     | `HTTPTaskStateMachine`    |
 /// | `StreamTask`   | `TunnelTransport` (NIO relay, the client's loop)  | `StreamTaskStateMachine`  |
-/// | `DownloadTask` | one `UpstreamTransfer` an attempt; its file on an `IOLane` | `DownloadStateMachine` |
+/// | `DownloadTask` | one `HTTPTransfer` an attempt; its file on an `IOLane` | `DownloadStateMachine` |
 ///
 /// # The task contract
 ///
@@ -26,7 +28,7 @@ import AFProxyModel
 ///   carries it out afterwards. An illegal verb throws `IllegalTransition` and changes nothing.
 ///   `suspended` and `resumed` are published by the actions, so exactly once per real change.
 /// - **The session thread** (the transport's: in the daemon `UpstreamSession`'s one thread)
-///   calls an `HTTPTask` as its transfer's `UpstreamTransferDelegate`, in this order:
+///   calls an `HTTPTask` as its transfer's `HTTPTransferDelegate`, in this order:
 ///   1. each interim 1xx head, then the final head once, when it is complete and its framing
 ///      checked (not at all when the transfer fails before it: an invalid head fails it);
 ///   2. body bytes, and requests for upload bytes as curl wants them, either of which may answer

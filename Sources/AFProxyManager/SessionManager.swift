@@ -1,4 +1,3 @@
-import AFProxyCurl
 import AFProxyModel
 import AFProxyRules
 import AFProxyTunnel

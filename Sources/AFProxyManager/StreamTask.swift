@@ -52,7 +52,7 @@ package final class StreamTask: Sendable {
         // An intercepted CONNECT opens nothing upstream; each request inside is a task that does.
         let tunnel: any TunnelTransport =
             request.intercepted
-            ? InterceptedConnection(eventLoop: eventLoop, delegate: self)
+            ? context.transport.openInterceptedConnection(eventLoop: eventLoop, delegate: self)
             : context.transport.openTunnel(
                 host: request.host, port: request.port, eventLoop: eventLoop, destinations: context.destinations(),
                 delegate: self, throttle: context.throttleTicket(task: id, host: request.host), upgrade: upgrade)

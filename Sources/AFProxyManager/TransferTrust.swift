@@ -1,6 +1,6 @@
-import AFProxyCurl
 import AFProxyModel
 import AFProxyRules
+import AFProxyTransport
 
 /// What the daemon's own TLS connections to origins trust, from two of the rule book's kinds:
 /// the CA bundle besides the system's (`tls-ca-file`) and the pins per host (`pin`), both replaced

@@ -1,28 +1,20 @@
-import AFProxyCurl
 import AFProxyModel
 import AFProxyRules
+import AFProxyTransport
 import AFProxyTunnel
 import NIOCore
 
-/// The upstream work the manager depends on, and nothing more: HTTP transfers, CONNECT tunnels
-/// and a TLS pin probe. The daemon's is the curl session with the tunnel relay beside it
-/// (`UpstreamSession+Transport`); tests drive the tasks through an in-memory one, as
-/// async-http-client's requests are driven by a mock executor.
-///
-/// HTTP transfers: a task makes its `UpstreamTransfer` (with itself as delegate) and sends it
-/// commands; each takes effect later, on the transport's own thread, and the delegate hears what
-/// happened there (the order is the task contract in `ManagedTask`). Only `start` begins I/O; a
-/// command for a transfer that completed is ignored.
+/// The upstream work the manager depends on, and nothing more: HTTP transfers, CONNECT tunnels,
+/// the client side of intercepted connections and a TLS pin probe. The daemon's is the curl
+/// session with the tunnel relay beside it (`UpstreamSession+Transport`, in AFProxyDaemon, the
+/// one module that sees both); tests drive the tasks through an in-memory one, as
+/// async-http-client's requests are driven by a mock executor. The manager owns what it asks
+/// (`TransferRequest`) and what it hears (`HTTPTransferDelegate`, `TunnelTransferDelegate`); a
+/// transport turns those into handles it runs.
 package protocol UpstreamTransport: Sendable {
-    func start(_ transfer: UpstreamTransfer)
-    func suspend(_ transfer: UpstreamTransfer)
-    func resume(_ transfer: UpstreamTransfer)
-    /// The task's window has room again: response bytes may flow.
-    func continueReceiving(_ transfer: UpstreamTransfer)
-    /// The task has request bytes again.
-    func continueSending(_ transfer: UpstreamTransfer)
-    /// Ends the transfer; its delegate hears the completion with `reason` (unless it completed first).
-    func cancel(_ transfer: UpstreamTransfer, reason: TaskFailure)
+    /// The handle of one HTTP exchange for `request`, reporting to `delegate`; nothing moves
+    /// until its `start()` (`HTTPTransfer` says how its commands behave).
+    func makeTransfer(_ request: TransferRequest, delegate: any HTTPTransferDelegate) -> any HTTPTransfer
 
     /// A tunnel to `host:port` whose relay will run on `eventLoop` (the client connection's);
     /// made on that loop, connecting nothing until `start()`. `upgrade`: it carries a protocol
@@ -30,6 +22,13 @@ package protocol UpstreamTransport: Sendable {
     func openTunnel(
         host: String, port: Int, eventLoop: any EventLoop, destinations: DestinationPolicy,
         delegate: any TunnelTransferDelegate, throttle: ThrottleTicket?, upgrade: TunnelUpgrade?
+    ) -> any TunnelTransport
+
+    /// The stream task's side of an intercepted CONNECT, on `eventLoop` (the client
+    /// connection's): nothing upstream, since each request inside is a task of its own; what is
+    /// left is the client's connection (its byte counts, its reads held while suspended).
+    func openInterceptedConnection(
+        eventLoop: any EventLoop, delegate: any TunnelTransferDelegate
     ) -> any TunnelTransport
 
     /// The `sha256//…` pin of the key `host:port` presents now, verified against `caFile` (and

@@ -1,7 +1,7 @@
 import AFProxyModel
 
 /// What a tunnel reports to the one delegate it has (the manager's stream task), as an
-/// `UpstreamTransfer` reports to its `UpstreamTransferDelegate`. The order and threads are
+/// `HTTPTransfer` reports to its `HTTPTransferDelegate`. The order and threads are
 /// part of the task contract, written once in `ManagedTask`.
 package protocol TunnelTransferDelegate: AnyObject, Sendable {
     /// The upstream connection is open; the client is answered 200 next.

@@ -1,7 +1,7 @@
-import AFProxyCurl
 import AFProxyModel
 import AFProxyRules
 import AFProxyTestSupport
+import AFProxyTransport
 import Foundation
 import NIOPosix
 import Testing
@@ -47,8 +47,8 @@ import Testing
         #expect(record.file?.path == self.directory + "/file.bin")
         try await self.eventually { !self.transport.started.isEmpty }
         let transfer = try #require(self.transport.started.first)
-        #expect(transfer.request.url == "http://origin.test/file.bin")
-        #expect(transfer.request.headers.first("user-agent") == "afproxy-test")
+        #expect(transfer.request.request.url == "http://origin.test/file.bin")
+        #expect(transfer.request.request.headers.first("user-agent") == "afproxy-test")
         let head = ProxyResponseHead(
             status: 200, reason: "OK", version: "HTTP/1.1", headers: [HTTPHeaderField("Content-Length", "5")])
         self.transport.receiveHead(head, on: transfer)
@@ -69,7 +69,7 @@ import Testing
         let resumed = try self.manager.resume(id: record.id)
         #expect(resumed.heldBy == nil)
         try await self.eventually { !self.transport.started.isEmpty }
-        #expect(self.transport.started.first?.request.url == "http://origin.test/held.bin")
+        #expect(self.transport.started.first?.request.request.url == "http://origin.test/held.bin")
     }
 
     @Test func aPathAnotherDownloadIsMakingIsRefusedBeforeAnyTaskExists() throws {
@@ -88,7 +88,7 @@ import Testing
         tests.transport.complete(first, with: .failure(.connectionRefused("refused")))
         try await tests.eventually { tests.transport.started.count == 2 }
         #expect(tests.manager.task(id: record.id)?.state == .running)
-        #expect(tests.transport.started.last?.request.url == "http://origin.test/retried.bin")
+        #expect(tests.transport.started.last?.request.request.url == "http://origin.test/retried.bin")
     }
 
     @Test func theNetworkGoingAwayHoldsDownloadsAndItsReturnContinuesThem() async throws {

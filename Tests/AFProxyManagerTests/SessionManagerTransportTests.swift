@@ -1,7 +1,7 @@
-import AFProxyCurl
 import AFProxyModel
 import AFProxyRules
 import AFProxyTestSupport
+import AFProxyTransport
 import NIOCore
 import NIOEmbedded
 import Testing
@@ -140,8 +140,8 @@ import Testing
         #expect(self.manager.liveCount == 1)
         let second = try #require(self.transport.started.last)
         #expect(second !== first)
-        #expect(second.request.headers.first("range") == "bytes=5-")
-        #expect(second.request.headers.first("if-range") == "\"v1\"")
+        #expect(second.request.request.headers.first("range") == "bytes=5-")
+        #expect(second.request.request.headers.first("if-range") == "\"v1\"")
         let rest: HTTPHeaderList = [
             HTTPHeaderField("Content-Length", "5"), HTTPHeaderField("Content-Range", "bytes 5-9/10"),
             HTTPHeaderField("ETag", "\"v1\""),

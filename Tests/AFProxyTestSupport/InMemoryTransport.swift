@@ -1,14 +1,15 @@
-import AFProxyCurl
 import AFProxyManager
 import AFProxyModel
 import AFProxyRules
+import AFProxyTransport
 import AFProxyTunnel
 import NIOCore
 
-/// An `UpstreamTransport` with no thread and no socket: it records the commands the tasks send and
-/// lets a test report what the session thread would (a head, body bytes, a flush, the
-/// completion), on the test's own thread. Commands take no effect by themselves: a cancel does not
-/// complete the transfer until the test says so, as curl's completion comes later too.
+/// An `UpstreamTransport` with no thread and no socket: its transfers (`InMemoryTransfer`) record
+/// the commands the tasks send, and a test reports what the session thread would (a head, body
+/// bytes, a flush, the completion), on the test's own thread. Commands take no effect by
+/// themselves: a cancel does not complete the transfer until the test says so, as curl's
+/// completion comes later too.
 package final class InMemoryTransport: UpstreamTransport {
     /// A command a task sent for one transfer.
     package enum Command: Sendable, Equatable {
@@ -21,8 +22,9 @@ package final class InMemoryTransport: UpstreamTransport {
     }
 
     private struct State {
-        var sent: [(transfer: UpstreamTransfer, command: Command)] = []
+        var sent: [(transfer: InMemoryTransfer, command: Command)] = []
         var tunnels: [InMemoryTunnel] = []
+        var intercepted: [InMemoryTunnel] = []
         var probes: [String] = []
         var pin: Result<String, TaskFailure> = .failure(.tlsFailure("no pin configured"))
     }
@@ -37,17 +39,20 @@ package final class InMemoryTransport: UpstreamTransport {
     package var commands: [Command] { self.state.withLock { $0.sent.map(\.command) } }
 
     /// The commands sent for `transfer`, in order.
-    package func commands(for transfer: UpstreamTransfer) -> [Command] {
+    package func commands(for transfer: any HTTPTransfer) -> [Command] {
         self.state.withLock { $0.sent.filter { $0.transfer === transfer }.map(\.command) }
     }
 
     /// The transfers started so far, in order (a transparent resume or a retry is a new one).
-    package var started: [UpstreamTransfer] {
+    package var started: [InMemoryTransfer] {
         self.state.withLock { $0.sent.filter { $0.command == .start }.map(\.transfer) }
     }
 
     /// The tunnels opened so far, in order.
     package var tunnels: [InMemoryTunnel] { self.state.withLock { $0.tunnels } }
+
+    /// The intercepted connections opened so far, in order (each an `InMemoryTunnel` to no host).
+    package var interceptedConnections: [InMemoryTunnel] { self.state.withLock { $0.intercepted } }
 
     /// Each pin probe so far: `host:port` and the CA file it was to verify with (`-`: none).
     package var probes: [String] { self.state.withLock { $0.probes } }
@@ -59,12 +64,9 @@ package final class InMemoryTransport: UpstreamTransport {
 
     // MARK: UpstreamTransport
 
-    package func start(_ transfer: UpstreamTransfer) { self.record(.start, transfer) }
-    package func suspend(_ transfer: UpstreamTransfer) { self.record(.suspend, transfer) }
-    package func resume(_ transfer: UpstreamTransfer) { self.record(.resume, transfer) }
-    package func continueReceiving(_ transfer: UpstreamTransfer) { self.record(.continueReceiving, transfer) }
-    package func continueSending(_ transfer: UpstreamTransfer) { self.record(.continueSending, transfer) }
-    package func cancel(_ transfer: UpstreamTransfer, reason: TaskFailure) { self.record(.cancel(reason), transfer) }
+    package func makeTransfer(_ request: TransferRequest, delegate: any HTTPTransferDelegate) -> any HTTPTransfer {
+        InMemoryTransfer(request: request, delegate: delegate, transport: self)
+    }
 
     package func openTunnel(
         host: String, port: Int, eventLoop: any EventLoop, destinations: DestinationPolicy,
@@ -75,6 +77,14 @@ package final class InMemoryTransport: UpstreamTransport {
         return tunnel
     }
 
+    package func openInterceptedConnection(
+        eventLoop: any EventLoop, delegate: any TunnelTransferDelegate
+    ) -> any TunnelTransport {
+        let connection = InMemoryTunnel(host: "", port: 0, eventLoop: eventLoop, delegate: delegate)
+        self.state.withLock { $0.intercepted.append(connection) }
+        return connection
+    }
+
     package func probePin(host: String, port: Int, caFile: String?) -> Result<String, TaskFailure> {
         self.state.withLock { state in
             state.probes.append("\(host):\(port) \(caFile ?? "-")")
@@ -82,31 +92,41 @@ package final class InMemoryTransport: UpstreamTransport {
         }
     }
 
-    private func record(_ command: Command, _ transfer: UpstreamTransfer) {
+    /// What an `InMemoryTransfer` was told, in the one order of every transfer's commands.
+    func record(_ command: Command, _ transfer: InMemoryTransfer) {
         self.state.withLock { $0.sent.append((transfer, command)) }
     }
 
     // MARK: reports, as the session thread makes them
 
     package func receiveHead(
-        _ head: ProxyResponseHead, on transfer: UpstreamTransfer, metrics: TaskMetrics = TaskMetrics()
+        _ head: ProxyResponseHead, on transfer: any HTTPTransfer, metrics: TaskMetrics = TaskMetrics()
     ) {
-        transfer.delegate?.transfer(transfer, didReceive: head, metrics: metrics)
+        Self.delegate(of: transfer).transfer(transfer, didReceive: head, metrics: metrics)
     }
 
     /// Answers what the task said to the bytes (taken, taken with its window full, refused).
-    package func receiveBody(_ bytes: [UInt8], on transfer: UpstreamTransfer) -> BodyReceipt {
-        bytes.withUnsafeBytes { transfer.delegate?.transfer(transfer, didReceiveBodyBytes: $0) } ?? .taken
+    package func receiveBody(_ bytes: [UInt8], on transfer: any HTTPTransfer) -> BodyReceipt {
+        bytes.withUnsafeBytes { Self.delegate(of: transfer).transfer(transfer, didReceiveBodyBytes: $0) }
     }
 
     /// The end of one socket's turn: what the task gathered goes to its client.
-    package func flush(_ transfer: UpstreamTransfer) {
-        transfer.delegate?.transferDidFlush(transfer)
+    package func flush(_ transfer: any HTTPTransfer) {
+        Self.delegate(of: transfer).transferDidFlush(transfer)
     }
 
     package func complete(
-        _ transfer: UpstreamTransfer, with result: UpstreamResult, metrics: TaskMetrics = TaskMetrics()
+        _ transfer: any HTTPTransfer, with result: UpstreamResult, metrics: TaskMetrics = TaskMetrics()
     ) {
-        transfer.delegate?.transfer(transfer, didCompleteWith: result, metrics: metrics)
+        Self.delegate(of: transfer).transfer(transfer, didCompleteWith: result, metrics: metrics)
+    }
+
+    /// The task a transfer of this transport reports to; a transfer of another transport is a
+    /// mistake in the test.
+    private static func delegate(of transfer: any HTTPTransfer) -> any HTTPTransferDelegate {
+        guard let transfer = transfer as? InMemoryTransfer else {
+            preconditionFailure("\(type(of: transfer)) is not a transfer of an InMemoryTransport")
+        }
+        return transfer.delegate
     }
 }

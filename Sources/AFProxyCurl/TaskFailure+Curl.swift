@@ -5,12 +5,8 @@ import CCurl
 import Glibc
 #endif
 
-/// How a transfer ended.
-package enum UpstreamResult: Sendable, Equatable {
-    case success
-    case failure(TaskFailure)
-}
-
+/// curl's result codes as the failures a task records: here, in the one module that knows curl,
+/// while `UpstreamResult`, which carries them, is the transport seam's (AFProxyTransport).
 extension TaskFailure {
     /// What `fromCurl` needs to know of the transfer besides curl's code.
     struct CurlContext {

@@ -1,12 +1,14 @@
 import AFProxyCurl
+import AFProxyManager
 import AFProxyModel
 import AFProxyRules
 import AFProxyTunnel
 import NIOCore
 
-/// The daemon's transport: HTTP on the curl session (its six commands are the protocol's), CONNECT
-/// tunnels on the NIO relay with the session's timeouts, and the pin probe on curl outside the
-/// session. Declared here so that the transports know nothing of the manager.
+/// The daemon's transport: HTTP on the curl session (`UpstreamSession.makeTransfer`), CONNECT
+/// tunnels on the NIO relay with the session's timeouts, intercepted connections, and the pin
+/// probe on curl outside the session. Declared here, the one module that sees the manager and
+/// both transports, so that neither transport knows the manager nor the manager curl.
 extension UpstreamSession: UpstreamTransport {
     package func openTunnel(
         host: String, port: Int, eventLoop: any EventLoop, destinations: DestinationPolicy,
@@ -17,6 +19,12 @@ extension UpstreamSession: UpstreamTransport {
             idleTimeout: self.configuration.tunnelIdleTimeout, destinations: destinations, delegate: delegate,
             throttle: throttle, upgrade: upgrade, parentProxy: self.parentProxy,
             splice: self.configuration.tunnelSplice)
+    }
+
+    package func openInterceptedConnection(
+        eventLoop: any EventLoop, delegate: any TunnelTransferDelegate
+    ) -> any TunnelTransport {
+        InterceptedConnection(eventLoop: eventLoop, delegate: delegate)
     }
 
     package func probePin(host: String, port: Int, caFile: String?) -> Result<String, TaskFailure> {
