@@ -175,6 +175,22 @@ import Testing
         #expect(self.manager.task(id: task.id)?.errorCode == "canceled")
     }
 
+    @Test func anInterceptedConnectTakesItsClientSideFromTheTransportAndOpensNoTunnel() throws {
+        let loop = EmbeddedEventLoop()
+        var request = StreamRequest(host: "origin.test", port: 443, client: "c")
+        request.intercepted = true
+        let task = self.manager.startStream(request, on: loop)
+        loop.run()
+        #expect(self.transport.tunnels.isEmpty)
+        let connection = try #require(self.transport.interceptedConnections.first)
+        #expect(connection.commands == [.start])
+        #expect(task.record().status == 200)
+        _ = try self.manager.cancel(id: task.id)
+        #expect(connection.commands == [.start, .cancel(.canceled())])
+        connection.complete(TunnelEnd(.canceled()))
+        #expect(self.manager.liveCount == 0)
+    }
+
     @Test func aPinProbeGoesToTheTransportWithTheCAFileInForce() throws {
         self.transport.answerProbes(with: .success("sha256//pin"))
         self.manager.rules.apply(ConfiguredRules(security: SecurityPolicy(caFile: "/etc/ca.pem")))
