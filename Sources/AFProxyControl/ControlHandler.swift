@@ -82,11 +82,15 @@ final class ControlHandler: ChannelInboundHandler {
             headers.add(name: "Content-Type", value: "application/x-ndjson")
             headers.add(name: "Cache-Control", value: "no-store")
             headers.add(name: "Date", value: HTTPDate.now())
-            context.writeAndFlush(
+            // The head leaves only once the feed is subscribed: a client that acts as soon as it
+            // has the head (changes the network, starts a request) then meets every event that
+            // follows, where a head flushed first left a window in which they were lost.
+            context.write(
                 self.wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: .ok, headers: headers))),
                 promise: nil)
             do {
                 try context.pipeline.syncOperations.addHandler(makeFeed(), position: .after(self))
+                context.flush()
             } catch {
                 context.close(promise: nil)
             }

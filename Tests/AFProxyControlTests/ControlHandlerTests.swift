@@ -14,10 +14,13 @@ import Testing
 @Suite struct ControlHandlerTests {
     private let manager = SessionManager(transport: InMemoryTransport(), historyCapacity: 4)
 
-    private func channel(streams: ControlStreams? = nil) throws -> EmbeddedChannel {
+    private func channel(
+        streams: ControlStreams? = nil, first: (any ChannelHandler)? = nil
+    ) throws -> EmbeddedChannel {
         let router = ControlRouter.api(
             manager: self.manager, extraStats: { _ in }, metrics: nil, web: { nil }, streams: streams)
         let channel = EmbeddedChannel()
+        if let first { try channel.pipeline.syncOperations.addHandler(first) }
         try channel.pipeline.syncOperations.addHandler(ControlHandler(router: router, caller: .web))
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
         return channel
@@ -72,6 +75,16 @@ import Testing
         #expect(try channel.readOutbound(as: HTTPServerResponsePart.self) == nil)
     }
 
+    /// A client that acts as soon as it has the stream's head (here: an event published the
+    /// moment the head is flushed) meets the events that follow: the feed subscribed first.
+    @Test func theStreamHeadLeavesOnlyOnceTheFeedIsSubscribed() throws {
+        let channel = try self.channel(first: PublishOnFirstFlush(manager: self.manager))
+        try self.request(channel, .GET, "/v1/events")
+        #expect(try self.head(channel)?.status == .ok)
+        channel.embeddedEventLoop.run()
+        #expect(try self.line(channel)?.hasPrefix(#"{"event":"network-lost","network":{"#) == true)
+    }
+
     /// Events a reader cannot take are counted and reported as one line when it can again.
     @Test func aReaderThatCouldNotTakeEventsGetsAMissedLine() throws {
         let channel = try self.channel()
@@ -99,5 +112,25 @@ import Testing
         while let part = try channel.readOutbound(as: HTTPServerResponsePart.self) { parts.append(part) }
         #expect(parts.last == .end(nil))
         #expect(!channel.isActive)
+    }
+}
+
+/// Publishes a network event when the connection first flushes, as a client would act on the
+/// first bytes it reads.
+private final class PublishOnFirstFlush: ChannelOutboundHandler, @unchecked Sendable {
+    typealias OutboundIn = Any
+    private let manager: SessionManager
+    private var published = false
+
+    init(manager: SessionManager) {
+        self.manager = manager
+    }
+
+    func flush(context: ChannelHandlerContext) {
+        if !self.published {
+            self.published = true
+            self.manager.events.publishNetwork(.networkLost, Reachability(status: .unreachable))
+        }
+        context.flush()
     }
 }
