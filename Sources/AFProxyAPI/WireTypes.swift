@@ -21,8 +21,10 @@
 @_exported import enum AFProxyModel.TaskState
 @_exported import struct AFProxyModel.TransferProgress
 // The rules', as `/v1/holds`, `/v1/throttle` and `/v1/intercept` carry them and as afproxyctl checks its
-// arguments before it sends them (a host pattern, a pin, hold conditions).
+// arguments before it sends them (a host pattern, a pin, hold conditions). `/v1/rules` needs none of
+// them: `afproxyctl rules` reads any kind's JSON as it comes.
 @_exported import struct AFProxyRules.HoldConditions
+@_exported import struct AFProxyRules.HoldRequestBody
 @_exported import struct AFProxyRules.HoldRule
 @_exported import struct AFProxyRules.HoldRuleError
 @_exported import struct AFProxyRules.HostPattern

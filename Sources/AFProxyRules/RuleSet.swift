@@ -14,6 +14,8 @@
 /// (`Saved`) are kept in the kind's state file and come back on start (`restore`). A kind is live
 /// in the daemon as one `LiveRules` of the rule book, which takes its lock, keeps its
 /// "anything in force" flag and hands `saved` to its file after each change.
+/// A kind whose rules a person adds and removes by id at runtime conforms to `EditableRuleSet`
+/// as well, and the API and afproxyctl serve it with no code of its own.
 package protocol RuleSet: RuleState where Rules == Self {
     /// What the kind keeps across restarts: its runtime rules (`NoSavedRules` for a kind that
     /// comes from the configuration only).

@@ -1,6 +1,6 @@
-import AFProxyRules
-
-/// `POST /v1/holds`: a rule to add, its conditions as texts (checked by `HoldConditions`).
+/// What `POST /v1/holds` and `POST /v1/rules/holds` take: a rule to add, its conditions as texts
+/// (checked by `HoldConditions`). It lives beside the rule set because the set's `add` takes it
+/// (`EditableRuleSet.Request`); afproxyctl's `hold add` builds it through the wire API.
 package struct HoldRequestBody: Sendable, Codable, Equatable {
     package var host: String?
     package var method: String?
@@ -23,14 +23,5 @@ package struct HoldRequestBody: Sendable, Codable, Equatable {
 
     package func conditions() throws(HoldRuleError) -> HoldConditions {
         try HoldConditions(host: self.host, method: self.method, url: self.url, kind: self.kind, all: self.all ?? false)
-    }
-}
-
-/// `GET /v1/holds`: the rules in force, in order.
-package struct HoldList: Sendable, Codable, Equatable {
-    package var holds: [HoldRule]
-
-    package init(holds: [HoldRule]) {
-        self.holds = holds
     }
 }
