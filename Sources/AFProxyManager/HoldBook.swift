@@ -13,11 +13,6 @@ extension LiveRules where State == HoldRuleSet {
         self.change { $0.add(conditions, once: once) }
     }
 
-    /// The rule removed, nil when there is none with `id`.
-    package func remove(id: Int) -> HoldRule? {
-        self.change { $0.remove(id: id) }
-    }
-
     /// The rule that catches a task with these facts, if any (a `once` rule is used up).
     func catchTask(_ facts: @autoclosure () -> HoldFacts) -> Int? {
         guard self.isActive else { return nil }

@@ -13,34 +13,40 @@ import Logging
 /// in its own `StateFile`, back at creation and listed once here (`stateFiles`) for the daemon's
 /// stop and its status.
 ///
-/// Adding a rule kind (say a "block" rule that refuses new tasks matching conditions, set through
-/// the API and kept across restarts) takes these files, in four modules:
+/// Adding a rule kind a person edits at runtime (say a "block" rule that refuses new tasks
+/// matching conditions, set through the API and kept across restarts) takes six files:
 ///
-/// 1. `AFProxyRules/BlockRule.swift`: one rule, what it matches and what it does, and its JSON
-///    (the API's and the state file's).
-/// 2. `AFProxyRules/BlockRuleSet.swift`: the rules in force and the kind's question
-///    (`refusal(for: HoldFacts)`), conforming to `RuleSet` (`stateFileName = "blocks.json"`,
-///    `saved`, `restore`, `count`).
-/// 3. `Tests/AFProxyRulesTests/BlockRuleSetTests.swift`: the matching, as a value.
-/// 4. This file: `let blocks: LiveRules<BlockRuleSet>`, made with its file in `init` (which
-///    restores it), and a line in `stateFiles`; the store, its lock, its fast path and its status
-///    come with it.
-/// 5. Where the question is asked: `TaskGate.admit` for every new task (a proxied request, a
-///    tunnel, a download), as the hold rules are.
-/// 6. `AFProxyControl/BlocksEndpoint.swift` and its line in `ControlRouter+API.swift`, the
-///    request and list bodies in `AFProxyAPI/BlockMessages.swift`, and the rule's type in
-///    `AFProxyAPI/WireTypes.swift` when afproxyctl reads it.
-/// 7. `AFProxyCLI/BlockCommand.swift` and its line in `AFProxyCtl.swift`.
-/// 8. `Tests/integration/test_blocks.py` and docs/rules.md (a key also in docs/configuration.md).
+/// 1. `AFProxyRules/BlockRuleSet.swift`: the rules in force and the kind's question
+///    (`refusal(for: HoldFacts)`), conforming to `EditableRuleSet` (`kind = "blocks"`,
+///    `ruleName`, `requestFields`, `add`, `remove`, `rules`) and so to `RuleSet`
+///    (`stateFileName = "blocks.json"`, `saved`, `restore`, `count`); beside it its rule
+///    (`Codable`, `Identifiable` by an `Int`) and the body `POST` takes (`Decodable`). Three small
+///    types in one file, the one place the house's one type a file gives way; a rule that grows
+///    conditions of its own (`HoldRule` has `HoldConditions`, `HoldURLPattern`) takes them to
+///    files of their own, as many more.
+/// 2. `Tests/AFProxyRulesTests/BlockRuleSetTests.swift`: the matching and the refusals, as values.
+/// 3. This file: `let blocks: LiveRules<BlockRuleSet>`, made in `init` with
+///    `Self.editable(BlockRuleSet(), in: stateDirectory, logger: logger)` (which restores it) and
+///    put in `editable`. From that list alone come `GET/POST /v1/rules/blocks`,
+///    `DELETE /v1/rules/blocks/{id}` (`RulesEndpoint`), `afproxyctl rules blocks` (which reads the
+///    JSON, so the wire API gains no type), its state file in `stateFiles` (the daemon's stop,
+///    `afproxyctl status`), and the store, lock and fast path of `LiveRules`.
+/// 4. Where the question is asked: `TaskGate.admit` for every new task (a proxied request, a
+///    tunnel, a download), as the hold rules are; it has the rule book. (Holds only change how
+///    a task starts; a refusal is a new answer, which the three paths that make tasks would have
+///    to give, and that is the kind's own work, not the edge's.)
+/// 5. `Tests/integration/test_blocks.py`, through `afproxyctl rules blocks` and `/v1/rules/blocks`.
+/// 6. `docs/rules.md`: what a block rule does and its fields (docs/control-api.md and
+///    docs/afproxyctl.md describe `/v1/rules` and `afproxyctl rules` for every kind).
 ///
-/// Thirteen files (eleven without the integration test and docs) where the hold rule took 29
-/// in seven modules, and no store, lock, load path, reload line or encoder settings of its own.
+/// Throttle and intercept rules are set at runtime too but keep their own endpoints and commands:
+/// a throttle rule is named by its scope and changed in place, an intercept rule by its pattern,
+/// beside the configuration's rules and the pass-throughs; neither has ids to add and remove by.
 /// A kind from the configuration only (`stateFileName = nil`, `NoSavedRules`, as destination,
-/// access and pin rules are) skips the state file, the endpoint and the command: 1–3, then a
-/// field of `AFProxyRules/ConfiguredRules.swift`, here its `let` and its line in
-/// `setConfigured`, its configuration key in AFProxyDaemon (`DaemonConfiguration` and
-/// `Daemon.configuredRules`), and where the question is asked; a reload reaches it with no
-/// line of its own.
+/// access and pin rules are) skips `EditableRuleSet` and the state file: 1–2, then a field of
+/// `AFProxyRules/ConfiguredRules.swift`, here its `let` and its line in `setConfigured`, its
+/// configuration key in AFProxyDaemon (`DaemonConfiguration` and `Daemon.configuredRules`), and
+/// where the question is asked; a reload reaches it with no line of its own.
 package final class RuleBook: Sendable {
     /// Throttle rules: the configuration's defaults, host and global rules set at runtime
     /// (`throttle.json`), task rules; and their buckets, which the transports consult per chunk.
@@ -63,10 +69,12 @@ package final class RuleBook: Sendable {
     /// `upstream-proxy` and `upstream-exclude`, from the configuration: the parent proxy new
     /// connections go through, and its health; the curl session and the tunnels share it.
     package let parentProxy = ParentProxy()
+    /// The kinds a person edits at runtime, in the order `GET /v1/rules` lists them: the control
+    /// API's `/v1/rules/{kind}` and `afproxyctl rules` serve each, and their files are among
+    /// `stateFiles`, from this list alone.
+    package let editable: [any EditableRules]
     /// The files of the kinds kept in the state directory.
     package let stateFiles: [any AnyStateFile]
-    /// How many hold rules a previous run kept came back (0: none, or no file).
-    package let restoredHolds: Int
 
     /// The configuration's rules are in force at once. The runtime rules are kept in
     /// `stateDirectory` (nil: not kept); those a previous run kept are back before the book is
@@ -76,21 +84,31 @@ package final class RuleBook: Sendable {
         let throttleFile = stateDirectory.flatMap {
             StateFiles.file(for: ThrottleRuleSet.self, directory: $0, logger: logger)
         }
-        let holdsFile = stateDirectory.flatMap { StateFiles.file(for: HoldRuleSet.self, directory: $0, logger: logger) }
         self.throttle = Throttler(defaults: configured.throttleDefaults, store: throttleFile)
-        let holds = HoldBook(HoldRuleSet(), store: holdsFile)
+        let holds = Self.editable(HoldRuleSet(), in: stateDirectory, logger: logger)
         self.holds = holds
-        let restoredHolds = holds.restore()
-        if restoredHolds > 0 { logger?.notice("restored \(restoredHolds) hold rule(s)") }
-        self.restoredHolds = restoredHolds
+        let editable: [any EditableRules] = [holds]
+        self.editable = editable
         let interceptFile = stateDirectory.flatMap {
             StateFiles.file(for: InterceptRuleSet.self, directory: $0, logger: logger)
         }
         self.intercept = LiveRules(InterceptRuleSet(), store: interceptFile)
         self.intercept.restore()
-        let files: [(any AnyStateFile)?] = [throttleFile, holdsFile, interceptFile]
+        let files: [(any AnyStateFile)?] = [throttleFile, interceptFile] + editable.map(\.stateFile)
         self.stateFiles = files.compactMap { $0 }
         self.setConfigured(configured)
+    }
+
+    /// An editable kind made live: its file in `directory`, and what a previous run kept in it
+    /// back (and said in the log).
+    private static func editable<Kind: EditableRuleSet>(
+        _ rules: Kind, in directory: String?, logger: Logger?
+    ) -> LiveRules<Kind> {
+        let file = directory.flatMap { StateFiles.file(for: Kind.self, directory: $0, logger: logger) }
+        let live = LiveRules(rules, store: file)
+        let restored = live.restore()
+        if restored > 0 { logger?.notice("restored \(restored) \(Kind.ruleName)(s)") }
+        return live
     }
 
     /// A reload: the configuration's rules of every kind replace the previous ones; the rules

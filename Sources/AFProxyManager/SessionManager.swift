@@ -61,7 +61,7 @@ package final class SessionManager: Sendable {
         let throttler = rules.throttle
         self.registry = registry
         self.events = events
-        self.gate = TaskGate(registry: registry, holds: rules.holds, events: events)
+        self.gate = TaskGate(registry: registry, rules: rules, events: events)
         var context = TaskContext(
             transport: transport, events: events, budget: self.budget, throttler: throttler,
             transparentResumeLimit: transparentResumeLimit,

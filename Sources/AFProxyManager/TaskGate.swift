@@ -8,14 +8,15 @@ import AFProxyRules
 /// back through `TaskRegistry.restore` instead: it is not new, and keeps its id.)
 struct TaskGate: Sendable {
     let registry: TaskRegistry
-    let holds: HoldBook
+    /// Every kind, not only the holds: a kind that asks about new tasks asks here.
+    let rules: RuleBook
     let events: EventBus
 
     /// `make` builds the task from its id and the hold rule that caught it (nil: none did).
     func admit<NewTask: ManagedTask>(
         _ kind: TaskKind, _ facts: @autoclosure () -> HoldFacts, _ make: (_ id: Int, _ heldBy: Int?) -> NewTask
     ) -> NewTask {
-        let heldBy = self.holds.catchTask(facts())
+        let heldBy = self.rules.holds.catchTask(facts())
         let task = self.registry.register(kind) { id in make(id, heldBy) }
         self.events.publish(.created, task.record())
         return task

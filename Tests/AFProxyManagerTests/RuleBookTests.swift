@@ -33,12 +33,12 @@ import Testing
         let scratch = TemporaryDirectory("rulebook")
         let directory = scratch.path
         let first = RuleBook(stateDirectory: directory)
-        #expect(first.restoredHolds == 0)
+        #expect(first.holds.ruleSet.count == 0)
         _ = first.holds.add(HoldConditions(host: try HostPattern("example.org")), once: false)
         for file in first.stateFiles { file.flush() }
 
         let second = RuleBook(stateDirectory: directory)
-        #expect(second.restoredHolds == 1)
+        #expect(second.holds.ruleSet.count == 1)
         #expect(second.holds.all.map(\.conditions) == first.holds.all.map(\.conditions))
         #expect(second.holds.isActive)
     }
