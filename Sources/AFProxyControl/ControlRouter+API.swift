@@ -12,6 +12,7 @@ extension ControlRouter {
         var router = ControlRouter()
         router.add("tasks", TasksEndpoint(manager: manager))
         router.add("downloads", DownloadsEndpoint(manager: manager))
+        router.add("rules", RulesEndpoint(kinds: manager.rules.editable))
         router.add("holds", HoldsEndpoint(manager: manager))
         router.add("throttle", ThrottleEndpoint(manager: manager))
         router.add("pin", PinEndpoint(manager: manager))

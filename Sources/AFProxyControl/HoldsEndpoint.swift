@@ -1,12 +1,10 @@
 import AFProxyAPI
 import AFProxyManager
-import AFProxyModel
-import AFProxyRules
-import FoundationEssentials
-import NIOHTTP1
 
-/// `/v1/holds`: the hold rules, added and removed at runtime and kept in the state directory by
-/// the session manager's `HoldBook` (which writes its file off the event loop itself).
+/// `/v1/holds`: the hold rules as the API served them before `/v1/rules/holds`, kept for the
+/// clients and `afproxyctl hold` that use it. The same rules through the same code
+/// (`EditableRules.answer`); only the list keeps its own envelope (`{"holds": […]}`), and a body's
+/// unknown keys are ignored, as they always were.
 ///
 ///     GET    /v1/holds          the rules in order
 ///     POST   /v1/holds          a rule from the JSON body (`HoldRequestBody`)
@@ -21,30 +19,8 @@ struct HoldsEndpoint: ControlEndpoint {
     }
 
     func answer(_ route: Route, to request: ControlRequest) -> ControlAnswer {
-        switch route {
-        case .list:
-            return .json(.ok, HoldList(holds: self.manager.rules.holds.all))
-        case .add:
-            let body: HoldRequestBody
-            do {
-                body = try JSONDecoder().decode(HoldRequestBody.self, from: Data(request.body.readableBytesView))
-            } catch {
-                return .error(
-                    .badRequest,
-                    #"expected a JSON object {"host": …, "method": …, "url": …, "kind": …, "all": …, "once": …}"#
-                )
-            }
-            do throws(HoldRuleError) {
-                let rule = self.manager.rules.holds.add(try body.conditions(), once: body.once ?? false)
-                return .json(.created, rule)
-            } catch {
-                return .error(.badRequest, error.message)
-            }
-        case .remove(let id):
-            guard let rule = self.manager.rules.holds.remove(id: id) else {
-                return .error(.notFound, "no hold rule with id \(id)")
-            }
-            return .json(.ok, rule)
-        }
+        let holds = self.manager.rules.holds
+        guard route != .list else { return .json(.ok, HoldList(holds: holds.all)) }
+        return holds.answer(route, to: request)
     }
 }
