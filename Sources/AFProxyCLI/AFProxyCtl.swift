@@ -21,7 +21,7 @@ package struct AFProxyCtl: ParsableCommand {
             Download.self, Pin.self, Har.self, CA.self,
             Web.self,
             Throttle.self, Unthrottle.self,
-            Hold.self, Intercept.self,
+            Hold.self, Intercept.self, Rules.self,
             Env.self,
         ]
     )
