@@ -92,7 +92,7 @@ def test_man_pages_are_lint_clean_and_render(man_dir):
                 for name in ("afproxy.8", "afproxyctl.1", "afproxy.conf.5")}
     plain = {name: re.sub(r".\x08", "", text) for name, text in rendered.items()}
     assert "--listen" in plain["afproxy.8"] and "AFPROXY_LISTEN" in plain["afproxy.8"]
-    for command in ("list", "suspend", "resume", "cancel", "watch", "download", "env", "hold"):
+    for command in ("list", "suspend", "resume", "cancel", "watch", "download", "env", "hold", "rules"):
         assert re.search(rf"^\s+{command}\b", plain["afproxyctl.1"], re.M), f"afproxyctl.1 lacks {command}"
     assert "max-connections = " in plain["afproxy.conf.5"]
 
