@@ -37,7 +37,7 @@ package final class DownloadTask: @unchecked Sendable {
     /// the registry ends when the task finishes or the daemon lets it go
     /// (`SessionManager.releaseLiveTasks`).
     private let downloads: DownloadService
-    private let machine: Locked<DownloadStateMachine>
+    let machine: Locked<DownloadStateMachine>
     private let file: PartialFile
     /// The running attempt's transfer; a report from any other is stale and ignored.
     private let current = Locked<(any HTTPTransfer)?>(nil)
@@ -167,7 +167,11 @@ package final class DownloadTask: @unchecked Sendable {
     /// Carries out what the machine decided, in order; never called with its lock held. From the
     /// first action that touches the file on, the rest runs on the lane (`onLane`: already there),
     /// after the file work queued before it.
-    private func perform(_ actions: [DownloadStateMachine.Action], onLane: Bool = false) {
+    func perform(_ actions: [DownloadStateMachine.Action]) {
+        self.perform(actions, onLane: false)
+    }
+
+    private func perform(_ actions: [DownloadStateMachine.Action], onLane: Bool) {
         guard !self.downloads.isParked else { return }
         for (index, action) in actions.enumerated() {
             if !onLane && action.touchesFile {
@@ -296,19 +300,7 @@ package final class DownloadTask: @unchecked Sendable {
 
 // MARK: - ManagedTask (any thread)
 
-extension DownloadTask: ManagedTask {
-    func suspend() throws(IllegalTransition) {
-        self.perform(try self.machine.withLock { machine throws(IllegalTransition) in try machine.suspend() })
-    }
-
-    func resume() throws(IllegalTransition) {
-        self.perform(try self.machine.withLock { machine throws(IllegalTransition) in try machine.resume() })
-    }
-
-    func cancel(_ failure: TaskFailure) throws(IllegalTransition) {
-        self.perform(try self.machine.withLock { machine throws(IllegalTransition) in try machine.cancel(failure) })
-    }
-}
+extension DownloadTask: MachineDrivenTask {}
 
 // MARK: - HTTPTransferDelegate (the session thread)
 

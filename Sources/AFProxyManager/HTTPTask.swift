@@ -22,7 +22,7 @@ package final class HTTPTask: @unchecked Sendable {
     /// replaced on the session thread only by a transparent resume; other threads read it.
     private let current = Locked<(any HTTPTransfer)?>(nil)
     private let context: TaskContext
-    private let machine: Locked<HTTPTaskStateMachine>
+    let machine: Locked<HTTPTaskStateMachine>
 
     /// What the record shows beyond the machine's state, set on the session thread.
     private struct Recorded {
@@ -122,7 +122,7 @@ package final class HTTPTask: @unchecked Sendable {
     }
 
     /// Carries out what the machine decided; never called with the machine's lock held.
-    private func perform(_ action: HTTPTaskStateMachine.Action) {
+    func perform(_ action: HTTPTaskStateMachine.Action) {
         switch action {
         case .none:
             break
@@ -182,19 +182,7 @@ package final class HTTPTask: @unchecked Sendable {
 
 // MARK: - ManagedTask (any thread)
 
-extension HTTPTask: ManagedTask {
-    func suspend() throws(IllegalTransition) {
-        self.perform(try self.machine.withLock { machine throws(IllegalTransition) in try machine.suspend() })
-    }
-
-    func resume() throws(IllegalTransition) {
-        self.perform(try self.machine.withLock { machine throws(IllegalTransition) in try machine.resume() })
-    }
-
-    func cancel(_ failure: TaskFailure) throws(IllegalTransition) {
-        self.perform(try self.machine.withLock { machine throws(IllegalTransition) in try machine.cancel(failure) })
-    }
-}
+extension HTTPTask: MachineDrivenTask {}
 
 // MARK: - the client side (the client's event loop)
 

@@ -17,7 +17,7 @@ package final class StreamTask: Sendable {
     /// When the transport started (uptime nanoseconds), which the timeline counts from, as an
     /// HTTP task's curl metrics count from its transfer's start: for a held tunnel, its release.
     private let started = Atomic<UInt64>(NIODeadline.now().uptimeNanoseconds)
-    private let machine: Locked<StreamTaskStateMachine>
+    let machine: Locked<StreamTaskStateMachine>
     private let eventLoop: any EventLoop
     /// Set once in `init` (it needs `self` as its delegate); read from any thread.
     private let tunnel = Locked<(any TunnelTransport)?>(nil)
@@ -137,7 +137,7 @@ package final class StreamTask: Sendable {
     }
 
     /// Carries out what the machine decided; never called with the machine's lock held.
-    private func perform(_ action: StreamTaskStateMachine.Action) {
+    func perform(_ action: StreamTaskStateMachine.Action) {
         switch action {
         case .none:
             break
@@ -180,19 +180,7 @@ package final class StreamTask: Sendable {
 
 // MARK: - ManagedTask (any thread)
 
-extension StreamTask: ManagedTask {
-    func suspend() throws(IllegalTransition) {
-        self.perform(try self.machine.withLock { machine throws(IllegalTransition) in try machine.suspend() })
-    }
-
-    func resume() throws(IllegalTransition) {
-        self.perform(try self.machine.withLock { machine throws(IllegalTransition) in try machine.resume() })
-    }
-
-    func cancel(_ failure: TaskFailure) throws(IllegalTransition) {
-        self.perform(try self.machine.withLock { machine throws(IllegalTransition) in try machine.cancel(failure) })
-    }
-}
+extension StreamTask: MachineDrivenTask {}
 
 // MARK: - TunnelTransferDelegate (the event loop)
 
