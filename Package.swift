@@ -86,7 +86,8 @@ let package = Package(
         .target(name: "AFProxyNetwork", dependencies: ["CNetlink", "AFProxyModel"]),
         /// What must survive a restart and the files it names: the download journal and each
         /// download's partial file, in the state directory and where the person asked; the rule
-        /// sets' state files; `proxy-auth-file`, its users checked with the system's crypt; and
+        /// sets' state files; `proxy-auth-file` and the system's crypt that checks its users
+        /// (`PasswordHash`, which the listener's `ProxyAuthenticator` gets as a `PasswordHashing`); and
         /// the I/O executor their writes run on (a NIOThreadPool of its own).
         .target(
             name: "AFProxyStore",
@@ -166,7 +167,7 @@ let package = Package(
         .target(
             name: "AFProxyListener",
             dependencies: [
-                "AFProxyModel", "AFProxyRules", "AFProxyManager", "AFProxyStore", "AFProxyServerKit",
+                "AFProxyModel", "AFProxyRules", "AFProxyManager", "AFProxyServerKit",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -12,7 +12,7 @@ package struct DaemonStatus: Sendable, Codable, Equatable {
     /// The proxy's addresses as bound (`127.0.0.1:3128`; port 0 resolved, sockets from systemd
     /// included): what `afproxyctl env` points a shell at, which the configuration alone cannot say.
     package var listen: [String]
-    /// The parent proxy, nil (absent) without one.
+    /// The upstream proxy, nil (absent) without one.
     package var upstreamProxy: UpstreamProxyStatus?
 
     package init(

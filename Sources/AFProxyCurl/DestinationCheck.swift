@@ -13,7 +13,7 @@ import Glibc
 /// requesting now, which covers a redirect a download follows, and the address of the
 /// connection, which covers one taken from curl's cache after a reload changed the rules.
 ///
-/// Through a parent proxy (`upstream-proxy`), curl opens its socket to the proxy, never to the
+/// Through an upstream proxy (`upstream-proxy`), curl opens its socket to the proxy, never to the
 /// origin, and the origin's name is resolved by the proxy, if at all. The address checks then
 /// see the proxy's address, which a person configured on purpose (often a private one that
 /// `deny-private-destinations` would refuse), so they let it pass; the origin's host name is

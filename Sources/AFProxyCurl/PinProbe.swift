@@ -12,7 +12,7 @@ import CCurl
 /// `CONNECT_ONLY` (handshake, no request) on the caller's thread, outside the session: a
 /// person's one-off question, not a task, and nothing on the session thread waits for it.
 ///
-/// It goes through the parent proxy where requests to the host do (`upstream-proxy`): where the
+/// It goes through the upstream proxy where requests to the host do (`upstream-proxy`): where the
 /// network allows nothing else, a direct probe would fail.
 package enum PinProbe {
     /// A pin no key has: 32 zero bytes.
@@ -29,7 +29,7 @@ package enum PinProbe {
         let authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         handle.set(CURLOPT_NOSIGNAL, 1)
         handle.set(CURLOPT_URL, "https://\(authority)/")
-        ParentProxyFailure.configure(handle, proxy: proxy)
+        UpstreamProxyFailure.configure(handle, proxy: proxy)
         handle.set(CURLOPT_PROTOCOLS_STR, "https")
         handle.set(CURLOPT_CONNECT_ONLY, 1)
         handle.set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(handle.errorBuffer))
@@ -48,7 +48,7 @@ package enum PinProbe {
             return .success(pin)
         }
         if let proxy,
-            let failure = ParentProxyFailure.classify(code, of: handle, through: proxy, detail: handle.errorText)
+            let failure = UpstreamProxyFailure.classify(code, of: handle, through: proxy, detail: handle.errorText)
         {
             return .failure(failure)
         }

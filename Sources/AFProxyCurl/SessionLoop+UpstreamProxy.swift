@@ -2,18 +2,18 @@ import AFProxyModel
 import AFProxyRules
 import CCurl
 
-/// A transfer through the parent proxy (`upstream-proxy`): which transfers go through it is
+/// A transfer through the upstream proxy (`upstream-proxy`): which transfers go through it is
 /// decided here with `UpstreamProxyRoute`, not with curl's NOPROXY, so that curl's transfers and
 /// the NIO tunnels follow one rule; curl then speaks to the proxy (absolute-form requests for
 /// http, CONNECT for https, SOCKS5 with the name for socks5h).
 extension SessionLoop {
     func configureProxy(_ handle: EasyHandle, for transfer: UpstreamTransfer) {
-        let proxy = self.parentProxy.proxy(forHost: transfer.host)
-        ParentProxyFailure.configure(handle, proxy: proxy)
-        if transfer.request.options.followsRedirects { transfer.route = self.parentProxy }
+        let proxy = self.liveUpstreamProxy.proxy(forHost: transfer.host)
+        UpstreamProxyFailure.configure(handle, proxy: proxy)
+        if transfer.request.options.followsRedirects { transfer.route = self.liveUpstreamProxy }
         guard let proxy else { return }
         transfer.upstreamProxy = proxy
-        transfer.parentProxy = self.parentProxy
+        transfer.liveUpstreamProxy = self.liveUpstreamProxy
         // The proxy's "200 Connection established" is not the origin's head.
         handle.set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
     }
@@ -22,11 +22,11 @@ extension SessionLoop {
     /// (then the origin's failure, as for a direct transfer). Also tells the proxy's health.
     func proxyFailure(_ code: CURLcode, of transfer: UpstreamTransfer, detail: String) -> TaskFailure? {
         guard let proxy = transfer.upstreamProxy, let handle = transfer.handle else { return nil }
-        let failure = ParentProxyFailure.classify(code, of: handle, through: proxy, detail: detail)
+        let failure = UpstreamProxyFailure.classify(code, of: handle, through: proxy, detail: detail)
         if failure?.code == TaskFailure.upstreamProxyUnreachable("").code {
-            self.parentProxy.unreachable(proxy, reason: failure!.message)
+            self.liveUpstreamProxy.unreachable(proxy, reason: failure!.message)
         } else {
-            self.parentProxy.reached(proxy)
+            self.liveUpstreamProxy.reached(proxy)
         }
         return failure
     }
@@ -51,7 +51,7 @@ extension UpstreamTransfer {
     /// challenge from afproxy.
     func proxyAnswer(_ head: ProxyResponseHead) -> TaskFailure? {
         guard let proxy = self.upstreamProxy else { return nil }
-        self.parentProxy?.reached(proxy)
+        self.liveUpstreamProxy?.reached(proxy)
         guard head.status == 407, proxy.scheme == .http else { return nil }
         return .upstreamProxyAuth(
             "upstream proxy \(proxy) refused the credentials (407)"

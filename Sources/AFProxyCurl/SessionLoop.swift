@@ -15,7 +15,7 @@ final class SessionLoop: @unchecked Sendable {
     private let watcher = SocketWatcher()
     private let configuration: UpstreamConfiguration
     /// The route each new transfer takes and the proxy's health (`SessionLoop+UpstreamProxy`).
-    let parentProxy: ParentProxy
+    let liveUpstreamProxy: LiveUpstreamProxy
     private var active: [ObjectIdentifier: UpstreamTransfer] = [:]
     /// The active transfers by their easy handle, for the socket watcher's owners.
     private var byHandle: [UnsafeMutableRawPointer: UpstreamTransfer] = [:]
@@ -27,8 +27,8 @@ final class SessionLoop: @unchecked Sendable {
     private var lastHousekeeping = ContinuousClock.now
     private var lastTrim = ContinuousClock.now
 
-    init(configuration: UpstreamConfiguration, parentProxy: ParentProxy) {
-        self.parentProxy = parentProxy
+    init(configuration: UpstreamConfiguration, liveUpstreamProxy: LiveUpstreamProxy) {
+        self.liveUpstreamProxy = liveUpstreamProxy
         guard let multi = curl_multi_init() else { fatalError("curl_multi_init failed") }
         self.multi = multi
         self.share = curl_share_init()
@@ -420,7 +420,7 @@ final class SessionLoop: @unchecked Sendable {
         ProcessHeap.trim()
     }
 
-    /// A download's redirect led to a host on the other route of the parent proxy (excluded, or
+    /// A download's redirect led to a host on the other route of the upstream proxy (excluded, or
     /// no longer): curl takes a handle's proxy for all its redirects, so the transfer goes on
     /// from there on a fresh handle, configured for that host. Its delegate saw nothing of the
     /// stopped handle: curl hands over no head or body of a redirect it follows.

@@ -1,10 +1,10 @@
 import AFProxyModel
 import CCurl
 
-/// What a curl failure through the parent proxy means when the proxy is to blame, nil otherwise
+/// What a curl failure through the upstream proxy means when the proxy is to blame, nil otherwise
 /// (then the origin's failure, as for a direct transfer). One reading for the session's transfers
 /// and the pin probe, so that `afproxyctl pin` names the same fault a proxied request's task does.
-enum ParentProxyFailure {
+enum UpstreamProxyFailure {
     static func classify(
         _ code: CURLcode, of handle: EasyHandle, through proxy: UpstreamProxy, detail: String
     ) -> TaskFailure? {

@@ -35,20 +35,20 @@ package final class UpstreamSession: Sendable {
 
     /// The knobs it was made with; the tunnel layer reads `connectTimeout` from here too.
     package let configuration: UpstreamConfiguration
-    /// The parent proxy of curl's transfers and of the tunnels (`upstream-proxy`), which a
+    /// The upstream proxy of curl's transfers and of the tunnels (`upstream-proxy`), which a
     /// reload swaps.
-    package let parentProxy: ParentProxy
+    package let liveUpstreamProxy: LiveUpstreamProxy
     private let loop: SessionLoop
     private let inbox = Locked(Inbox())
     private let thread = Locked<pthread_t?>(nil)
     /// Loop iterations so far; the systemd watchdog pings only while this moves.
     private let heartbeat = Atomic<UInt64>(0)
 
-    package init(configuration: UpstreamConfiguration = .init(), parentProxy: ParentProxy = .init()) {
+    package init(configuration: UpstreamConfiguration = .init(), liveUpstreamProxy: LiveUpstreamProxy = .init()) {
         CurlGlobal.initializeOnce()
         self.configuration = configuration
-        self.parentProxy = parentProxy
-        self.loop = SessionLoop(configuration: configuration, parentProxy: parentProxy)
+        self.liveUpstreamProxy = liveUpstreamProxy
+        self.loop = SessionLoop(configuration: configuration, liveUpstreamProxy: liveUpstreamProxy)
     }
 
     /// Starts the session thread.

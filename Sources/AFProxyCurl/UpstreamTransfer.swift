@@ -23,7 +23,7 @@ package final class UpstreamTransfer: @unchecked Sendable {
     // MARK: session-thread state
 
     /// The URL the transfer's handle requests: the request's, unless a download's redirect led
-    /// to a host on the other route of the parent proxy (`SessionLoop.reroute`).
+    /// to a host on the other route of the upstream proxy (`SessionLoop.reroute`).
     private(set) var url: String
     /// A redirect to a host on the other route, stopped before its request went out: the
     /// transfer goes on from that URL on a fresh handle, which takes that host's route.
@@ -35,7 +35,7 @@ package final class UpstreamTransfer: @unchecked Sendable {
     /// `Cookie`) are not sent there, as curl does not send them across a redirect it follows.
     private(set) var withholdsCredentials = false
     /// Where a download's redirects are routed (set by `SessionLoop.configureProxy`).
-    var route: ParentProxy?
+    var route: LiveUpstreamProxy?
     var handle: EasyHandle?
     var headers: UnsafeMutablePointer<curl_slist>?
     var headParser = ResponseHeadParser()
@@ -69,10 +69,10 @@ package final class UpstreamTransfer: @unchecked Sendable {
     /// An address curl was about to connect to that the destination rules refuse: the failure
     /// when no other address of the host could be connected.
     var deniedAddress: TaskFailure?
-    /// The parent proxy this transfer goes through (`SessionLoop.configureProxy`), nil: direct.
+    /// The upstream proxy this transfer goes through (`SessionLoop.configureProxy`), nil: direct.
     var upstreamProxy: UpstreamProxy?
     /// Where a transfer through the proxy reports that it reached it.
-    var parentProxy: ParentProxy?
+    var liveUpstreamProxy: LiveUpstreamProxy?
     var phase: Phase = .waiting
     /// The directions to keep paused (`CURLPAUSE_RECV`, `CURLPAUSE_SEND`): set by the task's
     /// commands (suspend, resume, continue) and by the delegate's answers in the callbacks (its
@@ -131,7 +131,7 @@ package final class UpstreamTransfer: @unchecked Sendable {
         self.abortReason = nil
         self.deniedAddress = nil
         self.upstreamProxy = nil
-        self.parentProxy = nil
+        self.liveUpstreamProxy = nil
         self.appliedPause = 0
     }
 

@@ -67,7 +67,7 @@ struct Daemon {
                 tunnelIdleTimeout: self.configuration.tunnelIdleTimeout > 0
                     ? .seconds(self.configuration.tunnelIdleTimeout) : nil,
                 tunnelSplice: self.configuration.tunnelSplice),
-            parentProxy: rules.parentProxy)
+            liveUpstreamProxy: rules.liveUpstreamProxy)
         if let proxy = self.configuration.upstream.proxy { logger.notice("upstream proxy: \(proxy)") }
         session.run()
         let manager = SessionManager(
@@ -87,14 +87,14 @@ struct Daemon {
             manager.rules.intercept, self.configuration, self.environment, logger: logger)
         let listener = ProxyListener(
             manager: manager, configuration: listenerConfiguration, group: group, processLookup: processes.start,
-            interception: interception)
+            interception: interception, passwordHashing: PasswordHash())
         let metrics = DaemonMetrics(manager: manager) { listener.openConnections }
         let control = ControlServer(
             manager: manager, group: group,
             extraStats: { stats in
                 stats.openConnections = listener.openConnections
                 stats.network = manager.reachability
-                stats.upstreamProxy = session.parentProxy.status
+                stats.upstreamProxy = session.liveUpstreamProxy.status
             },
             metrics: .init(contentType: DaemonMetrics.contentType, exposition: metrics.exposition),
             authority: authority)

@@ -373,7 +373,7 @@ extension DaemonConfiguration {
         },
         Key(
             "upstream-proxy",
-            help: "A parent proxy for every upstream connection: http://[USER:PASS@]HOST:PORT, socks5h://… or none.",
+            help: "An upstream proxy for every upstream connection: http://[USER:PASS@]HOST:PORT, socks5h://… or none.",
             valueName: "url", default: "none"
         ) {
             config, value throws(ConfigurationError) in
@@ -390,7 +390,8 @@ extension DaemonConfiguration {
         },
         Key(
             "upstream-exclude",
-            help: "Hosts reached without the parent proxy, patterns as for --deny-hosts (repeatable; loopback always).",
+            help:
+                "Hosts reached without the upstream proxy, patterns as for --deny-hosts (repeatable; loopback always).",
             valueName: "pattern"
         ) {
             config, value throws(ConfigurationError) in

@@ -89,7 +89,7 @@ package struct DaemonConfiguration: Sendable, Equatable {
     package var proxyAuthFile: String?
     /// The default throttle rules (`throttle-global`, `throttle-host`); runtime rules go on top.
     package var throttleDefaults: [ThrottleRule] = []
-    /// `upstream-proxy` and `upstream-exclude` (each line adds): the parent proxy and the hosts
+    /// `upstream-proxy` and `upstream-exclude` (each line adds): the upstream proxy and the hosts
     /// reached without it.
     package var upstream = UpstreamProxyRoute()
 

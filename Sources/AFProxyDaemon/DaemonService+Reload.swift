@@ -41,7 +41,7 @@ extension DaemonService {
     /// proxy's route among them; the rest are the settings that are no rules.
     private func apply(_ configuration: DaemonConfiguration, rules: ConfiguredRules) {
         self.listener.reconfigure(Daemon.listenerConfiguration(configuration))
-        let proxyChanged = self.manager.rules.parentProxy.route != rules.upstream
+        let proxyChanged = self.manager.rules.liveUpstreamProxy.route != rules.upstream
         self.manager.rules.apply(rules)
         if proxyChanged {
             self.logger.notice("upstream proxy: \(rules.upstream.proxy.map { "\($0)" } ?? "none")")

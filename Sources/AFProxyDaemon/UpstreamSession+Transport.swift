@@ -17,7 +17,7 @@ extension UpstreamSession: UpstreamTransport {
         TunnelTransfer(
             host: host, port: port, eventLoop: eventLoop, connectTimeout: self.configuration.connectTimeout,
             idleTimeout: self.configuration.tunnelIdleTimeout, destinations: destinations, delegate: delegate,
-            throttle: throttle, upgrade: upgrade, parentProxy: self.parentProxy,
+            throttle: throttle, upgrade: upgrade, liveUpstreamProxy: self.liveUpstreamProxy,
             splice: self.configuration.tunnelSplice)
     }
 
@@ -30,7 +30,7 @@ extension UpstreamSession: UpstreamTransport {
     package func probePin(host: String, port: Int, caFile: String?) -> Result<String, TaskFailure> {
         PinProbe.pin(
             host: host, port: port, caFile: caFile, connectTimeout: self.configuration.connectTimeout,
-            proxy: self.parentProxy.proxy(forHost: host))
+            proxy: self.liveUpstreamProxy.proxy(forHost: host))
     }
 }
 

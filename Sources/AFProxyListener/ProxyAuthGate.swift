@@ -1,5 +1,5 @@
 import AFProxyModel
-import AFProxyStore
+import AFProxyRules
 import NIOCore
 import NIOHTTP1
 import NIOPosix

@@ -2,7 +2,6 @@ import AFProxyManager
 import AFProxyModel
 import AFProxyRules
 import AFProxyServerKit
-import AFProxyStore
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -28,7 +27,8 @@ package final class ProxyListener: Service, Sendable {
 
     package init(
         manager: SessionManager, configuration: ListenerConfiguration, group: any EventLoopGroup,
-        processLookup: ClientProcessLookupStart? = nil, interception: Interception? = nil
+        processLookup: ClientProcessLookupStart? = nil, interception: Interception? = nil,
+        passwordHashing: any PasswordHashing
     ) {
         self.processLookup = processLookup
         self.interception = interception
@@ -37,7 +37,7 @@ package final class ProxyListener: Service, Sendable {
         self.group = group
         self.admission = ConnectionAdmission(
             limit: configuration.maxConnections, linger: Self.lingerTime, maxLingering: Self.maxRefusals)
-        self.authenticator = ProxyAuthenticator(rules: manager.rules.access)
+        self.authenticator = ProxyAuthenticator(rules: manager.rules.access, hashing: passwordHashing)
     }
 
     /// Binds `host:port`; answers the bound address (the port is known when 0 was asked for).

@@ -1,5 +1,5 @@
 import AFProxyModel
-import AFProxyStore
+import AFProxyRules
 import NIOHTTP1
 
 /// Turns a parsed request head into the request sent upstream, or a refusal: absolute-form

@@ -66,9 +66,9 @@ package final class RuleBook: Sendable {
     /// `tls-ca-file`, from the configuration: the CA bundle the daemon's own TLS connections to
     /// origins trust besides the system's (`TransferTrust` asks it with the pins).
     package let security = LiveRules(SecurityPolicy())
-    /// `upstream-proxy` and `upstream-exclude`, from the configuration: the parent proxy new
+    /// `upstream-proxy` and `upstream-exclude`, from the configuration: the upstream proxy new
     /// connections go through, and its health; the curl session and the tunnels share it.
-    package let parentProxy = ParentProxy()
+    package let liveUpstreamProxy = LiveUpstreamProxy()
     /// The kinds a person edits at runtime, in the order `GET /v1/rules` lists them: the control
     /// API's `/v1/rules/{kind}` and `afproxyctl rules` serve each, and their files are among
     /// `stateFiles`, from this list alone.
@@ -114,7 +114,7 @@ package final class RuleBook: Sendable {
     /// A reload: the configuration's rules of every kind replace the previous ones; the rules
     /// set at runtime stay. Running tasks follow the throttle at once, new transfers and
     /// tunnels the destinations, new connections `allow-clients`, every request the users, new
-    /// TLS connections the pins and the CA bundle, new upstream connections the parent proxy.
+    /// TLS connections the pins and the CA bundle, new upstream connections the upstream proxy.
     package func apply(_ configured: ConfiguredRules) {
         self.throttle.replaceDefaults(configured.throttleDefaults)
         self.setConfigured(configured)
@@ -125,7 +125,7 @@ package final class RuleBook: Sendable {
         self.access.change { $0 = configured.access }
         self.pins.change { $0 = configured.pins }
         self.security.change { $0 = configured.security }
-        self.parentProxy.update(configured.upstream)
+        self.liveUpstreamProxy.update(configured.upstream)
         self.intercept.change { $0.configure(from: configured.intercept) }
     }
 

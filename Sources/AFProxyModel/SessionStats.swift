@@ -22,7 +22,7 @@ package struct SessionStats: Sendable, Codable, Equatable {
     /// The state files that do not hold what is in force, by file name, with the reason (a write
     /// failed, or the file was unreadable at start); nil (absent from the JSON) when all do.
     package var stateFiles: [String: String]?
-    /// The parent proxy (`upstream-proxy`) and whether it was reachable last time; nil (absent
+    /// The upstream proxy (`upstream-proxy`) and whether it was reachable last time; nil (absent
     /// from the JSON) without one.
     package var upstreamProxy: UpstreamProxyStatus?
 

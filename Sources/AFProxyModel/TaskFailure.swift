@@ -156,17 +156,17 @@ package struct TaskFailure: Error, Sendable, Hashable, CustomStringConvertible {
         .init(.clientRejectedCertificate, message)
     }
 
-    // MARK: causes of the parent proxy (`upstream-proxy`)
+    // MARK: causes of the upstream proxy (`upstream-proxy`)
 
-    /// The parent proxy could not be reached (refused, unreachable, its name did not resolve,
+    /// The upstream proxy could not be reached (refused, unreachable, its name did not resolve,
     /// or the connect timed out); `afproxyctl status` shows it too.
     package static func upstreamProxyUnreachable(_ message: String) -> TaskFailure {
         .init(.upstreamProxyUnreachable, message)
     }
-    /// The parent proxy asked for credentials (407): none configured, or the ones configured
+    /// The upstream proxy asked for credentials (407): none configured, or the ones configured
     /// were refused.
     package static func upstreamProxyAuth(_ message: String) -> TaskFailure { .init(.upstreamProxyAuth, message) }
-    /// The parent proxy refused the tunnel (any answer to CONNECT but 200 and 407, a SOCKS
+    /// The upstream proxy refused the tunnel (any answer to CONNECT but 200 and 407, a SOCKS
     /// failure reply) or answered something that is not its protocol.
     package static func upstreamProxyRefused(_ message: String) -> TaskFailure { .init(.upstreamProxyRefused, message) }
 

@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// The parent proxy that afproxy's own upstream connections go through (`upstream-proxy`), as
+/// The upstream proxy that afproxy's own upstream connections go through (`upstream-proxy`), as
 /// tinyproxy's `upstream` and Squid's `cache_peer`: `http://[USER:PASS@]HOST:PORT` or
 /// `socks5h://[USER:PASS@]HOST:PORT`. A plain value, so that the config, curl and the tunnel
 /// connector read one parse of it.

@@ -1,4 +1,4 @@
-/// The parent proxy as `GET /v1/status` and `afproxyctl status` show it: where it is, never
+/// The upstream proxy as `GET /v1/status` and `afproxyctl status` show it: where it is, never
 /// its credentials, and whether the last connection to it failed and why.
 package struct UpstreamProxyStatus: Sendable, Codable, Equatable {
     /// `scheme://HOST:PORT`.

@@ -12,7 +12,7 @@ package struct ConfiguredRules: Sendable, Equatable {
     package var pins: PinSet
     /// `tls-ca-file`.
     package var security: SecurityPolicy
-    /// `upstream-proxy`, `upstream-exclude`: the parent proxy's route.
+    /// `upstream-proxy`, `upstream-exclude`: the upstream proxy's route.
     package var upstream: UpstreamProxyRoute
     /// `intercept-hosts`, `intercept-exclude`, `intercept-auto-passthrough`,
     /// `intercept-passthrough-time`: the configured part of the intercept rules.

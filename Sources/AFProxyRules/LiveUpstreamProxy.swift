@@ -1,10 +1,10 @@
 import AFProxyModel
 
-/// The parent proxy in force for every upstream connection (curl's transfers and the tunnels),
+/// The upstream proxy in force for every upstream connection (curl's transfers and the tunnels),
 /// which a reload swaps, and what the last connection to it showed, for `afproxyctl status`.
 /// One object shared by the two transports, so that both follow one reload and both report to
 /// one health. Any thread; each call is one short lock.
-package final class ParentProxy: Sendable {
+package final class LiveUpstreamProxy: Sendable {
     private struct State {
         var route = UpstreamProxyRoute()
         /// Why the last connection to the proxy failed; nil once one succeeds.

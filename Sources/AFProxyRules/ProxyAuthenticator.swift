@@ -1,5 +1,4 @@
 import AFProxyModel
-import AFProxyRules
 
 /// Checks requests against the access kind's users (`proxy-auth-file`), remembering which
 /// presented credentials were verified already. The verdict for a request is cheap
@@ -19,17 +18,19 @@ package struct ProxyAuthenticator: Sendable {
     }
 
     private let rules: LiveRules<AccessState>
+    private let hashing: any PasswordHashing
     /// Verified credentials kept at most.
     package static let cacheLimit = 1024
 
-    /// Checks against the rule book's access kind.
-    package init(rules: LiveRules<AccessState>) {
+    /// Checks against the rule book's access kind, hashing with `hashing` (the store's).
+    package init(rules: LiveRules<AccessState>, hashing: any PasswordHashing) {
         self.rules = rules
+        self.hashing = hashing
     }
 
     /// Checks against `users` alone (tests).
-    package init(users: ProxyUsers) {
-        self.init(rules: LiveRules(AccessState(AccessRules(users: users))))
+    package init(users: ProxyUsers, hashing: any PasswordHashing) {
+        self.init(rules: LiveRules(AccessState(AccessRules(users: users))), hashing: hashing)
     }
 
     /// New users, and every earlier verification forgotten (what a reload does to the book).
@@ -42,7 +43,7 @@ package struct ProxyAuthenticator: Sendable {
         guard let credentials = ProxyCredentials(header: header) else {
             return .refused("proxy authentication required: only Basic credentials are accepted")
         }
-        let key = PasswordHash.sha256(credentials.cacheKey)
+        let key = self.hashing.digest(credentials.cacheKey)
         if let user = self.rules.withState({ $0.verified[key] }) { return .allowed(user: user) }
         return .needsVerification(credentials)
     }
@@ -53,8 +54,8 @@ package struct ProxyAuthenticator: Sendable {
         let users = self.rules.withState { $0.checkedUsers }
         let known = users.hashes[credentials.user]
         guard let hash = known ?? users.hashes.values.min() else { return false }
-        guard PasswordHash.matches(password: credentials.password, hash: hash), known != nil else { return false }
-        let key = PasswordHash.sha256(credentials.cacheKey)
+        guard self.hashing.matches(password: credentials.password, hash: hash), known != nil else { return false }
+        let key = self.hashing.digest(credentials.cacheKey)
         self.rules.withState { state in
             guard state.checkedUsers == users, state.verified[key] == nil else { return }
             state.verified[key] = credentials.user

@@ -1,6 +1,6 @@
 import AFProxyModel
 
-/// Which connections go through the parent proxy (`upstream-proxy`) and which go direct
+/// Which connections go through the upstream proxy (`upstream-proxy`) and which go direct
 /// (`upstream-exclude`, the `no_proxy` habit). Decided by afproxy for each transfer and tunnel,
 /// not by curl's NOPROXY, so that one rule, tested here, covers curl's transfers and the NIO
 /// tunnels alike. Loopback is always direct: the proxy cannot reach this machine's services.

@@ -1,10 +1,20 @@
+import AFProxyRules
 import CCrypt
 import CCrypto
 
 /// crypt(5) through libxcrypt's `crypt_rn`, and the SHA-256 that keys the cache of verified
 /// credentials. Checking a password is slow on purpose (yescrypt and bcrypt take tens of
-/// milliseconds): never call `matches` on an event loop.
-package enum PasswordHash {
+/// milliseconds): never call `matches` on an event loop. The daemon hands it to the listener's
+/// `ProxyAuthenticator` as its `PasswordHashing`.
+package struct PasswordHash: PasswordHashing {
+    package init() {}
+
+    package func matches(password: String, hash: String) -> Bool {
+        Self.matches(password: password, hash: hash)
+    }
+
+    package func digest(_ bytes: [UInt8]) -> [UInt8] { Self.sha256(bytes) }
+
     /// Whether `password` hashes to `hash` with the scheme and salt `hash` names. The two are
     /// compared in constant time.
     package static func matches(password: String, hash: String) -> Bool {

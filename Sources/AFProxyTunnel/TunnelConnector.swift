@@ -11,8 +11,8 @@ import Glibc
 /// the relay between the two channels never leaves that thread (see `TunnelGlue`). The
 /// addresses of the name are tried in turn, all within one `connect-timeout`.
 ///
-/// Through a parent proxy (`upstream-proxy`), the connection goes to the proxy and the tunnel
-/// is opened with its handshake (`ParentProxyHandshake`) within the same timeout. The origin's
+/// Through an upstream proxy (`upstream-proxy`), the connection goes to the proxy and the tunnel
+/// is opened with its handshake (`UpstreamProxyHandshake`) within the same timeout. The origin's
 /// name is checked by the destination rules as for a direct tunnel; the proxy's addresses are
 /// not, since a person configured the proxy on purpose and the origin's address is the proxy's
 /// to resolve (see `DestinationCheck` in the curl module, which does the same).
@@ -25,7 +25,7 @@ final class TunnelConnector {
         var dnsMs: Double?
         var connectMs: Double
         var remoteAddress: String
-        /// What the parent proxy sent after its answer: the origin's first bytes.
+        /// What the upstream proxy sent after its answer: the origin's first bytes.
         var leftover: ByteBuffer?
     }
 
@@ -36,9 +36,9 @@ final class TunnelConnector {
     private let started: NIODeadline
     /// Checked on the host before the lookup and on each address before connecting to it.
     private let destinations: DestinationPolicy
-    /// The parent proxy to go through, nil: direct; and where to report whether it was reached.
+    /// The upstream proxy to go through, nil: direct; and where to report whether it was reached.
     private let proxy: UpstreamProxy?
-    private let parentProxy: ParentProxy?
+    private let liveUpstreamProxy: LiveUpstreamProxy?
     private var dnsMs: Double?
     /// The channel of the attempt in progress: a cancel closes it.
     private var current: (any Channel)?
@@ -47,11 +47,11 @@ final class TunnelConnector {
 
     init(
         host: String, port: Int, timeout: Duration, eventLoop: any EventLoop, started: NIODeadline,
-        destinations: DestinationPolicy = .open, parentProxy: ParentProxy? = nil
+        destinations: DestinationPolicy = .open, liveUpstreamProxy: LiveUpstreamProxy? = nil
     ) {
         self.destinations = destinations
-        self.parentProxy = parentProxy
-        self.proxy = parentProxy?.proxy(forHost: host)
+        self.liveUpstreamProxy = liveUpstreamProxy
+        self.proxy = liveUpstreamProxy?.proxy(forHost: host)
         self.host = host
         self.port = port
         self.timeout = TimeAmount(timeout)
@@ -141,7 +141,7 @@ final class TunnelConnector {
                         channel: channel, dnsMs: this.dnsMs, connectMs: this.millisecondsSinceStart(),
                         remoteAddress: Self.describe(address))
                     guard let proxy = this.proxy else { return this.finish(.success(connected)) }
-                    this.parentProxy?.reached(proxy)
+                    this.liveUpstreamProxy?.reached(proxy)
                     this.openThroughProxy(proxy, connected)
                 case .failure(ChannelError.connectTimeout(let amount)):
                     // The deadline is shared: no time is left for the next address.
@@ -165,8 +165,8 @@ final class TunnelConnector {
                 .failure(
                     .connectTimeout("upstream proxy \(proxy) did not open the tunnel within \(seconds.formatted) s")))
         }
-        let handshake = ParentProxyHandshake(proxy: proxy, host: self.host, port: self.port)
-        let handler = ParentProxyHandshakeHandler(handshake) { result in
+        let handshake = UpstreamProxyHandshake(proxy: proxy, host: self.host, port: self.port)
+        let handler = UpstreamProxyHandshakeHandler(handshake) { result in
             let this = bound.value
             timer.cancel()
             this.current = nil
@@ -193,7 +193,7 @@ final class TunnelConnector {
     }
 
     private func proxyUnreachable(_ proxy: UpstreamProxy, _ message: String) {
-        self.parentProxy?.unreachable(proxy, reason: message)
+        self.liveUpstreamProxy?.unreachable(proxy, reason: message)
         self.finish(.failure(.upstreamProxyUnreachable(message)))
     }
 
@@ -212,7 +212,7 @@ final class TunnelConnector {
         if let proxy = self.proxy {
             let failure = self.directFailure(error, target: proxy.endpoint)
             let message = "upstream proxy \(proxy) unreachable: \(failure.message)"
-            self.parentProxy?.unreachable(proxy, reason: message)
+            self.liveUpstreamProxy?.unreachable(proxy, reason: message)
             return .upstreamProxyUnreachable(message)
         }
         return self.directFailure(error, target: "\(self.host):\(self.port)")

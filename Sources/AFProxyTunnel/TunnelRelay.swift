@@ -37,7 +37,7 @@ final class TunnelRelay {
     private let eventLoop: any EventLoop
     private let connectTimeout: Duration
     private let destinations: DestinationPolicy
-    private let parentProxy: ParentProxy?
+    private let liveUpstreamProxy: LiveUpstreamProxy?
     private let idleLimit: Duration?
     private var idleTimer: TunnelIdleTimer?
     /// The next idle check; canceled when the tunnel ends, so the relay is not kept alive by it.
@@ -56,14 +56,14 @@ final class TunnelRelay {
         delegate: any TunnelTransferDelegate, connectTimeout: Duration, idleTimeout: Duration?,
         eventLoop: any EventLoop,
         destinations: DestinationPolicy = .open,
-        throttle: ThrottleTicket? = nil, upgrade: TunnelUpgrade? = nil, parentProxy: ParentProxy? = nil,
+        throttle: ThrottleTicket? = nil, upgrade: TunnelUpgrade? = nil, liveUpstreamProxy: LiveUpstreamProxy? = nil,
         splice: Bool = true
     ) {
         self.spliceAllowed = splice
         self.upgrade = upgrade
         self.answer = upgrade.map { _ in UpgradeAnswer() }
         self.destinations = destinations
-        self.parentProxy = parentProxy
+        self.liveUpstreamProxy = liveUpstreamProxy
         self.throttle = throttle
         self.host = host
         self.port = port
@@ -81,7 +81,7 @@ final class TunnelRelay {
             host: self.host, port: self.port, timeout: self.connectTimeout, eventLoop: self.eventLoop,
             // From now, not from the task's creation: a tunnel held by a rule connects only once
             // released, and its connect timeout is the connect's own.
-            started: .now(), destinations: self.destinations, parentProxy: self.parentProxy)
+            started: .now(), destinations: self.destinations, liveUpstreamProxy: self.liveUpstreamProxy)
         self.phase = .connecting(connector)
         connector.start { [self] result in self.connectDidFinish(result) }
     }
@@ -147,7 +147,7 @@ final class TunnelRelay {
         do {
             let glue = TunnelGlue(side: .upstream, relay: self, counters: self.counters, throttle: self.throttle)
             try connected.channel.pipeline.syncOperations.addHandler(glue)
-            // The origin's first bytes, read with the parent proxy's answer: from the pipeline's
+            // The origin's first bytes, read with the upstream proxy's answer: from the pipeline's
             // head (through TLS, if any) to the glue, which holds them until the client joins.
             if let leftover = connected.leftover {
                 connected.channel.pipeline.syncOperations.fireChannelRead(NIOAny(leftover))
@@ -210,7 +210,7 @@ final class TunnelRelay {
     // MARK: the kernel relay
 
     /// A tunnel whose bytes afproxy need not see (no upgrade, whose answer it reads) moves them
-    /// with splice(2) once both channels expose their sockets. Through a parent proxy too: its
+    /// with splice(2) once both channels expose their sockets. Through an upstream proxy too: its
     /// handshake is over by now, its handler gone from the pipeline, and what it sent after its
     /// answer went to the client through NIO, so the socket carries the origin's bytes only. NIO
     /// stops reading both, then what it had queued on each goes out; only then does the kernel

@@ -24,13 +24,13 @@ package final class TunnelTransfer: Sendable {
     private let relay: NIOLoopBound<TunnelRelay>
 
     /// On `eventLoop`. `connectTimeout` bounds the lookup and every connect attempt together;
-    /// `idleTimeout` closes a tunnel through which no byte moved for that long; `parentProxy`
+    /// `idleTimeout` closes a tunnel through which no byte moved for that long; `liveUpstreamProxy`
     /// says whether it goes through `upstream-proxy`; `splice: false` keeps every byte on the NIO
     /// relay (`tunnel-splice = no`).
     package init(
         host: String, port: Int, eventLoop: any EventLoop, connectTimeout: Duration, idleTimeout: Duration?,
         destinations: DestinationPolicy = .open, delegate: any TunnelTransferDelegate,
-        throttle: ThrottleTicket? = nil, upgrade: TunnelUpgrade? = nil, parentProxy: ParentProxy? = nil,
+        throttle: ThrottleTicket? = nil, upgrade: TunnelUpgrade? = nil, liveUpstreamProxy: LiveUpstreamProxy? = nil,
         splice: Bool = true
     ) {
         self.eventLoop = eventLoop
@@ -39,7 +39,7 @@ package final class TunnelTransfer: Sendable {
         let relay = TunnelRelay(
             host: host, port: port, counters: self.counters, established: promise, delegate: delegate,
             connectTimeout: connectTimeout, idleTimeout: idleTimeout, eventLoop: eventLoop, destinations: destinations,
-            throttle: throttle, upgrade: upgrade, parentProxy: parentProxy, splice: splice)
+            throttle: throttle, upgrade: upgrade, liveUpstreamProxy: liveUpstreamProxy, splice: splice)
         self.relay = NIOLoopBound(relay, eventLoop: eventLoop)
     }
 

@@ -1,13 +1,13 @@
 import AFProxyModel
 
-/// The opening of a tunnel through the parent proxy, on the fresh connection to it: HTTP's
+/// The opening of a tunnel through the upstream proxy, on the fresh connection to it: HTTP's
 /// `CONNECT host:port` (RFC 9110 §9.3.6) or SOCKS5 with the host's name (RFC 1928, with RFC
 /// 1929's user and password when there are credentials). A plain value: bytes in, what to do
-/// out, tested without sockets (`ParentProxyHandshakeHandler` does the I/O).
+/// out, tested without sockets (`UpstreamProxyHandshakeHandler` does the I/O).
 ///
 /// The proxy's answer is read up to its end and no further: what follows it is the origin's,
 /// and goes to the tunnel (`established(leftover:)`).
-struct ParentProxyHandshake {
+struct UpstreamProxyHandshake {
     enum Action: Equatable {
         /// Send these bytes, then wait for more of the answer.
         case send([UInt8])

@@ -1,18 +1,18 @@
 import AFProxyModel
 import NIOCore
 
-/// Runs `ParentProxyHandshake` on the fresh connection to the parent proxy: sends the opening,
+/// Runs `UpstreamProxyHandshake` on the fresh connection to the upstream proxy: sends the opening,
 /// feeds it the answer, sends what it says, and leaves the pipeline once the tunnel is open,
 /// handing over what came after the answer (the origin's first bytes) with `completion`.
 /// Loop-confined; `completion` is called once.
-final class ParentProxyHandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
+final class UpstreamProxyHandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
-    private var handshake: ParentProxyHandshake
+    private var handshake: UpstreamProxyHandshake
     private var completion: ((Result<ByteBuffer?, TaskFailure>) -> Void)?
 
-    init(_ handshake: ParentProxyHandshake, completion: @escaping (Result<ByteBuffer?, TaskFailure>) -> Void) {
+    init(_ handshake: UpstreamProxyHandshake, completion: @escaping (Result<ByteBuffer?, TaskFailure>) -> Void) {
         self.handshake = handshake
         self.completion = completion
     }

@@ -14,7 +14,7 @@ import Testing
     static let right = "Basic YWxpY2U6c2VjcmV0"
     static let wrong = "Basic YWxpY2U6d3Jvbmc="
 
-    let authenticator = ProxyAuthenticator(users: ProxyUsers(["alice": hash]))
+    let authenticator = ProxyAuthenticator(users: ProxyUsers(["alice": hash]), hashing: PasswordHash())
 
     private func validator() -> RequestValidator {
         RequestValidator(via: "afproxy", maxHeaderBytes: 64 * 1024, authenticator: self.authenticator)

@@ -1,4 +1,4 @@
-import AFProxyStore
+import AFProxyRules
 import Testing
 
 @Suite struct ProxyCredentialsTests {

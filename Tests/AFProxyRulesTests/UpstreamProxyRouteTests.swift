@@ -32,11 +32,11 @@ import Testing
     }
 }
 
-@Suite struct ParentProxyTests {
+@Suite struct LiveUpstreamProxyTests {
     @Test func healthFollowsTheLastConnectionAndResetsWithANewProxy() {
         let first = UpstreamProxy(
             scheme: .http, host: "proxy.example", port: 3128, credentials: .init(user: "u", password: "pw"))
-        let parent = ParentProxy()
+        let parent = LiveUpstreamProxy()
         #expect(parent.status == nil)
         parent.update(UpstreamProxyRoute(proxy: first))
         #expect(parent.status?.proxy == "http://proxy.example:3128")

@@ -44,7 +44,8 @@ import Glibc
     }
 
     @Test func verdictsAndTheCacheOfVerifiedCredentials() {
-        let authenticator = ProxyAuthenticator(users: ProxyUsers(["alice": Self.sha512, "bob": Self.bcrypt]))
+        let authenticator = ProxyAuthenticator(
+            users: ProxyUsers(["alice": Self.sha512, "bob": Self.bcrypt]), hashing: PasswordHash())
         #expect(authenticator.verdict(header: nil) == .refused("proxy authentication required"))
         guard case .refused = authenticator.verdict(header: "Bearer x") else {
             Issue.record("a Bearer token is not Basic credentials")

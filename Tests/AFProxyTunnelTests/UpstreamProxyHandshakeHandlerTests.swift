@@ -5,7 +5,7 @@ import Testing
 
 @testable import AFProxyTunnel
 
-@Suite struct ParentProxyHandshakeHandlerTests {
+@Suite struct UpstreamProxyHandshakeHandlerTests {
     private let proxy = UpstreamProxy(scheme: .http, host: "127.0.0.1", port: 3128)
 
     /// An active channel, as the connector's is when the handshake starts.
@@ -18,8 +18,8 @@ import Testing
     @Test func sendsTheConnectAndLeavesThePipelineWithTheOriginsFirstBytes() throws {
         let channel = try Self.connected()
         var result: Result<ByteBuffer?, TaskFailure>?
-        let handler = ParentProxyHandshakeHandler(
-            ParentProxyHandshake(proxy: self.proxy, host: "example.org", port: 443)
+        let handler = UpstreamProxyHandshakeHandler(
+            UpstreamProxyHandshake(proxy: self.proxy, host: "example.org", port: 443)
         ) { result = $0 }
         try channel.pipeline.syncOperations.addHandler(handler)
         let sent = try #require(try channel.readOutbound(as: ByteBuffer.self))
@@ -40,7 +40,7 @@ import Testing
         let channel = try Self.connected()
         var results: [Result<ByteBuffer?, TaskFailure>] = []
         try channel.pipeline.syncOperations.addHandler(
-            ParentProxyHandshakeHandler(ParentProxyHandshake(proxy: self.proxy, host: "example.org", port: 443)) {
+            UpstreamProxyHandshakeHandler(UpstreamProxyHandshake(proxy: self.proxy, host: "example.org", port: 443)) {
                 results.append($0)
             })
         try channel.writeInbound(ByteBuffer(string: "HTTP/1.1 407 Proxy Authentication Required\r\n\r\n"))
@@ -53,7 +53,7 @@ import Testing
         let closing = try Self.connected()
         var closed: Result<ByteBuffer?, TaskFailure>?
         try closing.pipeline.syncOperations.addHandler(
-            ParentProxyHandshakeHandler(ParentProxyHandshake(proxy: self.proxy, host: "example.org", port: 443)) {
+            UpstreamProxyHandshakeHandler(UpstreamProxyHandshake(proxy: self.proxy, host: "example.org", port: 443)) {
                 closed = $0
             })
         _ = try closing.finish(acceptAlreadyClosed: true)

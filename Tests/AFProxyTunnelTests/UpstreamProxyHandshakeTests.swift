@@ -3,17 +3,17 @@ import Testing
 
 @testable import AFProxyTunnel
 
-@Suite struct ParentProxyHandshakeTests {
+@Suite struct UpstreamProxyHandshakeTests {
     private let http = UpstreamProxy(scheme: .http, host: "proxy.example", port: 3128)
     private let httpAuth = UpstreamProxy(
         scheme: .http, host: "proxy.example", port: 3128, credentials: .init(user: "alice", password: "s3cret"))
 
     @Test func connectNamesTheTargetAndCarriesBasicCredentials() {
-        let plain = ParentProxyHandshake(proxy: self.http, host: "example.org", port: 443)
+        let plain = UpstreamProxyHandshake(proxy: self.http, host: "example.org", port: 443)
         #expect(
             String(decoding: plain.opening(), as: UTF8.self)
                 == "CONNECT example.org:443 HTTP/1.1\r\nHost: example.org:443\r\n\r\n")
-        let v6 = ParentProxyHandshake(proxy: self.httpAuth, host: "2001:db8::1", port: 8443)
+        let v6 = UpstreamProxyHandshake(proxy: self.httpAuth, host: "2001:db8::1", port: 8443)
         #expect(
             String(decoding: v6.opening(), as: UTF8.self)
                 == "CONNECT [2001:db8::1]:8443 HTTP/1.1\r\nHost: [2001:db8::1]:8443\r\n"
@@ -21,7 +21,7 @@ import Testing
     }
 
     @Test func a200InPiecesEstablishesAndKeepsWhatFollowsForTheTunnel() {
-        var handshake = ParentProxyHandshake(proxy: self.http, host: "example.org", port: 443)
+        var handshake = UpstreamProxyHandshake(proxy: self.http, host: "example.org", port: 443)
         #expect(handshake.receive(Array("HTTP/1.1 200 Connection est".utf8)) == .wait)
         #expect(handshake.receive(Array("ablished\r\nVia: x\r".utf8)) == .wait)
         #expect(handshake.receive(Array("\n\r\n\u{16}\u{03}".utf8)) == .established(leftover: [0x16, 0x03]))
@@ -30,7 +30,7 @@ import Testing
     }
 
     @Test func a407IsTheAuthFailureAndOtherAnswersAreRefusals() {
-        var noCredentials = ParentProxyHandshake(proxy: self.http, host: "example.org", port: 443)
+        var noCredentials = UpstreamProxyHandshake(proxy: self.http, host: "example.org", port: 443)
         guard case .failed(let auth) = noCredentials.receive(Array("HTTP/1.1 407 Proxy Auth\r\n\r\n".utf8)) else {
             Issue.record("407 not a failure")
             return
@@ -38,7 +38,7 @@ import Testing
         #expect(auth.code == "upstream-proxy-auth")
         #expect(auth.message.contains("none are configured"))
 
-        var withCredentials = ParentProxyHandshake(proxy: self.httpAuth, host: "example.org", port: 443)
+        var withCredentials = UpstreamProxyHandshake(proxy: self.httpAuth, host: "example.org", port: 443)
         guard case .failed(let refused) = withCredentials.receive(Array("HTTP/1.1 407 No\r\n\r\n".utf8)) else {
             Issue.record("407 not a failure")
             return
@@ -46,7 +46,7 @@ import Testing
         #expect(refused.code == "upstream-proxy-auth")
         #expect(!refused.message.contains("s3cret"))
 
-        var forbidden = ParentProxyHandshake(proxy: self.http, host: "example.org", port: 25)
+        var forbidden = UpstreamProxyHandshake(proxy: self.http, host: "example.org", port: 25)
         guard case .failed(let denied) = forbidden.receive(Array("HTTP/1.1 403 Forbidden\r\n\r\n".utf8)) else {
             Issue.record("403 not a failure")
             return
@@ -54,7 +54,7 @@ import Testing
         #expect(denied.code == "upstream-proxy-refused")
         #expect(denied.message.contains("403 Forbidden"))
 
-        var garbage = ParentProxyHandshake(proxy: self.http, host: "example.org", port: 443)
+        var garbage = UpstreamProxyHandshake(proxy: self.http, host: "example.org", port: 443)
         guard case .failed(let broken) = garbage.receive(Array("SSH-2.0-OpenSSH\r\n\r\n".utf8)) else {
             Issue.record("garbage not a failure")
             return
@@ -63,10 +63,10 @@ import Testing
     }
 
     @Test func anEndlessHeadIsRefusedAtTheBound() {
-        var handshake = ParentProxyHandshake(proxy: self.http, host: "example.org", port: 443)
+        var handshake = UpstreamProxyHandshake(proxy: self.http, host: "example.org", port: 443)
         #expect(handshake.receive(Array("HTTP/1.1 200 OK\r\n".utf8)) == .wait)
         let field = Array("X: \(String(repeating: "a", count: 1000))\r\n".utf8)
-        var result = ParentProxyHandshake.Action.wait
+        var result = UpstreamProxyHandshake.Action.wait
         for _ in 0..<20 where result == .wait { result = handshake.receive(field) }
         guard case .failed(let failure) = result else {
             Issue.record("an oversized head was not refused: \(result)")
@@ -77,7 +77,7 @@ import Testing
 
     @Test func socksWithoutCredentialsSendsTheNameAndReadsTheReply() {
         let proxy = UpstreamProxy(scheme: .socks5h, host: "127.0.0.1", port: 1080)
-        var handshake = ParentProxyHandshake(proxy: proxy, host: "example.org", port: 443)
+        var handshake = UpstreamProxyHandshake(proxy: proxy, host: "example.org", port: 443)
         #expect(handshake.opening() == [5, 1, 0])
         #expect(handshake.receive([5]) == .wait)
         #expect(handshake.receive([0]) == .send([5, 1, 0, 3, 11] + Array("example.org".utf8) + [1, 187]))
@@ -88,7 +88,7 @@ import Testing
     @Test func socksUserAndPasswordThenAnAddressLiteral() {
         let proxy = UpstreamProxy(
             scheme: .socks5h, host: "127.0.0.1", port: 1080, credentials: .init(user: "u", password: "pw"))
-        var handshake = ParentProxyHandshake(proxy: proxy, host: "192.0.2.7", port: 80)
+        var handshake = UpstreamProxyHandshake(proxy: proxy, host: "192.0.2.7", port: 80)
         #expect(handshake.opening() == [5, 2, 0, 2])
         #expect(
             handshake.receive([5, 2]) == .send([1, 1, UInt8(ascii: "u"), 2, UInt8(ascii: "p"), UInt8(ascii: "w")]))
@@ -99,7 +99,7 @@ import Testing
     @Test func socksRefusalsSayWhy() {
         let withCredentials = UpstreamProxy(
             scheme: .socks5h, host: "127.0.0.1", port: 1080, credentials: .init(user: "u", password: "bad"))
-        var wrongPassword = ParentProxyHandshake(proxy: withCredentials, host: "example.org", port: 443)
+        var wrongPassword = UpstreamProxyHandshake(proxy: withCredentials, host: "example.org", port: 443)
         _ = wrongPassword.receive([5, 2])
         guard case .failed(let auth) = wrongPassword.receive([1, 1]) else {
             Issue.record("a refused password was not a failure")
@@ -108,14 +108,14 @@ import Testing
         #expect(auth.code == "upstream-proxy-auth")
 
         let open = UpstreamProxy(scheme: .socks5h, host: "127.0.0.1", port: 1080)
-        var wantsAuth = ParentProxyHandshake(proxy: open, host: "example.org", port: 443)
+        var wantsAuth = UpstreamProxyHandshake(proxy: open, host: "example.org", port: 443)
         guard case .failed(let noMethod) = wantsAuth.receive([5, 0xFF]) else {
             Issue.record("no acceptable method was not a failure")
             return
         }
         #expect(noMethod.code == "upstream-proxy-auth")
 
-        var refused = ParentProxyHandshake(proxy: open, host: "example.org", port: 443)
+        var refused = UpstreamProxyHandshake(proxy: open, host: "example.org", port: 443)
         _ = refused.receive([5, 0])
         guard case .failed(let failure) = refused.receive([5, 5, 0, 1, 0, 0, 0, 0, 0, 0]) else {
             Issue.record("a refused connect was not a failure")

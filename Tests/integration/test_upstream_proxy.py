@@ -1,4 +1,4 @@
-"""The parent proxy (`upstream-proxy`, `upstream-exclude`) with Debian's Squid as the real upstream:
+"""The upstream proxy (`upstream-proxy`, `upstream-exclude`) with Debian's Squid as the real upstream:
 proxied GET and upload, download tasks, CONNECT tunnels (TLS inside; spliced once Squid answered)
 and the pin probe go through it byte-exact, as Squid's access log proves; its basic authentication, right and wrong; Squid down; excluded hosts
 direct; a download's redirect to a host on the other route taking that host's route; SIGHUP switching it on and off; and socks5h through a small SOCKS5 server of our own.
@@ -206,7 +206,7 @@ def test_connect_tunnel_with_tls_inside_goes_through_squid(start_proxy, squid, t
 
 
 def test_pin_probes_through_squid_and_names_it_when_down(start_proxy, squid, tls_origin, certificate):
-    """afproxyctl pin takes the route a download of the host would: through the parent proxy, where
+    """afproxyctl pin takes the route a download of the host would: through the upstream proxy, where
     a network allows nothing else. With the proxy down, the error names the proxy, not the origin."""
     proxy = start_proxy("--upstream-proxy", squid.url(), "--tls-ca-file", certificate[0])
     connect = f"CONNECT {HOST}:{tls_origin.port}"
@@ -399,7 +399,7 @@ def test_the_proxys_private_address_passes_deny_private_destinations(start_proxy
 
 def test_an_intercepted_https_request_goes_through_squid(start_proxy, squid, tls_origin, certificate):
     """Inside an intercepted connection each request is curl's own to the https origin: curl opens
-    its CONNECT through the parent proxy, and the body arrives byte-exact."""
+    its CONNECT through the upstream proxy, and the body arrives byte-exact."""
     proxy = start_proxy("--upstream-proxy", squid.url(), "--intercept-hosts", HOST,
                         "--allow-connect-port", str(tls_origin.port), "--tls-ca-file", certificate[0])
     status, ca = proxy.api("GET", "/v1/ca")
