@@ -12,6 +12,11 @@ import PackageDescription
 /// AFProxyModel, AFProxyAPI, AFProxyStore ← AFProxyTLS (the local CA, the origin side of wss tunnels; swift-nio-ssl,
 /// swift-certificates, swift-crypto) ← AFProxyDaemon only with the `Interception` trait; AFProxyControl and
 /// AFProxyListener reach it through protocols of their own (`LocalAuthority`, `InterceptCertificates`).
+/// libFuzzer's driver without its main (the toolchain's `libclang_rt.fuzzer_no_main`), which
+/// scripts/sanitize names here for its address build only: the fuzz targets link it there, with
+/// the C++ library it is written against.
+let libFuzzer = Context.environment["AFPROXY_LIBFUZZER"]
+
 let package = Package(
     name: "afproxy",
     platforms: [.macOS(.v15)],
@@ -252,10 +257,18 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "afproxyctl", dependencies: ["AFProxyCLI"]),
-        /// Fuzz targets (Fuzz/; README, "Sanitizers and fuzzing"). A plain build replays corpus
-        /// files through them (scripts/test does, with the seed corpus); `scripts/fuzz` builds them
-        /// with `-DAFPROXY_FUZZING --sanitize=fuzzer` into libFuzzer targets.
-        .target(name: "FuzzSupport", path: "Fuzz/FuzzSupport"),
+        /// Fuzz targets (Fuzz/; docs/development.md, "Sanitizers and fuzzing"). A plain build
+        /// replays corpus files through them (scripts/test does, with the seed corpus);
+        /// scripts/sanitize's address build makes them libFuzzer targets (`-DAFPROXY_FUZZING`,
+        /// coverage flags, and libFuzzer's driver linked from `AFPROXY_LIBFUZZER`), so that one
+        /// instrumented build serves both the ASan suite and fuzzing.
+        .target(name: "FuzzDriver", path: "Fuzz/FuzzDriver"),
+        .target(
+            name: "FuzzSupport",
+            dependencies: ["FuzzDriver"],
+            path: "Fuzz/FuzzSupport",
+            linkerSettings: libFuzzer.map { [.unsafeFlags(["-Xlinker", $0, "-Xlinker", "-lstdc++"])] } ?? []
+        ),
         .executableTarget(
             name: "FuzzRequest",
             dependencies: [

@@ -183,19 +183,11 @@ extension String {
     }
 }
 
-#if AFPROXY_FUZZING
-@_cdecl("LLVMFuzzerTestOneInput")
-package func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-    FuzzRequest.run(UnsafeRawBufferPointer(start: data, count: size))
-    return 0
-}
-#else
 @main enum FuzzRequestMain {
     static func main() {
-        FuzzHarness.replayMain("FuzzRequest", FuzzRequest.run)
+        FuzzHarness.main("FuzzRequest", FuzzRequest.run)
     }
 }
-#endif
 
 #else
 import Foundation

@@ -193,19 +193,11 @@ func check(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> S
     FuzzHarness.check(condition(), message(), line: line)
 }
 
-#if AFPROXY_FUZZING
-@_cdecl("LLVMFuzzerTestOneInput")
-package func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-    FuzzResponseHead.run(UnsafeRawBufferPointer(start: data, count: size))
-    return 0
-}
-#else
 @main enum FuzzResponseHeadMain {
     static func main() {
-        FuzzHarness.replayMain("FuzzResponseHead", FuzzResponseHead.run)
+        FuzzHarness.main("FuzzResponseHead", FuzzResponseHead.run)
     }
 }
-#endif
 
 #else
 import Foundation

@@ -1,13 +1,27 @@
 import Foundation
 import Synchronization
 
-/// What the fuzz targets share: the check that fails a run, and the plain build's main, which
-/// replays corpus files without libFuzzer (`make test` runs the seed corpus through it).
+#if AFPROXY_FUZZING
+import FuzzDriver
+#endif
+
+/// What the fuzz targets share: their main, and the check that fails a run.
 ///
-/// A target's `main` calls `FuzzHarness.replay`; built by `scripts/fuzz` (`-DAFPROXY_FUZZING`,
-/// `--sanitize=fuzzer`) it has no `main` and libFuzzer's calls the target's
-/// `LLVMFuzzerTestOneInput` instead, which calls the same function.
+/// A plain build's main replays corpus files without libFuzzer (`make test` runs the seed corpus
+/// through it). Built with `-DAFPROXY_FUZZING` (scripts/sanitize's address build, which
+/// scripts/fuzz runs) the same main hands the target to libFuzzer's driver instead.
 package enum FuzzHarness {
+    /// What libFuzzer's driver runs each input through, set once before it starts. In a class:
+    /// a closure kept in the Mutex itself came back wrapped in one more reabstraction thunk from
+    /// every `withLock`, and the thousandth input ran through a thousand of them.
+    private static let target = Mutex<Target?>(nil)
+
+    private final class Target: Sendable {
+        let body: @Sendable (UnsafeRawBufferPointer) -> Void
+
+        init(_ body: @escaping @Sendable (UnsafeRawBufferPointer) -> Void) { self.body = body }
+    }
+
     /// The file being replayed, named when a check fails (empty under libFuzzer, which saves the
     /// input itself).
     private static let currentInput = Mutex("")
@@ -52,11 +66,24 @@ package enum FuzzHarness {
             }
     }
 
-    /// The plain build's main: runs `body` on each file named on the command line and on every
-    /// file under each directory named (sorted, recursively), then exits 0; 1 when a path cannot
-    /// be read or names no file at all, 2 without arguments.
-    package static func replayMain(_ name: String, _ body: (UnsafeRawBufferPointer) -> Void) -> Never {
+    /// A fuzz target's main. In a plain build it runs `body` on each file named on the command
+    /// line and on every file under each directory named (sorted, recursively), then exits 0; 1
+    /// when a path cannot be read or names no file at all, 2 without arguments. Built for fuzzing
+    /// it gives the command line to libFuzzer, which then calls `body` with each input.
+    package static func main(_ name: String, _ body: @escaping @Sendable (UnsafeRawBufferPointer) -> Void) -> Never {
+        #if AFPROXY_FUZZING
+        Self.target.withLock { $0 = Target(body) }
+        var argc = CommandLine.argc
+        var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
+        exit(
+            LLVMFuzzerRunDriver(&argc, &argv) { data, size in
+                let target = FuzzHarness.target.withLock { $0 }
+                target?.body(UnsafeRawBufferPointer(start: data, count: size))
+                return 0
+            })
+        #else
         exit(Self.replay(name, arguments: Array(CommandLine.arguments.dropFirst()), body))
+        #endif
     }
 
     private static func replay(_ name: String, arguments: [String], _ body: (UnsafeRawBufferPointer) -> Void) -> Int32 {

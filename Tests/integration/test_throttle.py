@@ -154,7 +154,10 @@ def test_download_task_is_limited(tproxy, origin, tmp_path):
 def test_a_rule_changed_mid_transfer_takes_effect(tproxy, origin, tmp_path):
     proxy = tproxy()
     ok(ctl(proxy, "throttle", "--global", "500K"), "throttle --global")
-    n = 16_000_000
+    # About 15 MB go by the last measure; the rest must outlast the unthrottle commands, however
+    # slowly they start (an ASan afproxyctl on a busy machine took the last 1 MB of 16 before
+    # `unthrottle ID`, which then found no task). Unthrottled, the rest takes no time.
+    n = 48_000_000
     url = origin.url(f"/bytes/{n}")
     out = tmp_path / "body"
     client = subprocess.Popen(curl_argv(proxy, ("-o", str(out), url)), stderr=subprocess.PIPE, env=clean_env())
