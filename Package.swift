@@ -141,7 +141,7 @@ let package = Package(
         .target(
             name: "AFProxyTunnel",
             dependencies: [
-                "AFProxyModel", "AFProxyRules", "CSplice",
+                "AFProxyModel", "AFProxyRules", "AFProxyServerKit", "CSplice",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOTLS", package: "swift-nio"),
@@ -158,10 +158,12 @@ let package = Package(
         /// What the four servers share (the proxy listener, the control socket, the dashboard and the
         /// metrics port): the connection cap and its refusals, the idle and request timers, the
         /// writing of an answer of their own, and their listening sockets as services of the one
-        /// group (bind or adopt, graceful stop). NIO only: it knows nothing of tasks.
+        /// group (bind or adopt, graceful stop), and how an address reads in logs (which the
+        /// tunnels use too). NIO and the model only: it knows nothing of tasks.
         .target(
             name: "AFProxyServerKit",
             dependencies: [
+                "AFProxyModel",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -360,6 +362,7 @@ let package = Package(
                 "AFProxyTunnel", "AFProxyModel",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .testTarget(

@@ -184,13 +184,6 @@ struct Daemon {
             userAgent: "afproxy/\(AFProxyVersion.current)")
     }
 
-    static func describe(_ address: SocketAddress) -> String {
-        switch address {
-        case .unixDomainSocket: address.pathname ?? "unix"
-        default: EndpointText.of(host: address.ipAddress ?? "?", port: address.port ?? 0)
-        }
-    }
-
     /// Each client connection and each upstream connection is a descriptor: take the hard limit.
     static func raiseFileLimit() {
         var limit = rlimit()

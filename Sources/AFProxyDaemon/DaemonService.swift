@@ -6,6 +6,7 @@ import AFProxyManager
 import AFProxyMetrics
 import AFProxyModel
 import AFProxyNetwork
+import AFProxyServerKit
 import AFProxyStore
 import AFProxySystemd
 import AFProxyWeb
@@ -142,15 +143,15 @@ final class DaemonService: Service, Sendable {
             for text in configuration.listen {
                 let address = try ListenAddress.parse(text)
                 let bound = try await self.listener.bind(host: address.host, port: address.port)
-                proxyAddresses.append(Daemon.describe(bound))
-                self.logger.notice("listening on \(Daemon.describe(bound))")
+                proxyAddresses.append(bound.endpointText)
+                self.logger.notice("listening on \(bound.endpointText)")
             }
         } else {
             self.state.withLock { $0.adoptedProxy = true }
             for fd in descriptors.proxy {
                 let adopted = try await self.listener.adopt(descriptor: fd)
-                proxyAddresses.append(Daemon.describe(adopted))
-                self.logger.notice("listening on \(Daemon.describe(adopted)) (socket from systemd)")
+                proxyAddresses.append(adopted.endpointText)
+                self.logger.notice("listening on \(adopted.endpointText) (socket from systemd)")
             }
         }
         self.control.publishProxyAddresses(proxyAddresses)
@@ -168,7 +169,7 @@ final class DaemonService: Service, Sendable {
         if let text = configuration.metricsListen {
             let address = try ListenAddress.parse(text)
             let bound = try await self.servers.metrics.bind(host: address.host, port: address.port)
-            self.logger.notice("metrics at http://\(bound.map(Daemon.describe) ?? text)/metrics")
+            self.logger.notice("metrics at http://\(bound.map(\.endpointText) ?? text)/metrics")
         }
         if let text = configuration.webListen {
             try await Daemon.startWeb(

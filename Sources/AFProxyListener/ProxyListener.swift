@@ -103,7 +103,7 @@ package final class ProxyListener: Service, Sendable {
                     let refusal = Self.overLimitRefusal(limit: admission.limit)
                     return admission.refuse(channel, with: refusal.bytes(version: .http1_1, via: configuration.viaName))
                 }
-                let client = channel.remoteAddress.map(Self.describe) ?? "unknown"
+                let client = channel.remoteAddress.map(\.endpointText) ?? "unknown"
                 let process = self.processLookup.flatMap { lookup in
                     ConnectionAddresses(local: channel.localAddress, peer: channel.remoteAddress).flatMap { addresses in
                         addresses.peerIsLocal ? lookup(addresses) : nil
@@ -180,10 +180,4 @@ package final class ProxyListener: Service, Sendable {
     /// beyond them a refusal is written and closed at once, at the risk of a reset that loses it.
     static let maxRefusals = 32
 
-    static func describe(_ address: SocketAddress) -> String {
-        switch address {
-        case .v4, .v6: EndpointText.of(host: address.ipAddress ?? "?", port: address.port ?? 0)
-        case .unixDomainSocket: "unix"
-        }
-    }
 }

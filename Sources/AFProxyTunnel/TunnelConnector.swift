@@ -1,5 +1,6 @@
 import AFProxyModel
 import AFProxyRules
+import AFProxyServerKit
 import NIOCore
 import NIOPosix
 
@@ -139,7 +140,7 @@ final class TunnelConnector {
                 case .success(let channel):
                     let connected = Connected(
                         channel: channel, dnsMs: this.dnsMs, connectMs: this.millisecondsSinceStart(),
-                        remoteAddress: Self.describe(address))
+                        remoteAddress: address.endpointText)
                     guard let proxy = this.proxy else { return this.finish(.success(connected)) }
                     this.liveUpstreamProxy?.reached(proxy)
                     this.openThroughProxy(proxy, connected)
@@ -234,9 +235,6 @@ final class TunnelConnector {
         }
     }
 
-    static func describe(_ address: SocketAddress) -> String {
-        EndpointText.of(host: address.ipAddress ?? "?", port: address.port ?? 0)
-    }
 }
 
 extension Double {
