@@ -41,7 +41,8 @@ final class SpliceRelay {
     private var armed: [TunnelLifecycle.Side: UInt32] = [.client: 0, .upstream: 0]
     /// A throttle bucket in debt holds that direction's fills until its wake.
     private var throttled: Set<TunnelLifecycle.Side> = []
-    private var relay: TunnelRelay?
+    /// Told of a hand-back, the first byte from upstream and a socket's failure; held until `stop`.
+    private var owner: (any SpliceRelayOwner)?
     private let counters: TunnelCounters
     private let throttle: ThrottleTicket?
     private var sawFirstByte = false
@@ -50,8 +51,8 @@ final class SpliceRelay {
 
     /// Nil where the kernel relay cannot be had (no watcher, no pipe); the caller stays on NIO.
     init?(
-        client: Int32, upstream: Int32, relay: TunnelRelay, counters: TunnelCounters, throttle: ThrottleTicket?,
-        eventLoop: any EventLoop
+        client: Int32, upstream: Int32, owner: any SpliceRelayOwner, counters: TunnelCounters,
+        throttle: ThrottleTicket?, eventLoop: any EventLoop
     ) {
         guard let watcher = SpliceWatcher.shared else { return nil }
         var pipes: [TunnelLifecycle.Side: [Int32]] = [:]
@@ -70,7 +71,7 @@ final class SpliceRelay {
         self.pumps = pumps
         self.sockets = [.client: client, .upstream: upstream]
         self.watcher = watcher
-        self.relay = relay
+        self.owner = owner
         self.counters = counters
         self.throttle = throttle
         self.eventLoop = eventLoop
@@ -143,7 +144,7 @@ final class SpliceRelay {
         for fd in self.pipes.values.joined() { close(fd) }
         self.pipes = [:]
         self.box.value = nil
-        self.relay = nil
+        self.owner = nil
     }
 
     // MARK: the pumps
@@ -188,7 +189,7 @@ final class SpliceRelay {
         case .wait, .done:
             return false
         case .handBack:
-            self.relay?.spliceHandedBack(side)
+            self.owner?.spliceHandedBack(side)
             return true
         case .fill(let length):
             guard let source = self.sockets[side], let pipe = self.pipes[side] else { return false }
@@ -233,7 +234,7 @@ final class SpliceRelay {
         self.counters.add(count, from: side)
         if side == .upstream && !self.sawFirstByte {
             self.sawFirstByte = true
-            self.relay?.upstreamSentFirstByte()
+            self.owner?.upstreamSentFirstByte()
         }
         if let throttle = self.throttle, throttle.isActive { throttle.take(Self.direction(side), count) }
     }
@@ -260,9 +261,9 @@ final class SpliceRelay {
 
     /// The socket of `side` failed, as a NIO read or write on it would have.
     private func fail(_ side: TunnelLifecycle.Side, errno code: Int32) {
-        let relay = self.relay
+        let owner = self.owner
         self.stop()
-        relay?.failed(side, IOError(errnoCode: code, reason: "splice"))
+        owner?.failed(side, IOError(errnoCode: code, reason: "splice"))
     }
 
     /// Asks the watcher for what each socket's directions wait for, where not asked already.

@@ -10,7 +10,7 @@ import Glibc
 /// the client's, applies what `TunnelLifecycle` answers to what the two channels report, and
 /// reports to the delegate. Loop-confined: every method runs on the client connection's event
 /// loop.
-final class TunnelRelay {
+final class TunnelRelay: SpliceRelayOwner {
     private enum Phase {
         case idle
         case connecting(TunnelConnector)
@@ -231,7 +231,7 @@ final class TunnelRelay {
         if client.isClean, upstream.isClean, let clientSocket = Self.socket(of: client),
             let upstreamSocket = Self.socket(of: upstream),
             let splice = SpliceRelay(
-                client: clientSocket, upstream: upstreamSocket, relay: self, counters: self.counters,
+                client: clientSocket, upstream: upstreamSocket, owner: self, counters: self.counters,
                 throttle: self.throttle, eventLoop: self.eventLoop)
         {
             self.splice = splice
