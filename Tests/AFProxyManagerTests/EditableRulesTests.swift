@@ -72,5 +72,8 @@ import Testing
         let second = RuleBook(stateDirectory: scratch.path)
         #expect(second.holds.all.map(\.conditions.summary) == ["host=example.org"])
         #expect(try second.editable[0].add(json: self.json(#"{"all": true}"#)).id == 2)
+        // Written before the directory goes: a write after it made it again, left in /tmp.
+        for file in second.stateFiles { file.flush() }
+        withExtendedLifetime(scratch) {}
     }
 }

@@ -18,7 +18,6 @@ The daemon's log is attached to the report of any failing test.
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -117,8 +116,6 @@ def start_proxy(afproxy_bin, tmp_path, request):
         if rc is not None and not p.stopped_by_test:
             crashed.append(f"afproxy pid {p.pid} exited with status {rc} during the test")
         p.stop()
-        if p.state_dir:
-            shutil.rmtree(p.state_dir, ignore_errors=True)
     if crashed:
         pytest.fail("; ".join(crashed), pytrace=False)
 

@@ -11,6 +11,7 @@ import http.client
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import struct
@@ -216,7 +217,8 @@ class AfproxyProcess:
     argv: list[str]
     stderr_lines: list[str] = field(default_factory=list)
     stopped_by_test: bool = False
-    # The state directory launch_afproxy made for it (the start_proxy fixture removes it).
+    # The state directory launch_afproxy made for it, removed once it stopped (None when the test
+    # named one: that one is the test's).
     state_dir: str | None = None
 
     def __repr__(self) -> str:
@@ -264,6 +266,9 @@ class AfproxyProcess:
                 self.stderr_lines.append("[test] afproxy did not exit 15 s after SIGTERM: killed")
                 self.proc.kill()
                 self.proc.wait(timeout=15)
+        if self.state_dir:
+            shutil.rmtree(self.state_dir, ignore_errors=True)
+            self.state_dir = None
         return self.proc.returncode
 
     # ---- control API -----------------------------------------------------------------------
@@ -355,7 +360,7 @@ def launch_afproxy(binary: str, control_socket: str, args: tuple[str, ...] = (),
         argv += extra.split()
     # A daemon keeps its download journal in the state directory; one of its own (unless the test
     # names one) keeps the downloads of one test from being restored by another test's daemon.
-    own_state = {"XDG_STATE_HOME": tempfile.mkdtemp(prefix="afp-state-")}
+    own_state = {} if "XDG_STATE_HOME" in (env or {}) else {"XDG_STATE_HOME": tempfile.mkdtemp(prefix="afp-state-")}
     proc = subprocess.Popen(
         argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         env=clean_env({**own_state, **(env or {})}), start_new_session=True,
@@ -398,7 +403,7 @@ def launch_afproxy(binary: str, control_socket: str, args: tuple[str, ...] = (),
         while proc.poll() is None and time.monotonic() < deadline and not any(needle in l for l in lines):
             time.sleep(0.02)
     return AfproxyProcess(proc=proc, port=port_box[0], control_socket=control_socket, argv=argv,
-                          stderr_lines=lines, state_dir=own_state["XDG_STATE_HOME"])
+                          stderr_lines=lines, state_dir=own_state.get("XDG_STATE_HOME"))
 
 
 def short_socket_dir(tmp_path: Path) -> Path:

@@ -185,10 +185,12 @@ def origin_payload(n: int) -> bytes:
     return payload(n)
 
 
-def test_another_users_client_shows_its_user_only(start_proxy, origin, tmp_path):
+def test_another_users_client_shows_its_user_only(start_proxy, origin, tmp_path, request):
     """A daemon that may not look into the client's process (it runs as another user, as the
     system service does) still tells whose socket it was: pid, executable and unit are null."""
+    # Under /tmp, which nobody can reach (tmp_path is root's alone); removed with the test.
     sock_dir = tempfile.mkdtemp(prefix="afp-cp-", dir="/tmp")
+    request.addfinalizer(lambda: shutil.rmtree(sock_dir, ignore_errors=True))
     os.chmod(sock_dir, 0o777)
     nobody = pwd.getpwnam("nobody")
     proxy = start_proxy("--listen", "127.0.0.1:0", "--control-socket", f"{sock_dir}/control.sock",
