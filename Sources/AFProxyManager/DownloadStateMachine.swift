@@ -142,6 +142,9 @@ package struct DownloadStateMachine: Sendable {
     package private(set) var heldBy: Int?
     /// What a cancel ended the task with.
     private var cancelFailure: TaskFailure?
+    /// What the task ended with, once `state` is completed (nil: it succeeded). Set with the
+    /// state, so that a record never shows a failed task completed without its failure.
+    package private(set) var endFailure: TaskFailure?
     /// The network is unreachable (and the destination is not this machine).
     package private(set) var networkDown = false
     /// Body bytes handed to the writer and not yet in the file (`bodyArrived`, `bodyWritten`).
@@ -567,7 +570,10 @@ package struct DownloadStateMachine: Sendable {
         default: held = false
         }
         self.phase = .ended
-        if self.state != .completed { self.state = .completed }
+        if self.state != .completed {
+            self.state = .completed
+            self.endFailure = failure
+        }
         return (held ? [.releaseSlot] : []) + [.finish(failure, removePartial: removePartial), .persist]
     }
 }

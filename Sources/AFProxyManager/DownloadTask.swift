@@ -131,7 +131,10 @@ package final class DownloadTask: @unchecked Sendable {
         var record = TaskRecord(
             id: self.id, kind: .download, state: machine.state, method: "GET", url: self.spec.url,
             client: self.spec.client, createdAt: self.createdAt, status: recorded.head?.status,
-            error: recorded.failure?.message, errorCode: recorded.failure?.code,
+            // The machine's, not `recorded`'s: it is set with the state, where `.finish` records it
+            // only after the machine said completed (a record read in between showed a
+            // checksum mismatch completed with no error).
+            error: machine.endFailure?.message, errorCode: machine.endFailure?.code,
             upload: TransferProgress(completed: 0, total: 0),
             download: TransferProgress(completed: machine.offset, total: machine.total),
             metrics: recorded.metrics, requestHeaders: self.spec.headers, responseHeaders: recorded.head?.headers,

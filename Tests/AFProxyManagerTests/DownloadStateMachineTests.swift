@@ -52,7 +52,7 @@ import Testing
         machine.bodyWritten(100)
         #expect(machine.transferEnded(nil, now: self.now) == [.finalize])
         #expect(machine.finalized(nil) == [.releaseSlot, .finish(nil, removePartial: false), .persist])
-        #expect(machine.state == .completed)
+        #expect(machine.state == .completed && machine.endFailure == nil)
         #expect(machine.resumes.isEmpty)
     }
 
@@ -322,6 +322,8 @@ import Testing
         _ = machine.transferEnded(nil, now: self.now)
         let wrong = TaskFailure.checksumMismatch("wrong")
         #expect(machine.finalized(wrong) == [.releaseSlot, .finish(wrong, removePartial: true), .persist])
+        // Completed and its failure in one step: a record read before `.finish` runs shows both.
+        #expect(machine.state == .completed && machine.endFailure == wrong)
     }
 }
 
