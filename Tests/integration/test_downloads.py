@@ -433,7 +433,7 @@ def test_wrong_sha256_fails(dl_proxy, range_origin, dirs):
 def test_refusals(dl_proxy, range_origin, dirs):
     """Refused at once, exit 1 with `afproxyctl: <message>` and no task made: an ftp:// URL, a
     directory that does not exist, an existing target without --force (with --force it is
-    replaced), a second download to the path of one that runs (with or without --force)."""
+    replaced), a second download to the path of one that is not over (with or without --force)."""
     url = range_origin.url("/r.bin?size=1000")
 
     def refused(*args: str, mentions: str | None = None) -> str:
@@ -465,8 +465,12 @@ def test_refusals(dl_proxy, range_origin, dirs):
     same = dirs["files"] / "same.bin"
     first = start_download(dl_proxy, slow, "-o", str(same))
     wait_bytes(dl_proxy, first, 1)
+    # Suspended, it still holds its path, and cannot end before the refusals are tried (its 2 s
+    # ran out before the second one with an ASan afproxyctl on a busy machine).
+    ok(ctl(dl_proxy, "suspend", str(first)), "suspend")
     refused(url, "-o", str(same), mentions=str(same))
     refused(url, "-o", str(same), "--force", mentions=str(same))
+    ok(ctl(dl_proxy, "resume", str(first)), "resume")
     assert_succeeded(wait_completed(dl_proxy, first), same, MiB)
 
 
