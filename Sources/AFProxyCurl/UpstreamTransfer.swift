@@ -79,6 +79,8 @@ package final class UpstreamTransfer: @unchecked Sendable {
     /// window is full, it has no request bytes). The task decides; this only remembers what it
     /// was told, to tell curl.
     var pauseWanted: Int32 = 0
+    /// The final head reached the delegate: a pause of receiving now holds body bytes only.
+    var receivedFinalHead = false
     /// The pause mask curl has now.
     var appliedPause: Int32 = 0
     /// Something reached the delegate since its last flush; the transfer is then in `flushes`.
@@ -147,6 +149,11 @@ package final class UpstreamTransfer: @unchecked Sendable {
     /// side into its pause buffer.
     var desiredPause: Int32 {
         var mask = self.pauseWanted | self.throttlePause
+        // Not while the head is still coming: libcurl 7.88 keeps what arrives for a paused
+        // transfer in one buffer per kind (body, header, status line, each of a 1xx too) and
+        // fails it with CURLE_OUT_OF_MEMORY past three kinds, which interim heads with a
+        // suspend between them reached. Receiving stops at the first body byte instead (`write`).
+        if !self.receivedFinalHead { mask &= ~CURLPAUSE_RECV }
         if mask & CURLPAUSE_RECV != 0 && self.request.request.body == .none { mask |= CURLPAUSE_SEND }
         return mask
     }
@@ -253,6 +260,7 @@ enum TransferCallbacks {
                 transfer.handle?.set(CURLOPT_FORBID_REUSE, 1)
             }
             transfer.chunked = transfer.bodyIsChunked(head) ? ChunkedBodyDecoder() : nil
+            transfer.receivedFinalHead = true
             transfer.markForFlush()
             let metrics = transfer.handle?.metrics() ?? TaskMetrics()
             transfer.delegate?.transfer(transfer, didReceive: head, metrics: metrics)
@@ -273,6 +281,11 @@ enum TransferCallbacks {
         guard let buffer, let userdata else { return length }
         let transfer = Unmanaged<UpstreamTransfer>.fromOpaque(userdata).takeUnretainedValue()
         guard let delegate = transfer.delegate else { return length }
+        if transfer.pauseWanted & CURLPAUSE_RECV != 0 {
+            // A suspend that came during the head (`desiredPause`): the body waits in curl.
+            transfer.appliedPause |= CURLPAUSE_RECV
+            return Int(CURL_WRITEFUNC_PAUSE)
+        }
         // Throttled: the bytes wait in curl's pause buffer until every bucket has them, so a
         // transfer never runs ahead of its rate by more than a bucket's capacity.
         var throttled = false
