@@ -17,6 +17,22 @@ import PackageDescription
 /// the C++ library it is written against.
 let libFuzzer = Context.environment["AFPROXY_LIBFUZZER"]
 
+/// The directory SwiftPM names a build's products after (its triple's first part).
+#if arch(arm64)
+let hostArchitecture = "aarch64"
+#else
+let hostArchitecture = "x86_64"
+#endif
+
+/// Where the test targets, and only they, write an index. On Linux SwiftPM finds the tests of a
+/// test build through the index store (for XCTest, even with XCTest support off) and fails
+/// without a unit for every test object; the rest of the build goes without an index
+/// (scripts/swift-flags). `.build`'s own store, unless a build elsewhere names its own
+/// (scripts/sanitize thread).
+let testIndexStore =
+    Context.environment["AFPROXY_TEST_INDEX_STORE"]
+    ?? "\(Context.packageDirectory)/.build/\(hostArchitecture)-unknown-linux-gnu/debug/index/store"
+
 let package = Package(
     name: "afproxy",
     platforms: [.macOS(.v15)],
@@ -411,4 +427,7 @@ let package = Package(
 // System library targets (the C shims) have no Swift settings.
 for target in package.targets where target.type != .system {
     target.swiftSettings = (target.swiftSettings ?? []) + [.treatAllWarnings(as: .error)]
+}
+for target in package.targets where target.type == .test {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-index-store-path", testIndexStore])]
 }

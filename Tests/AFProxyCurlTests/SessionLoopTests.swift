@@ -101,6 +101,31 @@ import Glibc
         }
     }
 
+    /// Suspended at an interim head, with the next interim head, the final head and the body
+    /// read in the same piece: the suspend takes hold at the first body byte (`desiredPause`
+    /// waits for the final head), both heads still arrive, and the body is whole after the
+    /// resume. Not the reproducer of curl's out-of-memory failure that made the pause wait
+    /// (that needed a suspend landing between two reads of a head, which this cannot place).
+    @Test func aSuspendAtAnInterimHeadHoldsTheAnswerWhole() throws {
+        let size = 256 << 10
+        let hints = Array("HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n".utf8)
+        let answer: @Sendable (Int) -> [UInt8] = { _ in hints + hints + LoopbackOrigin.answer(bodyOf: size) }
+        try self.withOrigin(answer) { session, origin in
+            let delegate = RecordingDelegate(onFirstInterim: { $0.suspend() })
+            let transfer = session.makeTransfer(self.request(origin.url), delegate: delegate)
+            transfer.start()
+            try delegate.waitFor("the first interim head") { $0.firstInterimHandled }
+            transfer.resume()
+
+            let record = try delegate.waitForCompletion()
+            #expect(record.result == .success)
+            #expect(record.interims == 2)
+            #expect(record.status == 200)
+            #expect(record.bytes == size)
+            #expect(record.checksum == RecordingDelegate.checksum(of: size))
+        }
+    }
+
     /// A transfer whose origin went silent mid-body ends when cancelled, with the reason given.
     @Test func aCancelEndsTheTransferWithItsReason() throws {
         let answer: @Sendable (Int) -> [UInt8] = { _ in Array(LoopbackOrigin.answer(bodyOf: 1 << 20).prefix(64 << 10)) }
@@ -133,13 +158,21 @@ private final class RecordingDelegate: HTTPTransferDelegate {
         /// `onFirstBytes` ran: what it asked of the transfer was queued before anything the test
         /// does next.
         var firstBytesHandled = false
+        var interims = 0
+        /// `onFirstInterim` ran, as `firstBytesHandled` for `onFirstBytes`.
+        var firstInterimHandled = false
     }
 
     private let record = Locked(Record())
     private let onFirstBytes: (@Sendable (any HTTPTransfer) -> Void)?
+    private let onFirstInterim: (@Sendable (any HTTPTransfer) -> Void)?
 
-    init(onFirstBytes: (@Sendable (any HTTPTransfer) -> Void)? = nil) {
+    init(
+        onFirstBytes: (@Sendable (any HTTPTransfer) -> Void)? = nil,
+        onFirstInterim: (@Sendable (any HTTPTransfer) -> Void)? = nil
+    ) {
         self.onFirstBytes = onFirstBytes
+        self.onFirstInterim = onFirstInterim
     }
 
     /// The checksum of the first `count` bytes of `LoopbackOrigin`'s pattern, as `record` sums
@@ -166,7 +199,16 @@ private final class RecordingDelegate: HTTPTransferDelegate {
         return self.record.withLock { $0 }
     }
 
-    func transfer(_ transfer: any HTTPTransfer, didReceiveInterim head: ProxyResponseHead) {}
+    func transfer(_ transfer: any HTTPTransfer, didReceiveInterim head: ProxyResponseHead) {
+        let first = self.record.withLock { record in
+            record.interims += 1
+            return record.interims == 1
+        }
+        if first {
+            self.onFirstInterim?(transfer)
+            self.record.withLock { $0.firstInterimHandled = true }
+        }
+    }
 
     func transfer(_ transfer: any HTTPTransfer, didReceive head: ProxyResponseHead, metrics: TaskMetrics) {
         self.record.withLock { $0.status = head.status }
