@@ -461,12 +461,12 @@ def test_refusals(dl_proxy, range_origin, dirs):
     tid = start_download(dl_proxy, url, "-o", str(existing), "--force")
     assert_succeeded(wait_completed(dl_proxy, tid), existing, 1000)
 
-    slow = range_origin.url(f"/slow.bin?size={MiB}&trickle={512 * KiB}")
+    slow = range_origin.url(f"/slow.bin?size={MiB}&trickle={128 * KiB}")
     same = dirs["files"] / "same.bin"
     first = start_download(dl_proxy, slow, "-o", str(same))
     wait_bytes(dl_proxy, first, 1)
-    # Suspended, it still holds its path, and cannot end before the refusals are tried (its 2 s
-    # ran out before the second one with an ASan afproxyctl on a busy machine).
+    # Suspended, it still holds its path, and cannot end before the refusals are tried (at 512
+    # KiB/s its 2 s ran out before the suspend with an ASan afproxyctl on a busy machine; 8 s now).
     ok(ctl(dl_proxy, "suspend", str(first)), "suspend")
     refused(url, "-o", str(same), mentions=str(same))
     refused(url, "-o", str(same), "--force", mentions=str(same))

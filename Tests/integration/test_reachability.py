@@ -199,7 +199,19 @@ def test_watch_shows_network_events(start_in_ns, netns, afproxyctl_bin):
         threading.Thread(target=lambda p=procs[mode], out=outputs[mode]: out.extend(iter(p.stdout.readline, "")),
                          daemon=True).start()
     try:
-        time.sleep(0.5)  # both streams are open before the link goes down
+        # Both streams are open before the link goes down: downloads (to a port nobody listens
+        # on) make tasks, whose events both must print first; a probe made before a stream
+        # subscribed is not seen by it, so one is made each round until both have printed. A
+        # fixed sleep here was too short for an ASan afproxyctl on a busy machine.
+        def probed() -> bool:
+            if outputs["json"] and outputs["text"]:
+                return True
+            r = subprocess.run([afproxyctl_bin, "--socket", proxy.control_socket, "download",
+                                "http://127.0.0.1:9/probe"], capture_output=True, text=True, timeout=60,
+                               stdin=subprocess.DEVNULL, env=clean_env())
+            assert r.returncode == 0, r.stderr
+            return False
+        wait_for(probed, SETTLE, interval=1.0, message=lambda: f"a probe's events in both streams; have {outputs}")
         netns.link_down()
         wait_for(lambda: any('"network-lost"' in line for line in outputs["json"]), SETTLE,
                  message=lambda: f"network-lost from watch --json; have {outputs['json']}")
