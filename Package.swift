@@ -33,6 +33,18 @@ let testIndexStore =
     Context.environment["AFPROXY_TEST_INDEX_STORE"]
     ?? "\(Context.packageDirectory)/.build/\(hostArchitecture)-unknown-linux-gnu/debug/index/store"
 
+/// `AFPROXY_SANITIZE=address` (scripts/sanitize's address build): this package's own targets,
+/// and only they, compiled with AddressSanitizer and the coverage libFuzzer steers by, in `.build`
+/// beside the plain build, whose dependencies it links as they are. `swift build --sanitize`
+/// instruments every module, so it needed a build directory of its own and compiled every
+/// dependency again (two copies of BoringSSL among them): three quarters of its work, and of
+/// what a busy machine made `make test` wait for. What that costs: memory errors inside the
+/// dependencies' own code go unseen (ASan's allocator and its checks of libc's memory calls still
+/// cover them, as they always did libcurl), and libFuzzer no longer sees the branches of NIO's
+/// llhttp, only of our own parsers and checks. `-DAFPROXY_FUZZING` makes the fuzz targets'
+/// main hand them to libFuzzer's driver (`libFuzzer` above).
+let sanitizer = Context.environment["AFPROXY_SANITIZE"]
+
 let package = Package(
     name: "afproxy",
     platforms: [.macOS(.v15)],
@@ -430,4 +442,19 @@ for target in package.targets where target.type != .system {
 }
 for target in package.targets where target.type == .test {
     target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-index-store-path", testIndexStore])]
+}
+if sanitizer == "address" {
+    let coverage = "-sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp"
+    for target in package.targets where target.type != .system {
+        target.swiftSettings =
+            (target.swiftSettings ?? []) + [
+                .unsafeFlags(["-sanitize=address", coverage]), .define("AFPROXY_FUZZING"),
+            ]
+        target.cSettings =
+            (target.cSettings ?? []) + [.unsafeFlags(["-fsanitize=address", "-f" + coverage.dropFirst()])]
+    }
+    // lld: the system's gold warns about every local symbol of the ASan runtime it cannot export.
+    for target in package.targets where target.type == .executable {
+        target.linkerSettings = (target.linkerSettings ?? []) + [.unsafeFlags(["-sanitize=address", "-use-ld=lld"])]
+    }
 }
