@@ -129,6 +129,8 @@ package struct AFProxyCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: .key("metrics-listen"))
     var metricsListen: String?
+    @Option(name: .long, help: .key("socks-listen"))
+    var socksListen: String?
 
     @Option(name: .customLong("web"), help: .key("web-listen"))
     var web: String?

@@ -24,11 +24,12 @@ enum AccessFiles {
 }
 
 extension Daemon {
-    /// A `listen` address that is not loopback while `allow-clients` is not set refuses the
-    /// start: the person asked for a network to reach the proxy, and must say which clients may
-    /// (sockets systemd hands over are taken as they are; the loopback default still guards them).
+    /// A `listen` or `socks-listen` address that is not loopback while `allow-clients` is not
+    /// set refuses the start: the person asked for a network to reach the proxy, and must say
+    /// which clients may (sockets systemd hands over are taken as they are; the loopback default
+    /// still guards them).
     static func checkExposure(_ configuration: DaemonConfiguration) throws(ConfigurationError) {
-        for text in configuration.listen {
+        for text in configuration.listen + (configuration.socksListen.map { [$0] } ?? []) {
             let address = try ListenAddress.parse(text)
             if let refusal = AllowedClients.exposureRefusal(
                 listenHost: address.host, allowClientsSet: configuration.allowClients != nil)

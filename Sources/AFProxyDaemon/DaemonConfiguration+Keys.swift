@@ -281,6 +281,15 @@ extension DaemonConfiguration {
             config.metricsListen = value
         },
         Key(
+            "socks-listen",
+            help:
+                "Serve SOCKS5 on HOST:PORT: CONNECT, names resolved by afproxy, proxy-auth-file's users (default off).",
+            valueName: "host:port"
+        ) { config, value throws(ConfigurationError) in
+            _ = try ListenAddress.parse(value)
+            config.socksListen = value
+        },
+        Key(
             "web-listen", flag: "web",
             help:
                 "Serve the web dashboard on HOST:PORT, behind a token (`afproxyctl web` prints the address; default off).",

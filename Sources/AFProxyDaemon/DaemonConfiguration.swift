@@ -62,6 +62,8 @@ package struct DaemonConfiguration: Sendable, Equatable {
     /// `HOST:PORT` serving `GET /metrics` to Prometheus; nil: off (the control socket's
     /// `GET /metrics` is always there).
     package var metricsListen: String?
+    /// `socks-listen`: the SOCKS5 port, off when nil.
+    package var socksListen: String?
     /// `HOST:PORT` of the web dashboard; nil: off. Loopback unless a person names another address.
     package var webListen: String?
 

@@ -80,6 +80,7 @@ extension DaemonService {
         if old.transparentResume != new.transparentResume { keys.append("transparent-resume") }
         if old.resumeAttempts != new.resumeAttempts { keys.append("resume-attempts") }
         if old.metricsListen != new.metricsListen { keys.append("metrics-listen") }
+        if old.socksListen != new.socksListen { keys.append("socks-listen") }
         if old.webListen != new.webListen { keys.append("web-listen") }
         return keys
     }

@@ -166,6 +166,16 @@ final class DaemonService: Service, Sendable {
             try await self.control.bind(path: path, mode: underSystemd ? 0o660 : 0o600)
             self.logger.notice("control socket at \(path)")
         }
+        if let text = configuration.socksListen {
+            let address = try ListenAddress.parse(text)
+            let bound: String
+            do {
+                bound = try await self.listener.bindSocks(host: address.host, port: address.port).endpointText
+            } catch {
+                throw ConfigurationError("socks-listen: cannot listen on \(text): \(error)")
+            }
+            self.logger.notice("SOCKS5 on \(bound)")
+        }
         if let text = configuration.metricsListen {
             let address = try ListenAddress.parse(text)
             let bound = try await self.servers.metrics.bind(host: address.host, port: address.port)

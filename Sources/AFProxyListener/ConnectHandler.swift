@@ -3,12 +3,12 @@ import AFProxyModel
 import NIOCore
 import NIOHTTP1
 
-/// Answers one CONNECT (or opens a WebSocket handshake's origin connection, `StreamUpgrade`)
-/// and turns its connection into a tunnel. It takes the place of the HTTP
-/// handlers once the CONNECT has been parsed: from then on the connection carries raw bytes, so
-/// the answer (200, or a refusal with a text body) is written as bytes too. While upstream is
-/// being connected it holds the client's reads and keeps what the client sent early; once the
-/// 200 is out it hands both to the task's relay and leaves the pipeline.
+/// Answers one CONNECT (or opens a WebSocket handshake's origin connection, `StreamUpgrade`, or
+/// a SOCKS5 request's, `SocksHandler`) and turns its connection into a tunnel. It takes the place
+/// of the HTTP handlers once the CONNECT has been parsed: from then on the connection carries raw
+/// bytes, so the answer (200, or a refusal with a text body; a SOCKS5 reply) is written as bytes
+/// too. While upstream is being connected it holds the client's reads and keeps what the client
+/// sent early; once the 200 is out it hands both to the task's relay and leaves the pipeline.
 ///
 /// `ConnectionTimeoutHandler` stays at the head of the pipeline: to it the tunnel is one long
 /// request, during which no timer of its runs.
@@ -23,9 +23,17 @@ final class ConnectHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case refuse(ProxyRefusal)
     }
 
+    /// The protocol the client asked in, and so answers in.
+    enum Answer {
+        case http(HTTPVersion, via: String)
+        case socks
+        /// Answered before the tunnel opened (`SocksHandler`, for a host it may intercept): a
+        /// failure can only close the connection.
+        case given
+    }
+
     private let plan: Plan
-    private let version: HTTPVersion
-    private let via: String
+    private let answer: Answer
     private let manager: SessionManager
     /// How the connection goes on when the CONNECT is intercepted (`StreamRequest.intercepted`).
     private let intercept: InterceptSetup?
@@ -38,11 +46,10 @@ final class ConnectHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The answer is written (or the client is gone): nothing more to do here.
     private var answered = false
 
-    private init(plan: Plan, version: HTTPVersion, via: String, manager: SessionManager, intercept: InterceptSetup?) {
+    private init(plan: Plan, answer: Answer, manager: SessionManager, intercept: InterceptSetup?) {
         self.plan = plan
         self.intercept = intercept
-        self.version = version
-        self.via = via
+        self.answer = answer
         self.manager = manager
     }
 
@@ -54,7 +61,8 @@ final class ConnectHandler: ChannelDuplexHandler, RemovableChannelHandler {
         _ context: ChannelHandlerContext, plan: Plan, version: HTTPVersion, via: String, manager: SessionManager,
         intercept: InterceptSetup? = nil
     ) {
-        let handler = ConnectHandler(plan: plan, version: version, via: via, manager: manager, intercept: intercept)
+        let handler = ConnectHandler(
+            plan: plan, answer: .http(version, via: via), manager: manager, intercept: intercept)
         let gate = InputClosedGate()
         let pipeline = context.pipeline.syncOperations
         do {
@@ -68,6 +76,29 @@ final class ConnectHandler: ChannelDuplexHandler, RemovableChannelHandler {
             pipeline.removeHandler(context: context, promise: nil)
             let decoder = try pipeline.handler(type: ByteToMessageHandler<RequestDecoder>.self)
             pipeline.removeHandler(decoder).assumeIsolated().whenComplete { _ in gate.open() }
+            // From now on a half-close of the client is an event to pass on, not the end.
+            try context.channel.syncOptions?.setOption(.allowRemoteHalfClosure, value: true)
+        } catch {
+            context.close(promise: nil)
+            return
+        }
+        handler.begin()
+    }
+
+    /// Opens `request`'s tunnel behind the `SocksHandler` of `context`, which leaves: what the
+    /// client sent after its request (`early`) goes to the relay first, and the SOCKS5 reply is
+    /// written once the destination answered (or refused).
+    static func takeOverSocks(
+        _ context: ChannelHandlerContext, request: StreamRequest, early: ByteBuffer, answered: Bool,
+        manager: SessionManager, intercept: InterceptSetup?
+    ) {
+        let handler = ConnectHandler(
+            plan: .open(request), answer: answered ? .given : .socks, manager: manager, intercept: intercept)
+        if early.readableBytes > 0 { handler.early.append(early) }
+        let pipeline = context.pipeline.syncOperations
+        do {
+            try pipeline.addHandler(handler, position: .after(context.handler))
+            pipeline.removeHandler(context: context, promise: nil)
             // From now on a half-close of the client is an event to pass on, not the end.
             try context.channel.syncOptions?.setOption(.allowRemoteHalfClosure, value: true)
         } catch {
@@ -103,11 +134,16 @@ final class ConnectHandler: ChannelDuplexHandler, RemovableChannelHandler {
         switch result {
         case .success:
             self.answered = true
-            if task.request.upgrade == nil {
+            switch self.answer {
+            case .http(let version, _) where task.request.upgrade == nil:
                 let answer =
-                    "HTTP/\(self.version.major).\(self.version.minor) 200 Connection established\r\n"
+                    "HTTP/\(version.major).\(version.minor) 200 Connection established\r\n"
                     + "Date: \(HTTPDate.now())\r\n\r\n"
                 context.writeAndFlush(self.wrapOutboundOut(ByteBuffer(string: answer)), promise: nil)
+            case .http, .given: break
+            case .socks:
+                let reply = SocksHandshake.reply(.succeeded)
+                context.writeAndFlush(self.wrapOutboundOut(ByteBuffer(bytes: reply)), promise: nil)
             }
             guard task.attachClient(context.channel) else {
                 context.close(promise: nil)
@@ -131,16 +167,33 @@ final class ConnectHandler: ChannelDuplexHandler, RemovableChannelHandler {
             channel.read()  // the relay's glue decides from here
         case .failure(let error):
             let failure = error as? TaskFailure ?? .upstreamBroken("\(error)")
-            let status = HTTPResponseStatus(statusCode: failure.httpStatus)
-            self.refuse(ProxyRefusal(status, failure.message), context: context)
+            switch self.answer {
+            case .http:
+                let status = HTTPResponseStatus(statusCode: failure.httpStatus)
+                self.refuse(ProxyRefusal(status, failure.message), context: context)
+            case .given:
+                self.answered = true
+                context.close(promise: nil)
+            case .socks:
+                self.answered = true
+                let reply = SocksHandshake.reply(SocksHandshake.ReplyCode(failure))
+                let channel = context.channel
+                context.writeAndFlush(self.wrapOutboundOut(ByteBuffer(bytes: reply)))
+                    .whenComplete { _ in channel.close(promise: nil) }
+            }
         }
     }
 
     /// Answers with `refusal` and closes: what follows a refused CONNECT cannot be read as HTTP.
+    /// (SOCKS5 requests are refused by `SocksHandler`, before they come here.)
     private func refuse(_ refusal: ProxyRefusal, context: ChannelHandlerContext) {
         self.answered = true
         let channel = context.channel
-        context.writeAndFlush(self.wrapOutboundOut(refusal.bytes(version: self.version, via: self.via)))
+        guard case .http(let version, let via) = self.answer else {
+            context.close(promise: nil)
+            return
+        }
+        context.writeAndFlush(self.wrapOutboundOut(refusal.bytes(version: version, via: via)))
             .whenComplete { _ in channel.close(promise: nil) }
     }
 

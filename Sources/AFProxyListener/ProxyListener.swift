@@ -54,6 +54,15 @@ package final class ProxyListener: Service, Sendable {
         return channel.localAddress!
     }
 
+    /// Binds the SOCKS5 port (`socks-listen`) at `host:port`: its connections share this
+    /// listener's connection limit, `allow-clients`, users and interception. Answers the bound
+    /// address.
+    @discardableResult
+    package func bindSocks(host: String, port: Int) async throws -> SocketAddress {
+        let channel = try await self.sockets.bind(self.socksBootstrap(), host: host, port: port)
+        return channel.localAddress!
+    }
+
     package var openConnections: Int { self.admission.openConnections }
 
     /// New connections get `configuration`; open ones keep theirs. `maxConnections` stays as at init.
@@ -78,50 +87,90 @@ package final class ProxyListener: Service, Sendable {
     static let readsPerEvent: UInt = 1
 
     private func bootstrap() -> ServerBootstrap {
-        let manager = self.manager
-        let admission = self.admission
-        return ServerBootstrap(group: self.group)
+        self.serverBootstrap { [self] channel in
+            let configuration = self.configuration.withLock { $0 }
+            let access = self.manager.rules.access.ruleSet
+            let peer = channel.remoteAddress?.ipAddress.flatMap { IPAddress($0) }
+            guard access.clients.allows(peer) else {
+                let refusal = ProxyRefusal(.forbidden, "this client address may not use the proxy (allow-clients)")
+                return self.admission.refuse(
+                    channel, with: refusal.bytes(version: .http1_1, via: configuration.viaName))
+            }
+            let authenticator = access.users == nil ? nil : self.authenticator
+            let validator = RequestValidator(
+                via: configuration.viaName, maxHeaderBytes: configuration.maxHeaderBytes,
+                connectPorts: configuration.allowedConnectPorts, authenticator: authenticator)
+            guard self.admission.admit(channel) else {
+                let refusal = Self.overLimitRefusal(limit: self.admission.limit)
+                return self.admission.refuse(
+                    channel, with: refusal.bytes(version: .http1_1, via: configuration.viaName))
+            }
+            let (client, process, intercept) = self.arrival(of: channel, configuration: configuration)
+            return channel.eventLoop.makeCompletedFuture {
+                let sync = channel.pipeline.syncOperations
+                try sync.addHandler(Self.timeoutHandler(configuration))
+                try Self.addHTTPHandlers(
+                    to: sync, manager: self.manager, validator: validator, clientAddress: client,
+                    limits: Self.decoderLimits(configuration), authenticator: authenticator, clientProcess: process,
+                    intercept: intercept)
+            }
+        }
+    }
+
+    /// A SOCKS5 client refused before its greeting was read (over `max-connections`, outside
+    /// `allow-clients`): the method selection no method can satisfy (RFC 1928 §3), which a
+    /// client reads as a refusal where an HTTP answer would be garbage to it.
+    static let socksRefusal: [UInt8] = [0x05, 0xFF]
+
+    private func socksBootstrap() -> ServerBootstrap {
+        self.serverBootstrap { [self] channel in
+            let configuration = self.configuration.withLock { $0 }
+            let access = self.manager.rules.access.ruleSet
+            let peer = channel.remoteAddress?.ipAddress.flatMap { IPAddress($0) }
+            guard access.clients.allows(peer), self.admission.admit(channel) else {
+                return self.admission.refuse(channel, with: ByteBuffer(bytes: Self.socksRefusal))
+            }
+            let (client, process, intercept) = self.arrival(of: channel, configuration: configuration)
+            let handler = SocksHandler(
+                manager: self.manager, authenticator: access.users == nil ? nil : self.authenticator,
+                clientAddress: client, clientProcess: process, intercept: intercept,
+                timeout: TimeAmount(configuration.headerTimeout))
+            return channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(handler)
+            }
+        }
+    }
+
+    /// The listening socket's options and its connections' (both ports).
+    private func serverBootstrap(
+        _ initializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>
+    ) -> ServerBootstrap {
+        ServerBootstrap(group: self.group)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelOption(.maxMessagesPerRead, value: Self.readsPerEvent)
             .childChannelOption(.recvAllocator, value: Self.recvAllocator)
-            .childChannelInitializer { [self] channel in
-                let configuration = self.configuration.withLock { $0 }
-                let access = manager.rules.access.ruleSet
-                let peer = channel.remoteAddress?.ipAddress.flatMap { IPAddress($0) }
-                guard access.clients.allows(peer) else {
-                    let refusal = ProxyRefusal(.forbidden, "this client address may not use the proxy (allow-clients)")
-                    return admission.refuse(channel, with: refusal.bytes(version: .http1_1, via: configuration.viaName))
-                }
-                let authenticator = access.users == nil ? nil : self.authenticator
-                let validator = RequestValidator(
-                    via: configuration.viaName, maxHeaderBytes: configuration.maxHeaderBytes,
-                    connectPorts: configuration.allowedConnectPorts, authenticator: authenticator)
-                let limits = Self.decoderLimits(configuration)
-                guard admission.admit(channel) else {
-                    let refusal = Self.overLimitRefusal(limit: admission.limit)
-                    return admission.refuse(channel, with: refusal.bytes(version: .http1_1, via: configuration.viaName))
-                }
-                let client = channel.remoteAddress.map(\.endpointText) ?? "unknown"
-                let process = self.processLookup.flatMap { lookup in
-                    ConnectionAddresses(local: channel.localAddress, peer: channel.remoteAddress).flatMap { addresses in
-                        addresses.peerIsLocal ? lookup(addresses) : nil
-                    }
-                }
-                let intercept = self.interception.map {
-                    InterceptSetup(
-                        interception: $0, configuration: configuration, limits: limits, clientAddress: client,
-                        clientProcess: process, manager: manager)
-                }
-                return channel.eventLoop.makeCompletedFuture {
-                    let sync = channel.pipeline.syncOperations
-                    try sync.addHandler(Self.timeoutHandler(configuration))
-                    try Self.addHTTPHandlers(
-                        to: sync, manager: manager, validator: validator, clientAddress: client, limits: limits,
-                        authenticator: authenticator, clientProcess: process, intercept: intercept)
-                }
+            .childChannelInitializer(initializer)
+    }
+
+    /// What an admitted connection of either port carries to its tasks: the client's address,
+    /// the lookup of its process (local clients only) and how its tunnels are intercepted.
+    private func arrival(
+        of channel: any Channel, configuration: ListenerConfiguration
+    ) -> (client: String, process: ClientProcessSlot?, intercept: InterceptSetup?) {
+        let client = channel.remoteAddress.map(\.endpointText) ?? "unknown"
+        let process = self.processLookup.flatMap { lookup in
+            ConnectionAddresses(local: channel.localAddress, peer: channel.remoteAddress).flatMap { addresses in
+                addresses.peerIsLocal ? lookup(addresses) : nil
             }
+        }
+        let intercept = self.interception.map {
+            InterceptSetup(
+                interception: $0, configuration: configuration, limits: Self.decoderLimits(configuration),
+                clientAddress: client, clientProcess: process, manager: self.manager)
+        }
+        return (client, process, intercept)
     }
 
     /// The HTTP handlers of a client connection, behind whatever `pipeline` holds already; the

@@ -43,6 +43,12 @@ package struct ProxyAuthenticator: Sendable {
         guard let credentials = ProxyCredentials(header: header) else {
             return .refused("proxy authentication required: only Basic credentials are accepted")
         }
+        return self.verdict(credentials: credentials)
+    }
+
+    /// The verdict on credentials a client presented otherwise (SOCKS5's RFC 1929 negotiation):
+    /// allowed when verified before, else to be verified.
+    package func verdict(credentials: ProxyCredentials) -> Verdict {
         let key = self.hashing.digest(credentials.cacheKey)
         if let user = self.rules.withState({ $0.verified[key] }) { return .allowed(user: user) }
         return .needsVerification(credentials)
