@@ -460,7 +460,9 @@ def test_the_safety_net_ends_a_task_the_rule_missed(start_proxy, origin):
 
     record = wait_for(stalled, 60, message=lambda: f"the net's end of the task; have {seen}")
     assert record["errorCode"] == "stalled", record
-    assert any("defect: task" in line and "ended as stalled" in line for line in proxy.stderr_lines), proxy.log()
+    # The log line is written as the task ends; the reader thread may not have it yet.
+    wait_for(lambda: any("defect: task" in line and "ended as stalled" in line for line in proxy.stderr_lines),
+             message=lambda: f"the defect's log line; have {proxy.log()}")
     status, metrics = proxy.api("GET", "/metrics")
     assert status == 200
     assert 'afproxy_tasks_completed_total{kind="upload",outcome="stalled"} 1' in metrics, metrics

@@ -48,8 +48,9 @@ def test_a_failed_write_is_reported_until_a_later_write_succeeds(start_proxy, tm
     assert lines[3] == f"state files throttle.json {problem}", lines
     assert json.loads(ok(ctl(proxy, "status", "--json"), "status --json"))["tasks"]["stateFiles"] == {
         "throttle.json": problem}
-    assert any("state file throttle.json not written" in line for line in proxy.stderr_lines), (
-        proxy.log())
+    # The log line goes out as the report does; the reader thread may not have it yet.
+    wait_for(lambda: any("state file throttle.json not written" in line for line in proxy.stderr_lines),
+             message=lambda: f"the log line; have {proxy.log()}")
     # The rule is in force all the same.
     rules = json.loads(ok(ctl(proxy, "throttle", "--list", "--json"), "list"))["rules"]
     assert [(r["rule"], r["down"]) for r in rules] == [("global", 2_000_000)], rules
@@ -66,7 +67,8 @@ def test_a_failed_write_is_reported_until_a_later_write_succeeds(start_proxy, tm
     assert len(status_lines(proxy)) == 3
     saved = json.loads((state / "throttle.json").read_text())
     assert saved["rules"][0]["down"] == 3_000_000, saved
-    assert any("state file " in line and "throttle.json written again" in line for line in proxy.stderr_lines), proxy.log()
+    wait_for(lambda: any("state file " in line and "throttle.json written again" in line
+                         for line in proxy.stderr_lines), message=lambda: f"the log line; have {proxy.log()}")
 
 
 def test_a_state_directory_that_became_a_file_reports_every_file(start_proxy, tmp_path):
