@@ -288,7 +288,8 @@ def test_reload_applies_a_valid_config_and_refuses_a_broken_one(start_proxy, ori
         refused_ready_at, _, ready = notify.wait_for("READY", "1", after=second_at)
         note = f"configuration refused: {conf}:2: unknown key colour; "
         assert ready.get("STATUS", "").startswith(note), ready
-        assert any("configuration refused" in l and "unknown key colour" in l for l in p.stderr_lines)
+        wait_for(lambda: any("configuration refused" in l and "unknown key colour" in l for l in p.stderr_lines),
+                 message="the refusal's log line")
         assert big_header_status(p.port, origin, 4000) == 431
         assert big_header_status(p.port, origin, 1000) == 200
         # The request served changes the count, so a periodic STATUS= follows: a datagram of its
@@ -349,7 +350,8 @@ def test_grace_period_over_cancels_what_runs(start_proxy, origin, tmp_path):
     assert elapsed >= 0.9, f"stopped {elapsed:.1f} s after SIGTERM, before its 1 s grace period"
     assert hung.wait(timeout=10) != 0  # its client got no answer
     p.stopped_by_test = True
-    assert any("grace period over: canceling 1 task" in l for l in p.stderr_lines)
+    wait_for(lambda: any("grace period over: canceling 1 task" in l for l in p.stderr_lines),
+             message="the grace period's log line")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -391,7 +393,7 @@ def test_journal_entry_of_a_completed_task_carries_its_fields(start_proxy, origi
     assert url in entry["MESSAGE"]
     # Readable lines still go to stderr (a foreground run with journald present).
     assert any("listening on" in e.get("MESSAGE", "") for e in journal.entries())
-    assert any(url in l for l in p.stderr_lines)
+    wait_for(lambda: any(url in l for l in p.stderr_lines), message="the task's line on stderr")
 
     # A failure is logged at error level, with why.
     bad = f"http://127.0.0.1:{closed_port()}/x"
