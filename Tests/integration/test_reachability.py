@@ -14,6 +14,7 @@ and iproute2; skipped, saying why, where namespaces cannot be made.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -202,13 +203,17 @@ def test_watch_shows_network_events(start_in_ns, netns, afproxyctl_bin):
         # Both streams are open before the link goes down: downloads (to a port nobody listens
         # on) make tasks, whose events both must print first; a probe made before a stream
         # subscribed is not seen by it, so one is made each round until both have printed. A
-        # fixed sleep here was too short for an ASan afproxyctl on a busy machine.
+        # fixed sleep here was too short for an ASan afproxyctl on a busy machine. Each probe has
+        # a file of its own: the one before may still be retrying its refused connection, and a
+        # second download to its path is refused.
+        probes = itertools.count()
+
         def probed() -> bool:
             if outputs["json"] and outputs["text"]:
                 return True
             r = subprocess.run([afproxyctl_bin, "--socket", proxy.control_socket, "download",
-                                "http://127.0.0.1:9/probe"], capture_output=True, text=True, timeout=60,
-                               stdin=subprocess.DEVNULL, env=clean_env())
+                                f"http://127.0.0.1:9/probe-{next(probes)}"], capture_output=True, text=True,
+                               timeout=60, stdin=subprocess.DEVNULL, env=clean_env())
             assert r.returncode == 0, r.stderr
             return False
         wait_for(probed, SETTLE, interval=1.0, message=lambda: f"a probe's events in both streams; have {outputs}")
