@@ -3,7 +3,7 @@
 ones included, has it. The daemon says which it is in `--version`; these tests check what that
 build must do, and so run in both: in the suite against the shipped static build (which must be
 the whole daemon), and in `scripts/test`'s last step against the quick build
-(AFPROXY_BIN=.build-quick/debug/afproxy, built with `--disable-default-traits`), where plain HTTP and
+(AFPROXY_BIN=.build/test-binaries/quick/afproxy, built with `--disable-default-traits`), where plain HTTP and
 CONNECT tunnels work and interception says that it is not there and how to get it."""
 
 from __future__ import annotations
