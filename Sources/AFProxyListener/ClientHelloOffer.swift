@@ -1,6 +1,7 @@
 /// What a client's ClientHello offers that afproxy's answer depends on: whether it can take an
-/// ECDSA certificate at all. Older clients (TLS 1.2 stacks with RSA suites only, embedded ones)
-/// cannot, and a handshake with them fails unless they are shown an RSA certificate.
+/// ECDSA certificate at all (older clients, TLS 1.2 stacks with RSA suites only, embedded ones,
+/// cannot, and a handshake with them fails unless they are shown an RSA certificate), and the
+/// name it asks for, which names a SOCKS5 or captured connection's task.
 package struct ClientHelloOffer: Sendable, Equatable {
     /// TLS 1.3 in `supported_versions`.
     package var tls13: Bool
@@ -8,12 +9,27 @@ package struct ClientHelloOffer: Sendable, Equatable {
     package var ecdsaSuite: Bool
     /// The `signature_algorithms` extension, when sent.
     package var signatureSchemes: [UInt16]?
+    /// The `host_name` of the `server_name` extension (RFC 6066 §3), lowercased; nil when the
+    /// client sent none or one that is not a name.
+    package var serverName: String?
 
     /// Whether the client can verify a certificate with an ECDSA key: in TLS 1.3 the
     /// signature schemes decide, in TLS 1.2 the cipher suite does too.
     package var acceptsECDSA: Bool {
         let schemes = self.signatureSchemes.map { $0.contains { Self.ecdsaSchemes.contains($0) } } ?? true
         return schemes && (self.tls13 || self.ecdsaSuite)
+    }
+
+    /// A DNS name as RFC 6066 allows it: letters, digits, hyphens and dots, at most 253 bytes.
+    /// Anything else names nothing a task may be called by.
+    static func hostName(_ bytes: [UInt8]) -> String? {
+        guard (1...253).contains(bytes.count),
+            bytes.allSatisfy({ byte in
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
+            })
+        else { return nil }
+        return String(decoding: bytes, as: UTF8.self).lowercased()
     }
 
     static let ecdsaSchemes: Set<UInt16> = [0x0403, 0x0503, 0x0603, 0x0203]
@@ -24,10 +40,11 @@ package struct ClientHelloOffer: Sendable, Equatable {
             || (0xC0AC...0xC0AF).contains(suite)
     }
 
-    package init(tls13: Bool, ecdsaSuite: Bool, signatureSchemes: [UInt16]?) {
+    package init(tls13: Bool, ecdsaSuite: Bool, signatureSchemes: [UInt16]?, serverName: String? = nil) {
         self.tls13 = tls13
         self.ecdsaSuite = ecdsaSuite
         self.signatureSchemes = signatureSchemes
+        self.serverName = serverName
     }
 
     /// Reads a ClientHello's body (after its four-byte handshake header); nil when it is not one.
@@ -43,6 +60,7 @@ package struct ClientHelloOffer: Sendable, Equatable {
         }
         var tls13 = false
         var schemes: [UInt16]?
+        var serverName: String?
         if let extensionsLength = reader.u16(),
             var extensions = reader.bytes(Int(extensionsLength)).map(ByteReader.init)
         {
@@ -61,11 +79,15 @@ package struct ClientHelloOffer: Sendable, Equatable {
                             UInt16(list[$0]) << 8 | UInt16(list[$0 + 1])
                         }
                     }
+                case 0x0000:  // server_name: a list of (type, name); type 0 is host_name
+                    if value.skip(2), value.u8() == 0, let length = value.u16(), let name = value.bytes(Int(length)) {
+                        serverName = Self.hostName(name)
+                    }
                 default: break
                 }
             }
         }
-        self.init(tls13: tls13, ecdsaSuite: ecdsaSuite, signatureSchemes: schemes)
+        self.init(tls13: tls13, ecdsaSuite: ecdsaSuite, signatureSchemes: schemes, serverName: serverName)
     }
 }
 

@@ -85,16 +85,18 @@ final class ConnectHandler: ChannelDuplexHandler, RemovableChannelHandler {
         handler.begin()
     }
 
-    /// Opens `request`'s tunnel behind the `SocksHandler` of `context`, which leaves: what the
-    /// client sent after its request (`early`) goes to the relay first, and the SOCKS5 reply is
-    /// written once the destination answered (or refused).
+    /// Opens `request`'s tunnel behind the handler of `context` (`SocksHandler`,
+    /// `ArrivalSniffer`), which leaves: what the client sent already (`early`, then its
+    /// half-close when `inputEnded`) goes to the relay first, and the SOCKS5 reply, unless
+    /// `answered`, is written once the destination answered (or refused).
     static func takeOverSocks(
-        _ context: ChannelHandlerContext, request: StreamRequest, early: ByteBuffer, answered: Bool,
-        manager: SessionManager, intercept: InterceptSetup?
+        _ context: ChannelHandlerContext, request: StreamRequest, early: ByteBuffer, inputEnded: Bool = false,
+        answered: Bool, manager: SessionManager, intercept: InterceptSetup?
     ) {
         let handler = ConnectHandler(
             plan: .open(request), answer: answered ? .given : .socks, manager: manager, intercept: intercept)
         if early.readableBytes > 0 { handler.early.append(early) }
+        handler.inputEnded = inputEnded
         let pipeline = context.pipeline.syncOperations
         do {
             try pipeline.addHandler(handler, position: .after(context.handler))

@@ -54,17 +54,19 @@ struct InterceptSetup {
         var validator = RequestValidator(
             via: self.configuration.viaName, maxHeaderBytes: self.configuration.maxHeaderBytes,
             connectPorts: self.configuration.allowedConnectPorts)
-        validator.intercepted = InterceptedOrigin(host: request.host, port: request.port)
+        validator.knownOrigin = KnownOrigin(host: request.host, port: request.port)
         try ProxyListener.addHTTPHandlers(
             to: pipeline, manager: self.manager, validator: validator, clientAddress: self.clientAddress,
             limits: self.limits, clientProcess: self.clientProcess,
-            parent: InterceptParent(task: task, proxyUser: request.proxyUser))
+            carrier: RequestCarrier(task: task, proxyUser: request.proxyUser))
     }
 }
 
-/// The intercepted connection a request came in: its stream task counts the request, and the
-/// CONNECT's proxy user is the request's.
-struct InterceptParent {
-    let task: StreamTask
+/// What a request takes from the connection it came in when that connection was opened for it
+/// before (a CONNECT, a SOCKS5 handshake, a capture): the intercepted connection's stream task,
+/// which counts the request (nil for plain HTTP read from a SOCKS5 or captured connection), and
+/// the proxy user who opened it.
+struct RequestCarrier {
+    let task: StreamTask?
     let proxyUser: String?
 }

@@ -46,15 +46,16 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// How a CONNECT is intercepted when a rule says so; nil: never (or inside an intercepted
     /// connection already).
     private let intercept: InterceptSetup?
-    /// Inside an intercepted connection: its stream task and the CONNECT's user.
-    private let parent: InterceptParent?
+    /// Inside a connection opened before its first request (intercepted, SOCKS5, captured):
+    /// its stream task, if any, and the user who opened it.
+    private let carrier: RequestCarrier?
 
     init(
         manager: SessionManager, validator: RequestValidator, clientAddress: String, codec: ClientCodec,
-        clientProcess: ClientProcessSlot? = nil, intercept: InterceptSetup? = nil, parent: InterceptParent? = nil
+        clientProcess: ClientProcessSlot? = nil, intercept: InterceptSetup? = nil, carrier: RequestCarrier? = nil
     ) {
         self.intercept = intercept
-        self.parent = parent
+        self.carrier = carrier
         self.manager = manager
         self.validator = validator
         self.clientAddress = clientAddress
@@ -235,14 +236,15 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
         }
     }
 
-    /// What a request read here takes from its connection: the client's process and, inside an
-    /// intercepted connection, which counts it, that connection's task and proxy user.
+    /// What a request read here takes from its connection: the client's process and, inside a
+    /// connection opened before it, that connection's proxy user and task, which counts it.
     private func carry(_ process: inout ClientProcessSlot?, _ parent: inout Int?, _ proxyUser: inout String?) {
         process = self.clientProcess
-        guard let carrier = self.parent else { return }
-        parent = carrier.task.id
+        guard let carrier = self.carrier else { return }
         proxyUser = carrier.proxyUser
-        carrier.task.carriedRequest()
+        guard let task = carrier.task else { return }
+        parent = task.id
+        task.carriedRequest()
     }
 
     func channelInactive(context: ChannelHandlerContext) {

@@ -133,8 +133,7 @@ package final class ProxyListener: Service, Sendable {
             let (client, process, intercept) = self.arrival(of: channel, configuration: configuration)
             let handler = SocksHandler(
                 manager: self.manager, authenticator: access.users == nil ? nil : self.authenticator,
-                clientAddress: client, clientProcess: process, intercept: intercept,
-                timeout: TimeAmount(configuration.headerTimeout))
+                clientAddress: client, clientProcess: process, intercept: intercept, configuration: configuration)
             return channel.eventLoop.makeCompletedFuture {
                 try channel.pipeline.syncOperations.addHandler(handler)
             }
@@ -180,18 +179,18 @@ package final class ProxyListener: Service, Sendable {
         to pipeline: ChannelPipeline.SynchronousOperations, manager: SessionManager, validator: RequestValidator,
         clientAddress: String, limits: NIOHTTPDecoderLimitConfiguration = .init(),
         authenticator: ProxyAuthenticator? = nil, clientProcess: ClientProcessSlot? = nil,
-        intercept: InterceptSetup? = nil, parent: InterceptParent? = nil
+        intercept: InterceptSetup? = nil, carrier: RequestCarrier? = nil
     ) throws -> ProxyConnectionHandler {
         let codec = ClientCodec(decoder: RequestDecoder(limits: limits), authenticator: authenticator)
         let handler = ProxyConnectionHandler(
             manager: manager, validator: validator, clientAddress: clientAddress, codec: codec,
-            clientProcess: clientProcess, intercept: intercept, parent: parent)
+            clientProcess: clientProcess, intercept: intercept, carrier: carrier)
         try codec.install(in: pipeline)
         try pipeline.addHandler(handler)
         return handler
     }
 
-    private static func decoderLimits(_ configuration: ListenerConfiguration) -> NIOHTTPDecoderLimitConfiguration {
+    static func decoderLimits(_ configuration: ListenerConfiguration) -> NIOHTTPDecoderLimitConfiguration {
         var limits = NIOHTTPDecoderLimitConfiguration()
         limits.maxHeaderListSize = min(configuration.maxHeaderBytes, ListenerConfiguration.headerBytesCeiling)
         limits.maxHeaderFieldSize = limits.maxHeaderListSize

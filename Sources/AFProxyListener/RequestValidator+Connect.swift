@@ -7,9 +7,9 @@ import NIOHTTP1
 extension RequestValidator {
     package func validateConnect(_ head: HTTPRequestHead, client: String) -> Result<StreamRequest, ProxyRefusal> {
         if let refusal = self.commonRefusal(head) { return .failure(refusal) }
-        if let origin = self.intercepted {
+        if let origin = self.knownOrigin {
             return .failure(
-                ProxyRefusal(.badRequest, "CONNECT inside the intercepted connection to \(origin.authority) is refused")
+                ProxyRefusal(.badRequest, "CONNECT inside the connection to \(origin.authority) is refused")
             )
         }
         let user: String?

@@ -17,7 +17,7 @@ extension RequestValidator {
     }
 
     /// The handshake's tunnel: the same checks as any request (URL, framing, loops, proxy
-    /// authentication; inside an intercepted connection, its origin), and no body. A refusal
+    /// authentication; inside an intercepted, SOCKS5 or captured connection, its origin), and no body. A refusal
     /// closes the connection: the parser stopped at the request's end, so nothing after it
     /// could be read as HTTP.
     package func validateUpgrade(_ head: HTTPRequestHead, client: String) -> Result<StreamRequest, ProxyRefusal> {
@@ -33,12 +33,13 @@ extension RequestValidator {
         }
         let origin: ConnectTarget
         let path: String
-        if let intercepted = self.intercepted {
-            origin = ConnectTarget(host: intercepted.host, port: intercepted.port)
-            path = String(request.url.dropFirst("https://\(intercepted.authority)".utf8.count))
+        let tls = self.knownOrigin?.tls ?? false
+        if let known = self.knownOrigin, !known.followsHost {
+            origin = ConnectTarget(host: known.host, port: known.port)
+            path = String(request.url.dropFirst("\(known.scheme)://\(known.authority)".utf8.count))
         } else {
-            guard case .success(let url) = AbsoluteURL.parse(request.url),
-                let target = Self.target(of: url.authority)
+            guard case .success(let url) = AbsoluteURL.parse(request.url, scheme: tls ? "https" : "http"),
+                let target = Self.target(of: url.authority, defaultPort: tls ? 443 : 80)
             else {
                 return .failure(ProxyRefusal(.badRequest, "the URL names no valid host", closeConnection: true))
             }
@@ -48,7 +49,6 @@ extension RequestValidator {
         var lines = "\(head.method.rawValue) \(path) HTTP/1.1\r\n"
         for field in request.headers { lines += "\(field.name): \(field.value)\r\n" }
         lines += "Upgrade: \(head.headers["upgrade"].joined(separator: ", "))\r\nConnection: Upgrade\r\n\r\n"
-        let tls = self.intercepted != nil
         let schemeLength = tls ? "https".utf8.count : "http".utf8.count
         let url = (tls ? "wss" : "ws") + request.url.dropFirst(schemeLength)
         var stream = StreamRequest(
@@ -58,10 +58,10 @@ extension RequestValidator {
         return .success(stream)
     }
 
-    /// `host[:port]` of an `http://` URL as host and port, 80 when it names none.
-    private static func target(of authority: String) -> ConnectTarget? {
+    /// `host[:port]` of a URL as host and port, the scheme's port when it names none.
+    private static func target(of authority: String, defaultPort: Int) -> ConnectTarget? {
         if case .success(let target) = ConnectTarget.parse(authority) { return target }
-        if case .success(let target) = ConnectTarget.parse(authority + ":80") { return target }
+        if case .success(let target) = ConnectTarget.parse(authority + ":\(defaultPort)") { return target }
         return nil
     }
 }

@@ -14,9 +14,10 @@ package struct RequestValidator: Sendable {
     /// Proxy authentication, when `proxy-auth-file` is set; `ProxyAuthGate` verified new
     /// credentials before the head got here.
     package var authenticator: ProxyAuthenticator?
-    /// Inside an intercepted connection: the origin its requests go to, in origin form. Proxy
-    /// authentication was the CONNECT's (`authenticator` is nil there).
-    var intercepted: InterceptedOrigin?
+    /// Inside an intercepted, SOCKS5 or captured connection: the origin its requests go to, in
+    /// origin form (`KnownOrigin`). Proxy
+    /// authentication was the CONNECT's or the SOCKS5 handshake's (`authenticator` is nil there).
+    var knownOrigin: KnownOrigin?
 
     package init(
         via: String, maxHeaderBytes: Int, connectPorts: ConnectPortPolicy = .default,
@@ -37,7 +38,7 @@ package struct RequestValidator: Sendable {
         }
         let url: AbsoluteURL
         let parsed =
-            self.intercepted.map { $0.url(for: head.uri, host: head.headers.first(name: "host")) }
+            self.knownOrigin.map { $0.url(for: head.uri, host: head.headers.first(name: "host")) }
             ?? AbsoluteURL.parse(head.uri)
         switch parsed {
         case .success(let parsed): url = parsed

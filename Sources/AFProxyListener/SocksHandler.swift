@@ -6,16 +6,18 @@ import NIOPosix
 
 /// One connection to the SOCKS5 port (`socks-listen`): reads the handshake (`SocksHandshake`),
 /// checks the user and password against `proxy-auth-file` when the proxy has users, and hands
-/// the request on as a CONNECT tunnel would be (`ConnectHandler`): a stream task named
-/// `host:port`, under the same rules (deny, hold, throttle, intercept). A name is resolved by
-/// afproxy (socks5h); the reply says how the destination answered (RFC 1928 §6 codes).
+/// the connection on to the path every connection with a known destination takes
+/// (`ArrivalSniffer`): plain HTTP becomes a task per request, TLS a stream task (intercepted
+/// when a rule names the host), anything else a stream task named `host:port`, under the same
+/// rules as proxied requests. A name is resolved by afproxy (socks5h).
 ///
-/// When an intercept rule names the host, the reply cannot wait for the origin (none is opened
-/// before the first request inside), so it is written at once and the client's first byte
-/// decides: a TLS handshake is intercepted, anything else (plain HTTP to port 80, say) is relayed
-/// to the destination as a plain tunnel, which then reports a failure to connect by closing.
+/// The reply cannot wait for the destination: the client sends nothing before it, and what it
+/// sends decides whether a connection is opened for it at all (requests go through the
+/// upstream session's own connections). So a destination the rules refuse is answered with its
+/// code (2), and a destination that cannot be reached closes the stream, or gets a 502.
 final class SocksHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
     private var handshake: SocksHandshake
@@ -25,17 +27,15 @@ final class SocksHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let clientAddress: String
     private let clientProcess: ClientProcessSlot?
     private let intercept: InterceptSetup?
-    private let timeout: TimeAmount
+    private let configuration: ListenerConfiguration
     private var timer: Scheduled<Void>?
     /// The proxy user the client authenticated as.
     private var user: String?
-    /// The request of an intercepted host, answered already: waits for the client's first byte.
-    private var sniffing: StreamRequest?
     private var context: ChannelHandlerContext?
 
     init(
         manager: SessionManager, authenticator: ProxyAuthenticator?, clientAddress: String,
-        clientProcess: ClientProcessSlot?, intercept: InterceptSetup?, timeout: TimeAmount
+        clientProcess: ClientProcessSlot?, intercept: InterceptSetup?, configuration: ListenerConfiguration
     ) {
         self.handshake = SocksHandshake(requiresCredentials: authenticator != nil)
         self.manager = manager
@@ -43,7 +43,7 @@ final class SocksHandler: ChannelInboundHandler, RemovableChannelHandler {
         self.clientAddress = clientAddress
         self.clientProcess = clientProcess
         self.intercept = intercept
-        self.timeout = timeout
+        self.configuration = configuration
     }
 
     /// A wrong password is answered after this long, as a wrong `Proxy-Authorization` is
@@ -55,7 +55,9 @@ final class SocksHandler: ChannelInboundHandler, RemovableChannelHandler {
         // The whole handshake within `header-timeout`, as a request head: a client that stays
         // silent does not hold a connection.
         let channel = context.channel
-        self.timer = context.eventLoop.scheduleTask(in: self.timeout) { channel.close(promise: nil) }
+        self.timer = context.eventLoop.scheduleTask(in: TimeAmount(self.configuration.headerTimeout)) {
+            channel.close(promise: nil)
+        }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -70,11 +72,7 @@ final class SocksHandler: ChannelInboundHandler, RemovableChannelHandler {
         } else {
             self.buffer!.writeBuffer(&bytes)
         }
-        if let request = self.sniffing {
-            self.sniff(request, context: context)
-        } else {
-            self.drive(context: context)
-        }
+        self.drive(context: context)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -151,37 +149,38 @@ final class SocksHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
+    /// A destination the rules refuse gets its reply code (2) from the failed task; any other
+    /// is answered at once, so that the client's first bytes can say what the connection
+    /// carries (`ArrivalSniffer`): a failure to connect then closes the connection (a stream)
+    /// or answers a 502 (a request).
     private func connect(host: String, port: Int, context: ChannelHandlerContext) {
+        self.timer?.cancel()
         var request = StreamRequest(host: host, port: port, client: self.clientAddress, proxyUser: self.user)
         request.process = self.clientProcess
-        if self.intercept?.interception.intercepts(host: host) == true {
-            context.writeAndFlush(
-                self.wrapOutboundOut(ByteBuffer(bytes: self.handshake.reply(.succeeded))), promise: nil)
-            self.sniff(request, context: context)
-            return
-        }
-        self.handOver(request, answered: false, context: context)
-    }
-
-    /// The first byte after the reply: 0x16 opens a TLS handshake (RFC 8446 §5.1, a handshake
-    /// record), which is intercepted; anything else goes on as a plain tunnel.
-    private func sniff(_ request: StreamRequest, context: ChannelHandlerContext) {
-        guard let first = self.buffer?.readableBytesView.first else {
-            self.sniffing = request
-            return
-        }
-        var request = request
-        request.intercepted = first == 0x16
-        self.handOver(request, answered: true, context: context)
-    }
-
-    private func handOver(_ request: StreamRequest, answered: Bool, context: ChannelHandlerContext) {
-        self.timer?.cancel()
         let early = self.buffer ?? context.channel.allocator.buffer(capacity: 0)
         self.buffer = nil
-        ConnectHandler.takeOverSocks(
-            context, request: request, early: early, answered: answered, manager: self.manager,
-            intercept: self.intercept)
+        if self.manager.rules.destinationPolicy.denial(host: host) != nil {
+            ConnectHandler.takeOverSocks(
+                context, request: request, early: early, answered: false, manager: self.manager,
+                intercept: self.intercept)
+            return
+        }
+        context.writeAndFlush(self.wrapOutboundOut(ByteBuffer(bytes: self.handshake.reply(.succeeded))), promise: nil)
+        let arrival = ArrivalSniffer.Arrival(
+            host: host, port: port, client: self.clientAddress, proxyUser: self.user, process: self.clientProcess)
+        do {
+            try ArrivalSniffer.install(
+                on: context.channel, arrival: arrival, manager: self.manager, configuration: self.configuration,
+                intercept: self.intercept)
+        } catch {
+            context.close(promise: nil)
+            return
+        }
+        if early.readableBytes > 0 {
+            context.fireChannelRead(self.wrapInboundOut(early))
+            context.fireChannelReadComplete()
+        }
+        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
     }
 
     private func close(after bytes: [UInt8]?, context: ChannelHandlerContext) {

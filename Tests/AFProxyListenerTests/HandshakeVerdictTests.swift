@@ -17,10 +17,15 @@ import Testing
 
     static func u16(_ value: Int) -> [UInt8] { [UInt8(value >> 8), UInt8(value & 0xFF)] }
 
-    /// A ClientHello body offering `suites`, with TLS 1.3 in supported_versions when `tls13`, and
-    /// `schemes` as signature_algorithms when given.
-    static func hello(suites: [Int], tls13: Bool, schemes: [Int]? = nil) -> [UInt8] {
+    /// A ClientHello body offering `suites`, with TLS 1.3 in supported_versions when `tls13`,
+    /// `schemes` as signature_algorithms and `serverName` as server_name when given.
+    static func hello(suites: [Int], tls13: Bool, schemes: [Int]? = nil, serverName: String? = nil) -> [UInt8] {
         var extensions: [UInt8] = []
+        if let serverName {
+            let name = Array(serverName.utf8)
+            let entry = [0] + u16(name.count) + name
+            extensions += u16(0x0000) + u16(entry.count + 2) + u16(entry.count) + entry
+        }
         if tls13 { extensions += u16(0x002B) + u16(3) + [2, 3, 4] }
         if let schemes {
             let list = schemes.flatMap(u16)

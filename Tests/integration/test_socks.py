@@ -1,10 +1,12 @@
 """The SOCKS5 port (`socks-listen`): curl's `--socks5-hostname` through it to the test's HTTP and
-TLS origins (byte-exact, each connection a stream task named host:port), interception of a host an
-intercept rule names (a TLS client intercepted, plain HTTP to the same host relayed), users and
-passwords from `proxy-auth-file` (RFC 1929), and every refusal with its reply code, read from raw
-sockets: a closed port, a destination outside the test's own, BIND and UDP ASSOCIATE, an address
-type nobody defined, SOCKS4, an HTTP request, a client without an acceptable method, a wrong
-password, a client that stays silent."""
+TLS origins, byte-exact, each connection sniffed as a captured one is (`ArrivalSniffer`): plain
+HTTP a task per request with its full URL (keep-alive included), TLS a stream task named
+host:port, intercepted when an intercept rule names the host, anything else a stream task;
+users and passwords from `proxy-auth-file` (RFC 1929), and every refusal, read from raw
+sockets: a closed port (answered, then closed: the reply cannot wait for the destination), a
+destination outside the test's own (code 2), BIND and UDP ASSOCIATE, an address type nobody
+defined, SOCKS4, an HTTP request, a client without an acceptable method, a wrong password, a
+client that stays silent, a server that speaks first."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import subprocess
 
 import pytest
 
+from echo_server import EchoServer
 from helpers import ca_path, clean_env, closed_port, curl_sha256, wait_for
 from origin import payload_sha256
 from test_access import PASSWORD, hash_file, sha512crypt
@@ -92,17 +95,36 @@ def name(host: str) -> bytes:
 IPV4_LOOPBACK = b"\x01" + socket.inet_aton("127.0.0.1")
 
 
-def test_https_and_http_through_socks_are_stream_tasks(start_proxy, origin, tls_origin, tls_files):
+def completed(proxy, kind: str, count: int) -> list[dict]:
+    """The completed tasks of `kind`, once there are `count`."""
+    def done():
+        found = [t for t in proxy.tasks(all=True) if t["kind"] == kind and t["state"] == "completed"]
+        return found if len(found) >= count else None
+    return wait_for(done, message=f"{count} completed {kind} tasks")
+
+
+def test_https_is_a_stream_task_and_http_a_task_per_request(start_proxy, origin, tls_origin, tls_files):
     proxy = start_proxy("--socks-listen", "127.0.0.1:0")
     size = 3 * MiB + 5
     tls = socks(proxy, "--cacert", tls_files.ca_cert, f"https://localhost:{tls_origin.port}/bytes/{size}")
     assert (tls.returncode, tls.size, tls.sha256) == (0, size, payload_sha256(size)), tls.stderr
-    plain = socks(proxy, f"http://localhost:{origin.port}/bytes/{size + 1}")
-    assert (plain.returncode, plain.size, plain.sha256) == (0, size + 1, payload_sha256(size + 1)), plain.stderr
-    tasks = {t["url"]: t for t in streams(proxy, 2)}
-    assert set(tasks) == {f"localhost:{tls_origin.port}", f"localhost:{origin.port}"}, tasks
-    assert tasks[f"localhost:{origin.port}"]["download"]["completed"] > size, tasks
-    assert tasks[f"localhost:{tls_origin.port}"]["download"]["completed"] > size, tasks
+    [stream] = streams(proxy, 1)
+    assert stream["url"] == f"localhost:{tls_origin.port}", stream
+    assert stream["download"]["completed"] > size, stream
+    # Two requests on one connection (curl keeps it alive through the SOCKS5 proxy): two tasks.
+    first, second = f"http://localhost:{origin.port}/bytes/{size + 1}", f"http://localhost:{origin.port}/bytes/77"
+    out = subprocess.run(
+        ["curl", "-sS", "--fail", "-x", f"socks5h://127.0.0.1:{socks_port(proxy)}", first, "-o", "/dev/null",
+         "-w", "%{num_connects} %{size_download}\n", second, "-o", "/dev/null"],
+        env=clean_env(), capture_output=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.decode().split("\n")[:2] == [f"1 {size + 1}", "0 77"], out.stdout
+    data = {t["url"]: t for t in completed(proxy, "data", 2)}
+    assert set(data) == {first, second}, data
+    assert data[first]["status"] == 200 and data[first]["download"]["completed"] == size + 1, data[first]
+    assert data[second]["download"]["completed"] == 77, data[second]
+    assert data[first]["parent"] is None, data[first]
+    assert len(streams(proxy, 1)) == 1  # the HTTP connection was no stream task
 
 
 def test_an_intercepted_host_is_intercepted_for_tls_and_relayed_for_the_rest(start_proxy, origin, tls_origin,
@@ -117,8 +139,10 @@ def test_an_intercepted_host_is_intercepted_for_tls_and_relayed_for_the_rest(sta
     assert data[0]["parent"] is not None
     plain = socks(proxy, f"http://localhost:{origin.port}/bytes/{size}")
     assert (plain.returncode, plain.size, plain.sha256) == (0, size, payload_sha256(size)), plain.stderr
-    urls = sorted(t["url"] for t in streams(proxy, 2))
-    assert urls == sorted([f"localhost:{tls_origin.port}", f"localhost:{origin.port}"]), urls
+    urls = sorted(t["url"] for t in completed(proxy, "data", 2))
+    assert urls == sorted([f"https://localhost:{tls_origin.port}/bytes/{size}",
+                           f"http://localhost:{origin.port}/bytes/{size}"]), urls
+    assert [t["url"] for t in streams(proxy, 1)] == [f"localhost:{tls_origin.port}"]
 
 
 def test_users_and_passwords_from_the_proxy_auth_file(start_proxy, origin, tmp_path):
@@ -127,7 +151,7 @@ def test_users_and_passwords_from_the_proxy_auth_file(start_proxy, origin, tmp_p
     url = f"http://127.0.0.1:{origin.port}/bytes/1000"
     right = socks(proxy, url, user=f"alice:{PASSWORD}")
     assert (right.returncode, right.sha256) == (0, payload_sha256(1000)), right.stderr
-    assert [t["proxyUser"] for t in streams(proxy, 1)] == ["alice"]
+    assert [t["proxyUser"] for t in completed(proxy, "data", 1)] == ["alice"]
     wrong = socks(proxy, url, user="alice:not-the-password")
     assert wrong.returncode != 0 and wrong.size == 0, wrong
 
@@ -139,7 +163,8 @@ def test_users_and_passwords_from_the_proxy_auth_file(start_proxy, origin, tmp_p
     raw.send(b"\x01\x05alice\x05wrong")
     assert raw.read(2) == b"\x01\x01"
     assert raw.closed()
-    assert len(streams(proxy, 1)) == 1
+    assert len(completed(proxy, "data", 1)) == 1
+    assert [t for t in proxy.tasks(all=True) if t["kind"] == "stream"] == []
 
 
 def test_each_refusal_gets_its_reply_code(start_proxy):
@@ -156,7 +181,9 @@ def test_each_refusal_gets_its_reply_code(start_proxy):
         finally:
             raw.close()
 
-    assert reply(1, IPV4_LOOPBACK, closed_port()) == b"\x05"  # connection refused
+    # A closed port: answered at once (the client's first bytes decide what is opened), then
+    # closed once the relay finds the port refuses.
+    assert reply(1, IPV4_LOOPBACK, closed_port()) == b"\x00"
     # Outside the test's destinations (allow-hosts): refused before any connection or lookup.
     assert reply(1, b"\x01" + socket.inet_aton("192.0.2.1"), 80) == b"\x02"
     assert reply(1, name("nothing.invalid"), 80) == b"\x02"
@@ -194,3 +221,33 @@ def test_a_socks_port_off_loopback_needs_allow_clients(afproxy_bin, tmp_path):
                          env=clean_env())
     assert run.returncode != 0
     assert "listen address 0.0.0.0 is not loopback: set allow-clients" in run.stderr, run.stderr
+
+
+def test_bytes_that_are_neither_http_nor_tls_and_a_server_that_speaks_first_are_relayed(start_proxy):
+    proxy = start_proxy("--socks-listen", "127.0.0.1:0")
+    port = socks_port(proxy)
+    echo, greeter = EchoServer(), EchoServer(b"220 greeter ready\r\n")
+    try:
+        payload = bytes(range(256)) * 4096  # 1 MiB, starting with a byte no method or record does
+        raw = Socks(port)
+        assert raw.greet() == b"\x05\x00"
+        assert raw.request(1, IPV4_LOOPBACK, echo.port) == b"\x00"
+        raw.send(payload)
+        raw.sock.shutdown(socket.SHUT_WR)
+        assert raw.read(len(payload) + 1) == payload
+        raw.close()
+        # The client waits for the server's greeting: it comes, though the client said nothing.
+        raw = Socks(port)
+        assert raw.greet() == b"\x05\x00"
+        assert raw.request(1, name("localhost"), greeter.port) == b"\x00"
+        assert raw.read(19) == b"220 greeter ready\r\n"
+        raw.send(b"QUIT\r\n")
+        assert raw.read(6) == b"QUIT\r\n"
+        raw.close()
+    finally:
+        echo.close()
+        greeter.close()
+    tasks = {t["url"]: t for t in streams(proxy, 2)}
+    assert set(tasks) == {f"127.0.0.1:{echo.port}", f"localhost:{greeter.port}"}, tasks
+    sent = tasks[f"127.0.0.1:{echo.port}"]
+    assert sent["upload"]["completed"] == len(payload) and sent["download"]["completed"] == len(payload), sent

@@ -2,8 +2,8 @@ import Testing
 
 @testable import AFProxyListener
 
-@Suite struct InterceptedOriginTests {
-    let origin = InterceptedOrigin(host: "api.test", port: 443)
+@Suite struct KnownOriginTests {
+    let origin = KnownOrigin(host: "api.test", port: 443)
 
     func url(_ uri: String, host: String? = "api.test") -> String? {
         try? self.origin.url(for: uri, host: host).get().text
@@ -22,9 +22,9 @@ import Testing
     }
 
     @Test func aPortOtherThan443IsInTheURL() throws {
-        let origin = InterceptedOrigin(host: "127.0.0.1", port: 8443)
+        let origin = KnownOrigin(host: "127.0.0.1", port: 8443)
         #expect(try origin.url(for: "/p", host: "127.0.0.1:8443").get().text == "https://127.0.0.1:8443/p")
-        let v6 = InterceptedOrigin(host: "::1", port: 443)
+        let v6 = KnownOrigin(host: "::1", port: 443)
         #expect(try v6.url(for: "/p", host: "[::1]").get().text == "https://[::1]/p")
     }
 
@@ -44,5 +44,28 @@ import Testing
         #expect(self.status("http://api.test/") == 400)
         #expect(self.status("/a b") == 400)
         #expect(self.status("/\u{7f}") == 400)
+    }
+
+    @Test func plainHTTPDefaultsToPort80() throws {
+        let origin = KnownOrigin(host: "api.test", port: 80, tls: false)
+        #expect(try origin.url(for: "/p", host: "api.test").get().text == "http://api.test/p")
+        #expect(try origin.url(for: "http://api.test:80/q", host: nil).get().text == "http://api.test/q")
+        let other = KnownOrigin(host: "api.test", port: 8080, tls: false)
+        #expect(try other.url(for: "/p", host: "api.test:8080").get().text == "http://api.test:8080/p")
+        guard case .failure(let refusal) = other.url(for: "/p", host: "api.test") else {
+            Issue.record("port 80 is not the destination's 8080")
+            return
+        }
+        #expect(refusal.status.code == 421)
+    }
+
+    @Test func aCapturedConnectionGoesWhereHostSays() throws {
+        let origin = KnownOrigin(host: "127.0.0.1", port: 8080, tls: false, followsHost: true)
+        #expect(try origin.url(for: "/p?q", host: "app.test:8080").get().text == "http://app.test:8080/p?q")
+        #expect(try origin.url(for: "/p", host: nil).get().text == "http://127.0.0.1:8080/p")
+        #expect(
+            try origin.url(for: "http://elsewhere.test/x", host: "app.test").get().text == "http://elsewhere.test/x")
+        #expect((try? origin.url(for: "/p", host: "bad host").get()) == nil)
+        #expect((try? origin.url(for: "https://app.test/", host: nil).get()) == nil)
     }
 }
