@@ -7,6 +7,7 @@
 /// `/v1/stats` and `/v1/status` carry them.
 @_exported import enum AFProxyModel.AFProxyVersion
 @_exported import struct AFProxyModel.ByteRate
+@_exported import struct AFProxyModel.CaptureLabel
 @_exported import struct AFProxyModel.ClientProcess
 @_exported import struct AFProxyModel.HTTPHeaderField
 @_exported import struct AFProxyModel.MissedEvents

@@ -17,10 +17,11 @@ struct List: ParsableCommand {
     @Option(name: .long, help: "Only tasks whose client process's executable has this file name (curl).")
     var process: String?
     @Option(name: .long, help: "Only tasks whose client process runs in this systemd unit.") var unit: String?
+    @Option(name: .long, help: "Only tasks of this capture (afproxyctl run): its name or id.") var capture: String?
 
     func run() throws {
         let body = try self.global.call("GET", self.all ? "/v1/tasks?all=1" : "/v1/tasks")
-        let filter = ProcessFilter(process: self.process, unit: self.unit)
+        let filter = ProcessFilter(process: self.process, unit: self.unit, capture: self.capture)
         if self.json && filter.isEmpty { return Console.output(String(decoding: body, as: UTF8.self)) }
         if self.json {
             var list = try Console.decoder().decode(TaskList.self, from: Data(body))

@@ -1,7 +1,7 @@
 import AFProxyAPI
 
 extension TaskDetail {
-    /// `process    curl[1234] /usr/bin/curl`, then its user, unit and command line; nothing when
+    /// `process    curl[1234] /usr/bin/curl`, then its user, unit, capture and command line; nothing when
     /// the client's process is not known.
     static func processLines(_ process: ClientProcess?) -> [String] {
         guard let process else { return [] }
@@ -11,6 +11,9 @@ extension TaskDetail {
         let user = process.user.map { name in process.uid.map { "\(name) (\($0))" } ?? name }
         lines.append("  user       " + (user ?? process.uid.map(String.init) ?? "-"))
         if let unit = process.unit { lines.append("  unit       \(unit)") }
+        if let capture = process.capture {
+            lines.append("  capture    \(capture.name) (afproxyctl run, #\(capture.id))")
+        }
         if let command = process.commandLine { lines.append("  command    \(command)") }
         return lines
     }

@@ -129,9 +129,24 @@ extension TaskRow {
             case "user": process.user = try reader.optional { try $0.string() }
             case "uid": process.uid = try reader.optional { try $0.int() }
             case "unit": process.unit = try reader.optional { try $0.string() }
+            case "capture": process.capture = try reader.optional(Self.captureLabel)
             default: try reader.skip()
             }
         }
         return process
+    }
+
+    private static func captureLabel(_ reader: inout JSONReader) throws -> CaptureLabel {
+        var id: Int?
+        var name: String?
+        try reader.object { reader, key in
+            switch key {
+            case "id": id = try reader.int()
+            case "name": name = try reader.string()
+            default: try reader.skip()
+            }
+        }
+        guard let id, let name else { throw reader.failure("a capture without id or name") }
+        return CaptureLabel(id: id, name: name)
     }
 }

@@ -30,17 +30,23 @@ extension TaskTable {
     }
 }
 
-/// `list --process NAME` and `--unit UNIT`: which tasks they keep.
+/// `list --process NAME`, `--unit UNIT` and `--capture NAME|ID`: which tasks they keep.
 struct ProcessFilter: Equatable {
     var process: String?
     var unit: String?
+    var capture: String? = nil
 
-    var isEmpty: Bool { self.process == nil && self.unit == nil }
+    var isEmpty: Bool { self.process == nil && self.unit == nil && self.capture == nil }
 
-    /// A task whose client process is not known matches neither.
+    /// A task whose client process is not known matches none.
     func matches(_ client: ClientProcess?) -> Bool {
         if let process = self.process, client?.name != process { return false }
         if let unit = self.unit, client?.unit != unit { return false }
+        if let capture = self.capture {
+            guard let label = client?.capture, label.name == capture || String(label.id) == capture else {
+                return false
+            }
+        }
         return true
     }
 

@@ -6,14 +6,22 @@ import Glibc
 
 /// Who is on the other end of a Unix socket (SO_PEERCRED), and whether they may steer the daemon:
 /// root, the daemon's own user, and members of the daemon's group.
-struct PeerCredentials: Sendable, Equatable {
+package struct PeerCredentials: Sendable, Equatable {
     // Laid out as Linux's `struct ucred`, which Glibc's module does not export.
-    var pid: Int32 = 0
-    var uid: UInt32 = 0
-    var gid: UInt32 = 0
+    package var pid: Int32 = 0
+    package var uid: UInt32 = 0
+    package var gid: UInt32 = 0
 
     /// SO_PEERCRED on Linux.
     private static let option: Int32 = 17
+
+    /// SO_PEERCRED of a socket afproxy reads by hand (the capture socket); nil on failure.
+    package static func of(descriptor: Int32) -> PeerCredentials? {
+        var credentials = PeerCredentials()
+        var length = socklen_t(MemoryLayout<PeerCredentials>.size)
+        guard getsockopt(descriptor, SOL_SOCKET, Self.option, &credentials, &length) == 0 else { return nil }
+        return credentials
+    }
 
     static func of(_ channel: any Channel) -> EventLoopFuture<PeerCredentials> {
         guard let provider = channel as? any SocketOptionProvider else {
@@ -22,7 +30,7 @@ struct PeerCredentials: Sendable, Equatable {
         return provider.unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(Self.option))
     }
 
-    func isAllowed(daemonUID: uid_t = geteuid(), daemonGID: gid_t = getegid()) -> Bool {
+    package func isAllowed(daemonUID: uid_t = geteuid(), daemonGID: gid_t = getegid()) -> Bool {
         if self.uid == 0 || self.uid == daemonUID || self.gid == daemonGID { return true }
         return Self.user(self.uid, isMemberOf: daemonGID)
     }

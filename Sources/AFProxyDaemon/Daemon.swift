@@ -104,7 +104,10 @@ struct Daemon {
         let service = DaemonService(
             configuration: self.configuration, environment: self.environment, reload: self.reload,
             logging: logging, logger: logger, session: session, manager: manager,
-            servers: .init(listener: listener, control: control, web: web, metrics: metricsServer), network: network)
+            servers: .init(
+                listener: listener, control: control, web: web, metrics: metricsServer,
+                captures: CaptureReceiver(listener: listener, authority: authority, group: group, logger: logger)),
+            network: network)
         let services = ServiceGroup(
             configuration: .init(
                 services: Self.stopSequence(

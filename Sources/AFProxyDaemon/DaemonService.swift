@@ -85,6 +85,7 @@ final class DaemonService: Service, Sendable {
             // The servers close as the group cancels them. A SIGTERM during the start makes a
             // server refuse its socket: then this is a stop, and this service waits for its turn.
             if self.isStopping { try? await gracefulShutdown() }
+            self.servers.captures.stop()
             self.session.shutdown()
             self.taskLog.finish()
             await taskLogging.value
@@ -121,6 +122,7 @@ final class DaemonService: Service, Sendable {
                 group.addTask { await pinger.run() }
             }
             try? await gracefulShutdown()
+            self.servers.captures.stop()
             self.session.shutdown()
             group.cancelAll()
         }
@@ -159,12 +161,14 @@ final class DaemonService: Service, Sendable {
             let path = UnixSocketAddress.boundPath(of: fd) ?? "descriptor \(fd)"
             try await self.control.adopt(descriptor: fd)
             self.logger.notice("control socket at \(path) (socket from systemd)")
+            self.bindCaptures(beside: path, mode: 0o660)
         } else {
             let path = ControlSocketPath.resolve(
                 flag: configuration.controlSocket, environment: self.environment, uid: getuid())
             let underSystemd = self.environment["INVOCATION_ID"] != nil || self.environment["RUNTIME_DIRECTORY"] != nil
             try await self.control.bind(path: path, mode: underSystemd ? 0o660 : 0o600)
             self.logger.notice("control socket at \(path)")
+            self.bindCaptures(beside: path, mode: underSystemd ? 0o660 : 0o600)
         }
         if let text = configuration.socksListen {
             let address = try ListenAddress.parse(text)
@@ -184,6 +188,18 @@ final class DaemonService: Service, Sendable {
         if let text = configuration.webListen {
             try await Daemon.startWeb(
                 self.servers.web, text, configuration, self.environment, control: self.control, logger: self.logger)
+        }
+    }
+
+    /// The capture socket (`afproxyctl run`), with the control socket's mode: a daemon that
+    /// cannot have one serves on without captures, and says so.
+    private func bindCaptures(beside control: String, mode: mode_t) {
+        let path = CaptureSocketPath.forControlSocket(control)
+        do {
+            try self.servers.captures.bind(path: path, mode: mode)
+            self.logger.info("capture socket at \(path)")
+        } catch {
+            self.logger.warning("afproxyctl run is not available: \(error)")
         }
     }
 

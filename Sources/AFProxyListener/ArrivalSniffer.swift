@@ -27,6 +27,8 @@ final class ArrivalSniffer: ChannelInboundHandler, RemovableChannelHandler {
         /// The connection's own content names its origin (`Host`, the TLS server name): a
         /// captured connection, whose destination is an address. A SOCKS5 client named it.
         var followsHost = false
+        /// `afproxyctl run --intercept`: every TLS connection is intercepted, whatever the rules.
+        var interceptAll = false
     }
 
     private let arrival: Arrival
@@ -149,7 +151,9 @@ final class ArrivalSniffer: ChannelInboundHandler, RemovableChannelHandler {
         case .tls(let serverName):
             let name = self.arrival.followsHost ? serverName ?? self.arrival.host : self.arrival.host
             var request = self.streamRequest(host: name)
-            request.intercepted = self.intercept?.interception.intercepts(host: name) ?? false
+            if let intercept = self.intercept {
+                request.intercepted = self.arrival.interceptAll || intercept.interception.intercepts(host: name)
+            }
             self.relay(request, early: held, inputEnded: inputEnded, context: context)
         case .http, .other:
             self.relay(

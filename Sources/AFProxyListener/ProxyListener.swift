@@ -11,11 +11,11 @@ import ServiceLifecycle
 /// client connection. As a `Service` it runs until graceful shutdown, then stops accepting
 /// (`ServerSockets`); the daemon's grace period for running tasks follows it in the group.
 package final class ProxyListener: Service, Sendable {
-    private let manager: SessionManager
-    private let configuration: Locked<ListenerConfiguration>
-    private let group: any EventLoopGroup
+    let manager: SessionManager
+    let configuration: Locked<ListenerConfiguration>
+    let group: any EventLoopGroup
     /// `max-connections`, and the 503 beyond it; also answers clients outside `allow-clients`.
-    private let admission: ConnectionAdmission
+    let admission: ConnectionAdmission
     private let sockets = ServerSockets()
     /// Over the rule book's access kind, so that a reload's users apply to open connections too.
     private let authenticator: ProxyAuthenticator
@@ -23,7 +23,7 @@ package final class ProxyListener: Service, Sendable {
     /// answers at once with the slot the finding will go to, and never blocks the event loop.
     private let processLookup: ClientProcessLookupStart?
     /// The intercept rules and the local CA; nil: every CONNECT is a plain tunnel.
-    private let interception: Interception?
+    let interception: Interception?
 
     package init(
         manager: SessionManager, configuration: ListenerConfiguration, group: any EventLoopGroup,
@@ -141,7 +141,7 @@ package final class ProxyListener: Service, Sendable {
     }
 
     /// The listening socket's options and its connections' (both ports).
-    private func serverBootstrap(
+    func serverBootstrap(
         _ initializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>
     ) -> ServerBootstrap {
         ServerBootstrap(group: self.group)

@@ -14,10 +14,13 @@ package struct ClientProcess: Sendable, Codable, Equatable {
     package var uid: Int?
     /// The systemd unit the process runs in (`sd_pid_get_unit`): `foo.service`, `session-2.scope`.
     package var unit: String?
+    /// The capture the process runs in (`afproxyctl run`): its connections reached afproxy
+    /// without any proxy setting of the program's.
+    package var capture: CaptureLabel?
 
     package init(
         pid: Int? = nil, executable: String? = nil, commandLine: String? = nil, user: String? = nil,
-        uid: Int? = nil, unit: String? = nil
+        uid: Int? = nil, unit: String? = nil, capture: CaptureLabel? = nil
     ) {
         self.pid = pid
         self.executable = executable
@@ -25,6 +28,7 @@ package struct ClientProcess: Sendable, Codable, Equatable {
         self.user = user
         self.uid = uid
         self.unit = unit
+        self.capture = capture
     }
 
     // Encode nil as null, as the task record does: every documented key is there.
@@ -36,6 +40,7 @@ package struct ClientProcess: Sendable, Codable, Equatable {
         try container.encode(self.user, forKey: .user)
         try container.encode(self.uid, forKey: .uid)
         try container.encode(self.unit, forKey: .unit)
+        try container.encode(self.capture, forKey: .capture)
     }
 
     /// Characters of the command line kept: enough to tell one invocation from another in

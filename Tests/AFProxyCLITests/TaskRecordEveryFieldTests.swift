@@ -38,7 +38,7 @@ import Testing
             down: .init(bytesPerSecond: 1_000_000, rule: "global"), up: .init(bytesPerSecond: 5, rule: "task 9"))
         record.clientProcess = ClientProcess(
             pid: 1234, executable: "/usr/bin/curl", commandLine: "curl -x \"p\" http://h/", user: "alice", uid: 1000,
-            unit: "session-2.scope")
+            unit: "session-2.scope", capture: CaptureLabel(id: 2, name: "tests"))
         return record
     }()
 

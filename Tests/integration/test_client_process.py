@@ -82,7 +82,7 @@ def test_curl_through_the_proxy_is_its_client_process(proxy, origin):
         assert process["uid"] == os.geteuid() and process["user"] == user_name(os.geteuid()), process
         assert process["commandLine"].startswith("curl -sS -x " + proxy.proxy_url), process
         assert url in process["commandLine"], process
-        assert set(process) == {"pid", "executable", "commandLine", "user", "uid", "unit"}, process
+        assert set(process) == {"pid", "executable", "commandLine", "user", "uid", "unit", "capture"}, process
 
         lines = on_terminal(proxy, 200, "list", "--process", "curl")
         assert lines[0].split()[-1] == "PROCESS", lines
@@ -203,7 +203,7 @@ def test_another_users_client_shows_its_user_only(start_proxy, origin, tmp_path,
     try:
         task = wait_process(proxy, url)
         assert task["clientProcess"] == {
-            "pid": None, "executable": None, "commandLine": None, "unit": None,
+            "pid": None, "executable": None, "commandLine": None, "unit": None, "capture": None,
             "uid": os.geteuid(), "user": user_name(os.geteuid()),
         }, task
         lines = on_terminal(proxy, 200, "list")
