@@ -297,3 +297,47 @@ def test_ipv6_destinations_are_captured_too(start_proxy, origin_v6, tmp_path):
     assert (result.returncode, result.stdout) == (0, b"4321"), result.stderr
     [task] = completed(proxy, 1)
     assert task["url"] == url and task["clientProcess"]["capture"]["name"] == "curl", task
+
+
+def test_chromium_without_proxy_flags_loads_a_page_of_many_requests(start_proxy, tmp_path):
+    """Headless Chromium, no --proxy-server and no resolver rule of its own: the page and its 20
+    images are 21 tasks, byte-exact; Chromium's own hosts (it asks for some whatever its flags
+    say) are answered REFUSED by the capture's resolver and never become a connection."""
+    import functools
+    import http.server
+    import shutil
+    import threading
+
+    chromium = shutil.which("chromium")
+    assert chromium, "needs chromium (scripts/install-deps)"
+    site = tmp_path / "site"
+    (site / "img").mkdir(parents=True)
+    images = {f"/img/{n}.bin": bytes([n]) * (1000 + 37 * n) for n in range(20)}
+    for path, body in images.items():
+        (site / path.lstrip("/")).write_bytes(body)
+    (site / "index.html").write_text(
+        "<html><body><h1>captured</h1>" + "".join(f'<img src="{path}">' for path in images) + "</body></html>")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    handler.log_message = lambda *args: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    proxy = start(start_proxy, tmp_path)
+    base = f"http://capture-origin.test:{server.server_address[1]}"
+    try:
+        result = run(proxy, chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--disable-background-networking", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}",
+                     "--dump-dom", f"{base}/index.html", env={"HOME": str(tmp_path)})
+    finally:
+        server.shutdown()
+    assert result.returncode == 0 and b"<h1>captured</h1>" in result.stdout, result.stderr[-2000:]
+    expected = {f"{base}/index.html"} | {base + path for path in images}
+    # The favicon Chromium may ask for besides (a 404 here) is the only other request allowed.
+    allowed = expected | {f"{base}/favicon.ico"}
+    wait_for(lambda: expected <= {t["url"] for t in proxy.tasks(all=True) if t["state"] == "completed"},
+             timeout=30, message="a completed task for the page and each image")
+    tasks = {t["url"]: t for t in proxy.tasks(all=True)}
+    assert expected <= set(tasks) <= allowed, sorted(set(tasks) - expected)
+    for path, body in images.items():
+        task = tasks[base + path]
+        assert task["status"] == 200 and task["download"]["completed"] == len(body), task
+    assert {t["clientProcess"]["capture"]["name"] for t in tasks.values()} == {"chromium"}
