@@ -25,6 +25,7 @@ from echo_server import EchoServer
 from helpers import (afproxyctl_path, ca_path, clean_env, closed_port, ctl, file_sha256, live_task,
                      local_resolver_wrapper, wait_for)
 from origin import payload_sha256
+from page_origin import PageOrigin
 
 # Names only the daemon resolves (its own /etc/hosts maps them to 127.0.0.1): a captured
 # program gets them from the capture's resolver or not at all.
@@ -225,18 +226,27 @@ def test_a_refusing_destination_is_a_reset_and_nothing_is_left_behind(start_prox
     assert result.stdout.strip() in (b"reset", b"read b''"), result.stdout
     [task] = completed(proxy, 1)
     assert task["url"] == f"127.0.0.1:{port}" and task["errorCode"] == "connection-refused", task
-    # Many short connections, then every descriptor of the captures is gone.
-    many = python("""
+    # Ten thousand short connections, each a stream task, then everything is back to idle: no
+    # task live, the captures ended, none of their descriptors left in the daemon.
+    echo = EchoServer()
+    many = python(f"""
         import socket
-        for _ in range(200):
-            socket.create_connection(("127.0.0.1", 9)).close()
+        for _ in range(10_000):
+            c = socket.create_connection(("capture-echo.test", {echo.port}))
+            c.sendall(b"x")
+            assert c.recv(1) == b"x"
+            c.close()
         """)
-    run(proxy, *many)
-    wait_for(lambda: "capture 2 (" in proxy.log() and proxy.log().count(") ended") >= 2, timeout=30,
-             message="both captures to end")
-    wait_for(lambda: all(t["state"] == "completed" for t in proxy.tasks()), timeout=30,
-             message="every task of the captures to end")
-    assert len(sockets_of(proxy.pid)) < 40  # the daemon's own few sockets, not 200 connections
+    try:
+        result = run(proxy, *many, timeout=600)
+        assert result.returncode == 0, result.stderr
+    finally:
+        echo.close()
+    wait_for(lambda: proxy.log().count(") ended") >= 2, timeout=30, message="both captures to end")
+    wait_for(lambda: proxy.tasks() == [], timeout=60, message="every task of the captures to end")
+    stats = proxy.stats()
+    assert stats["served"] >= 10_000 and stats["live"] == 0 and stats["openConnections"] == 0, stats
+    assert len(sockets_of(proxy.pid)) < 40  # the daemon's own few sockets, not 10 000 connections
 
 
 def sockets_of(pid: int) -> list[str]:
@@ -301,43 +311,121 @@ def test_ipv6_destinations_are_captured_too(start_proxy, origin_v6, tmp_path):
 
 def test_chromium_without_proxy_flags_loads_a_page_of_many_requests(start_proxy, tmp_path):
     """Headless Chromium, no --proxy-server and no resolver rule of its own: the page and its 20
-    images are 21 tasks, byte-exact; Chromium's own hosts (it asks for some whatever its flags
-    say) are answered REFUSED by the capture's resolver and never become a connection."""
-    import functools
-    import http.server
+    images are 21 tasks, byte counts exact; Chromium's own hosts (it asks for some whatever its
+    flags say) are answered REFUSED by the capture's resolver and never become a connection."""
     import shutil
-    import threading
 
     chromium = shutil.which("chromium")
     assert chromium, "needs chromium (scripts/install-deps)"
-    site = tmp_path / "site"
-    (site / "img").mkdir(parents=True)
-    images = {f"/img/{n}.bin": bytes([n]) * (1000 + 37 * n) for n in range(20)}
-    for path, body in images.items():
-        (site / path.lstrip("/")).write_bytes(body)
-    (site / "index.html").write_text(
-        "<html><body><h1>captured</h1>" + "".join(f'<img src="{path}">' for path in images) + "</body></html>")
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
-    handler.log_message = lambda *args: None
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    page = PageOrigin(tmp_path / "site")
     proxy = start(start_proxy, tmp_path)
-    base = f"http://capture-origin.test:{server.server_address[1]}"
+    base = f"http://capture-origin.test:{page.port}"
     try:
         result = run(proxy, chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                      "--disable-background-networking", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}",
                      "--dump-dom", f"{base}/index.html", env={"HOME": str(tmp_path)})
     finally:
-        server.shutdown()
-    assert result.returncode == 0 and b"<h1>captured</h1>" in result.stdout, result.stderr[-2000:]
-    expected = {f"{base}/index.html"} | {base + path for path in images}
+        page.stop()
+    assert result.returncode == 0 and b"<h1>many requests</h1>" in result.stdout, result.stderr[-2000:]
+    expected = page.urls(base)
     # The favicon Chromium may ask for besides (a 404 here) is the only other request allowed.
     allowed = expected | {f"{base}/favicon.ico"}
     wait_for(lambda: expected <= {t["url"] for t in proxy.tasks(all=True) if t["state"] == "completed"},
              timeout=30, message="a completed task for the page and each image")
     tasks = {t["url"]: t for t in proxy.tasks(all=True)}
     assert expected <= set(tasks) <= allowed, sorted(set(tasks) - expected)
-    for path, body in images.items():
+    for path, body in page.images.items():
         task = tasks[base + path]
         assert task["status"] == 200 and task["download"]["completed"] == len(body), task
     assert {t["clientProcess"]["capture"]["name"] for t in tasks.values()} == {"chromium"}
+
+
+def test_aiohttp_with_its_defaults_and_git_over_intercepted_https(start_proxy, origin, tls_files, tmp_path):
+    """aiohttp ignores the proxy variables by default (trust_env=False); git clones over HTTPS
+    from a smart-HTTP origin, intercepted: each of its requests a task inside the TLS
+    connection, the clone byte-exact."""
+    from client_origins import GitOrigin
+    from origin import payload
+
+    proxy = start(start_proxy, tmp_path, "--tls-ca-file", tls_files.ca_cert)
+    fetch = python(f"""
+        import asyncio, hashlib, aiohttp
+        async def main():
+            async with aiohttp.ClientSession() as session:
+                async with session.get("http://capture-origin.test:{origin.port}/bytes/65537") as response:
+                    print(response.status, hashlib.sha256(await response.read()).hexdigest())
+        asyncio.run(main())
+        """)
+    result = run(proxy, *fetch, env={"http_proxy": "http://127.0.0.1:9"})  # ignored, as it would be
+    assert (result.returncode, result.stdout.decode().split()) == (0, ["200", payload_sha256(65537)]), result.stderr
+
+    env = clean_env({"HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0",
+                     "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.test",
+                     "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.test"})
+    for name in ("GIT_SSL_CAINFO", "GIT_SSL_CAPATH", "GIT_SSL_NO_VERIFY"):
+        env.pop(name, None)
+    seed = tmp_path / "seed"
+    seed.mkdir()
+    for args in (("init", "-q", "-b", "main"), ("add", "."), ("commit", "-q", "-m", "first")):
+        if args[0] == "add":
+            (seed / "big.bin").write_bytes(payload(300_000))
+        subprocess.run(["git", *args], cwd=seed, env=env, check=True, capture_output=True)
+    served = tmp_path / "served"
+    served.mkdir()
+    subprocess.run(["git", "clone", "-q", "--bare", str(seed), str(served / "repo.git")], env=env, check=True,
+                   capture_output=True)
+    git_origin = GitOrigin(served, tls_files.server_context())
+    try:
+        work = tmp_path / "work"
+        # Not run(): its clean_env would bring back a GIT_SSL_CAINFO of this machine's.
+        clone = subprocess.run(
+            [afproxyctl_path(), "--socket", proxy.control_socket, "run", "--intercept", "--", "git", "-c",
+             f"http.sslCAInfo={ca_path(proxy)}", "clone", "-q", git_origin.url("/repo.git"), str(work)],
+            capture_output=True, env=env, timeout=120, stdin=subprocess.DEVNULL)
+        assert clone.returncode == 0, clone.stderr
+    finally:
+        git_origin.stop()
+    assert (work / "big.bin").read_bytes() == payload(300_000)
+    git_tasks = [t for t in proxy.tasks(all=True) if "/repo.git/" in t["url"]]
+    assert any(t["url"].endswith("/repo.git/git-upload-pack") and t["method"] == "POST" for t in git_tasks), git_tasks
+    assert all(t["url"].startswith("https://127.0.0.1:") and t["parent"] for t in git_tasks), git_tasks
+    assert {t["clientProcess"]["capture"]["name"] for t in git_tasks} == {"git"}
+
+
+def test_a_restarted_daemon_leaves_a_running_capture_refused(start_proxy, origin, tmp_path):
+    """The capture's sockets go with the daemon that held them: once it stops, the captured
+    program's new connections are refused at once (docs/capture.md), also after a new daemon
+    started on the same control socket; the program itself runs on and its status comes back."""
+    proxy = start(start_proxy, tmp_path)
+    first, go, outcome = tmp_path / "first", tmp_path / "go", tmp_path / "outcome"
+    script = python(f"""
+        import os, socket, time
+        socket.create_connection(("127.0.0.1", {origin.port})).close()
+        open({str(first)!r}, "w").close()
+        while not os.path.exists({str(go)!r}):
+            time.sleep(0.05)
+        try:
+            socket.create_connection(("127.0.0.1", {origin.port}), timeout=10).close()
+            result = "connected"
+        except ConnectionRefusedError:
+            result = "refused"
+        except OSError as error:
+            result = f"other {{error}}"
+        open({str(outcome)!r}, "w").write(result)
+        """)
+    argv = [afproxyctl_path(), "--socket", proxy.control_socket, "run", "--", *script]
+    child = subprocess.Popen(argv, env=clean_env(), stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_for(first.exists, timeout=30, message="the first captured connection")
+        proxy.stop(by_test=True)
+        again = start_proxy(*ALLOW_NAMES, control_socket=proxy.control_socket,
+                            wrapper=local_resolver_wrapper(tmp_path, NAMES))
+        again.wait_control_ready()
+        go.touch()
+        assert child.wait(timeout=60) == 0, child.stderr.read()
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert outcome.read_text() == "refused"
+    assert again.tasks(all=True) == []

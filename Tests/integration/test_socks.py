@@ -251,3 +251,35 @@ def test_bytes_that_are_neither_http_nor_tls_and_a_server_that_speaks_first_are_
     assert set(tasks) == {f"127.0.0.1:{echo.port}", f"localhost:{greeter.port}"}, tasks
     sent = tasks[f"127.0.0.1:{echo.port}"]
     assert sent["upload"]["completed"] == len(payload) and sent["download"]["completed"] == len(payload), sent
+
+
+def test_chromium_through_the_socks_port_makes_a_task_of_each_request(start_proxy, tmp_path):
+    """Chromium with --proxy-server=socks5://: the page and its 20 images, each a data task
+    (plain HTTP through SOCKS5 is read as requests), byte counts exact."""
+    import shutil
+
+    from helpers import CHROMIUM_OWN_HOSTS, CHROMIUM_QUIET
+    from page_origin import PageOrigin
+
+    chromium = shutil.which("chromium")
+    assert chromium, "needs chromium (scripts/install-deps)"
+    proxy = start_proxy("--socks-listen", "127.0.0.1:0")
+    page = PageOrigin(tmp_path / "site")
+    base = f"http://localhost:{page.port}"
+    try:
+        result = subprocess.run(
+            [chromium, *CHROMIUM_QUIET, f"--user-data-dir={tmp_path / 'profile'}",
+             f"--proxy-server=socks5://127.0.0.1:{socks_port(proxy)}",
+             "--proxy-bypass-list=" + ";".join(("<-loopback>", *CHROMIUM_OWN_HOSTS)),
+             "--dump-dom", f"{base}/index.html"],
+            capture_output=True, env=clean_env({"HOME": str(tmp_path)}), timeout=120, stdin=subprocess.DEVNULL)
+    finally:
+        page.stop()
+    assert result.returncode == 0 and b"<h1>many requests</h1>" in result.stdout, result.stderr[-2000:]
+    expected = page.urls(base)
+    wait_for(lambda: expected <= {t["url"] for t in proxy.tasks(all=True) if t["state"] == "completed"},
+             timeout=30, message="a completed task for the page and each image")
+    tasks = {t["url"]: t for t in proxy.tasks(all=True)}
+    assert set(tasks) <= expected | {f"{base}/favicon.ico"}, sorted(set(tasks) - expected)
+    for path, body in page.images.items():
+        assert tasks[base + path]["download"]["completed"] == len(body), tasks[base + path]
