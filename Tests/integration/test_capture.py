@@ -429,3 +429,38 @@ def test_a_restarted_daemon_leaves_a_running_capture_refused(start_proxy, origin
             child.wait()
     assert outcome.read_text() == "refused"
     assert again.tasks(all=True) == []
+
+
+def test_garbage_after_a_client_hello_ends_that_connection_alone(start_proxy, tls_origin, tls_files, origin,
+                                                                tmp_path):
+    """A ClientHello (Python's own, for localhost) followed by bytes no TLS record starts with,
+    intercepted: the connection's task fails with its code, the program sees the connection end,
+    and the next connection of the same capture is served."""
+    proxy = start(start_proxy, tmp_path, "--tls-ca-file", tls_files.ca_cert)
+    script = python(f"""
+        import socket, ssl, urllib.request
+        bio_in, bio_out = ssl.MemoryBIO(), ssl.MemoryBIO()
+        tls = ssl.create_default_context().wrap_bio(bio_in, bio_out, server_hostname="localhost")
+        try:
+            tls.do_handshake()
+        except ssl.SSLWantReadError:
+            pass
+        c = socket.create_connection(("localhost", {tls_origin.port}))
+        c.sendall(bio_out.read() + b"\\x00\\xffnot a record at all" * 50)
+        c.settimeout(30)
+        try:
+            while c.recv(65536):
+                pass
+            print("closed")
+        except ConnectionResetError:
+            print("reset")
+        body = urllib.request.urlopen("http://127.0.0.1:{origin.port}/bytes/10").read()
+        print(len(body))
+        """)
+    result = run(proxy, *script, options=("--intercept",), env={"no_proxy": "*"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.decode().split() in (["closed", "10"], ["reset", "10"]), result.stdout
+    tasks = completed(proxy, 2)
+    stream = next(t for t in tasks if t["kind"] == "stream")
+    assert stream["url"] == f"localhost:{tls_origin.port}" and stream["errorCode"], stream
+    assert proxy.alive()
