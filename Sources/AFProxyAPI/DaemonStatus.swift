@@ -14,16 +14,19 @@ package struct DaemonStatus: Sendable, Codable, Equatable {
     package var listen: [String]
     /// The upstream proxy, nil (absent) without one.
     package var upstreamProxy: UpstreamProxyStatus?
+    /// The captures running now (`afproxyctl run`), oldest first.
+    package var captures: [CaptureSummary] = []
 
     package init(
         version: String = AFProxyVersion.current, uptimeSeconds: Double, network: Reachability, tasks: SessionStats,
-        listen: [String] = []
+        listen: [String] = [], captures: [CaptureSummary] = []
     ) {
         self.version = version
         self.uptimeSeconds = uptimeSeconds
         self.network = network
         self.tasks = tasks
         self.listen = listen
+        self.captures = captures
         self.upstreamProxy = tasks.upstreamProxy
     }
 }

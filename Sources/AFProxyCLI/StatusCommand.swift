@@ -2,8 +2,8 @@ import AFProxyAPI
 import ArgumentParser
 import FoundationEssentials
 
-/// `afproxyctl status`: the daemon at a glance — version, uptime, the network, task counts, and
-/// a state file that does not hold what is in force, when there is one.
+/// `afproxyctl status`: the daemon at a glance — version, uptime, the network, task counts, the
+/// captures running, and a state file that does not hold what is in force, when there is one.
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Version, uptime, whether the network is reachable (and over which interface), task counts.")
@@ -32,8 +32,19 @@ struct Status: ParsableCommand {
             + (status.upstreamProxy.map {
                 "\nupstream  " + ($0.reachable ? $0.proxy : "unreachable: \($0.error ?? $0.proxy)")
             } ?? "")
+            + Self.captureLines(status.captures)
         guard let problems = tasks.stateFiles, !problems.isEmpty else { return lines }
         let files = problems.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
         return lines + "\nstate files " + files.joined(separator: "\n            ")
+    }
+
+    /// `captures  #3 tests, pid 4242: pytest -x`, one line each after the first; nothing when
+    /// none runs.
+    static func captureLines(_ captures: [CaptureSummary]) -> String {
+        captures.enumerated().map { index, capture in
+            let intercept = capture.intercept ? " (intercepted)" : ""
+            return (index == 0 ? "\ncaptures  " : "\n          ")
+                + "#\(capture.id) \(capture.name), pid \(capture.pid)\(intercept): \(capture.commandLine)"
+        }.joined()
     }
 }

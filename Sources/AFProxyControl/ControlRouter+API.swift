@@ -7,7 +7,8 @@ extension ControlRouter {
     static func api(
         manager: SessionManager, extraStats: @escaping @Sendable (inout SessionStats) -> Void,
         metrics: ControlServer.Metrics?, web: @escaping @Sendable () -> WebAddress?, streams: ControlStreams?,
-        authority: (any LocalAuthority)? = nil, listen: @escaping @Sendable () -> [String] = { [] }
+        authority: (any LocalAuthority)? = nil, listen: @escaping @Sendable () -> [String] = { [] },
+        captures: @escaping @Sendable () -> [CaptureSummary] = { [] }
     ) -> ControlRouter {
         var router = ControlRouter()
         router.add("tasks", TasksEndpoint(manager: manager))
@@ -20,7 +21,8 @@ extension ControlRouter {
         router.add("ca", CAEndpoint(authority: authority))
         router.add("har", HAREndpoint(manager: manager))
         router.add("stats", StatsEndpoint(manager: manager, extraStats: extraStats))
-        router.add("status", StatusEndpoint(manager: manager, extraStats: extraStats, listen: listen))
+        router.add(
+            "status", StatusEndpoint(manager: manager, extraStats: extraStats, listen: listen, captures: captures))
         router.add("web", WebEndpoint(web: web))
         router.add("events", EventsEndpoint(manager: manager, streams: streams))
         router.add("live", LiveEndpoint(manager: manager, extraStats: extraStats, streams: streams))

@@ -36,6 +36,7 @@ package final class ControlServer: Service, Sendable {
     private let webAdmission = ControlLimits.admission()
     private let web = Locked<WebAddress?>(nil)
     private let proxyAddresses = Locked<[String]>([])
+    private let captures = Locked<[CaptureSummary]>([])
     /// The event streams and live feeds open now: a graceful stop ends them cleanly.
     private let streams = ControlStreams()
 
@@ -122,6 +123,11 @@ package final class ControlServer: Service, Sendable {
         self.proxyAddresses.withLock { $0 = addresses }
     }
 
+    /// The captures running, which `GET /v1/status` answers from now on.
+    package func publishCaptures(_ captures: [CaptureSummary]) {
+        self.captures.withLock { $0 = captures }
+    }
+
     /// Sets up a connection of the web dashboard's port: the same limits and API as the socket,
     /// with `gate` (its access check and page) in front of the API in place of peer credentials.
     package func configureWebConnection(_ channel: any Channel, gate: [any ChannelHandler]) -> EventLoopFuture<Void> {
@@ -156,6 +162,7 @@ package final class ControlServer: Service, Sendable {
     ) throws {
         let web = self.web
         let proxyAddresses = self.proxyAddresses
+        let captures = self.captures
         try sync.addHandler(ControlLimits.timeoutHandler())
         try sync.configureHTTPServerPipeline(
             withErrorHandling: false, withEncoderConfiguration: .init(),
@@ -165,7 +172,8 @@ package final class ControlServer: Service, Sendable {
         try sync.addHandlers(gate)
         let router = ControlRouter.api(
             manager: self.manager, extraStats: self.extraStats, metrics: self.metrics, web: { web.withLock { $0 } },
-            streams: self.streams, authority: self.authority, listen: { proxyAddresses.withLock { $0 } })
+            streams: self.streams, authority: self.authority, listen: { proxyAddresses.withLock { $0 } },
+            captures: { captures.withLock { $0 } })
         try sync.addHandler(ControlHandler(router: router, caller: caller))
     }
 

@@ -4,7 +4,7 @@ import AFProxyModel
 import NIOHTTP1
 
 /// `GET /v1/status`: version, uptime, the network, the task counts (the body of `/v1/stats`), the
-/// proxy's bound addresses.
+/// proxy's bound addresses, the captures running.
 struct StatusEndpoint: ControlEndpoint {
     enum Route: Sendable, Equatable {
         case status
@@ -14,6 +14,8 @@ struct StatusEndpoint: ControlEndpoint {
     let extraStats: @Sendable (inout SessionStats) -> Void
     /// The proxy's bound addresses, as the daemon published them.
     let listen: @Sendable () -> [String]
+    /// The captures running now, as the daemon published them.
+    let captures: @Sendable () -> [CaptureSummary]
 
     func route(_ request: ControlRequest) -> Result<Route, RouteRefusal> {
         if let refusal = request.single("GET") { return .failure(refusal) }
@@ -25,7 +27,7 @@ struct StatusEndpoint: ControlEndpoint {
         self.extraStats(&stats)
         let status = DaemonStatus(
             version: stats.version, uptimeSeconds: stats.uptimeSeconds, network: self.manager.reachability,
-            tasks: stats, listen: self.listen())
+            tasks: stats, listen: self.listen(), captures: self.captures())
         return .json(.ok, status)
     }
 }

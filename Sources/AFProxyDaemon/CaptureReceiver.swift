@@ -23,12 +23,16 @@ final class CaptureReceiver: Sendable {
         var socket: Int32 = -1
         var path: String?
         var nextID = 1
-        var captures: [Int: (channels: CaptureChannels, connection: any Channel)] = [:]
+        var captures: [Int: (channels: CaptureChannels, connection: any Channel, summary: CaptureSummary)] = [:]
+
+        var summaries: [CaptureSummary] { self.captures.values.map(\.summary).sorted { $0.id < $1.id } }
         var stopped = false
     }
 
     private let listener: ProxyListener
     private let authority: any LocalAuthority
+    /// Tells the control API which captures run (`GET /v1/status`).
+    private let publish: @Sendable ([CaptureSummary]) -> Void
     private let group: any EventLoopGroup
     private let logger: Logger
     private let state = Locked(State())
@@ -37,8 +41,12 @@ final class CaptureReceiver: Sendable {
     /// How long a client may take to send its registration: it has it ready when it connects.
     static let registrationTimeout = timeval(tv_sec: 5, tv_usec: 0)
 
-    init(listener: ProxyListener, authority: any LocalAuthority, group: any EventLoopGroup, logger: Logger) {
+    init(
+        listener: ProxyListener, authority: any LocalAuthority, group: any EventLoopGroup, logger: Logger,
+        publish: @escaping @Sendable ([CaptureSummary]) -> Void
+    ) {
         self.listener = listener
+        self.publish = publish
         self.authority = authority
         self.group = group
         self.logger = logger
@@ -174,10 +182,14 @@ final class CaptureReceiver: Sendable {
             close(connection)
             return
         }
-        let stopped = self.state.withLock { state in
-            if !state.stopped { state.captures[id] = (channels, watcher) }
-            return state.stopped
+        let summary = CaptureSummary(
+            id: id, name: registration.name, pid: registration.pid, commandLine: process.commandLine ?? "",
+            intercept: registration.intercept, startedAt: Date())
+        let (stopped, running) = self.state.withLock { state in
+            if !state.stopped { state.captures[id] = (channels, watcher, summary) }
+            return (state.stopped, state.summaries)
         }
+        self.publish(running)
         if stopped {
             channels.close()
             watcher.close(promise: nil)
@@ -187,8 +199,12 @@ final class CaptureReceiver: Sendable {
             "capture \(id) (\(registration.name)) started: pid \(registration.pid), \(process.commandLine ?? "")")
         watcher.closeFuture.whenComplete { _ in
             channels.close()
-            let ended = self.state.withLock { $0.captures.removeValue(forKey: id) != nil }
-            if ended { self.logger.notice("capture \(id) (\(registration.name)) ended") }
+            let (ended, running) = self.state.withLock { state in
+                (state.captures.removeValue(forKey: id) != nil, state.summaries)
+            }
+            guard ended else { return }
+            self.publish(running)
+            self.logger.notice("capture \(id) (\(registration.name)) ended")
         }
     }
 

@@ -106,7 +106,9 @@ struct Daemon {
             logging: logging, logger: logger, session: session, manager: manager,
             servers: .init(
                 listener: listener, control: control, web: web, metrics: metricsServer,
-                captures: CaptureReceiver(listener: listener, authority: authority, group: group, logger: logger)),
+                captures: CaptureReceiver(
+                    listener: listener, authority: authority, group: group, logger: logger,
+                    publish: control.publishCaptures)),
             network: network)
         let services = ServiceGroup(
             configuration: .init(

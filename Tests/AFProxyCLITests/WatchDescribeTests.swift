@@ -93,6 +93,21 @@ import Testing
                 .contains("network   unknown (the daemon has no answer from the kernel)"))
     }
 
+    @Test func statusListsTheCapturesRunning() {
+        let captures = [
+            CaptureSummary(
+                id: 3, name: "tests", pid: 4242, commandLine: "pytest -x", intercept: false, startedAt: self.since),
+            CaptureSummary(
+                id: 5, name: "node", pid: 77, commandLine: "node app.js", intercept: true, startedAt: self.since),
+        ]
+        let lines = Status.render(
+            DaemonStatus(uptimeSeconds: 1, network: .unknown, tasks: SessionStats(), captures: captures)
+        ).split(separator: "\n").map(String.init)
+        #expect(lines.count == 5)
+        #expect(lines[3] == "captures  #3 tests, pid 4242: pytest -x")
+        #expect(lines[4] == "          #5 node, pid 77 (intercepted): node app.js")
+    }
+
     @Test func statusShowsAStateFileThatDoesNotHoldWhatIsInForce() {
         var tasks = SessionStats()
         tasks.stateFiles = ["throttle.json": "write failed: cannot rename x: Is a directory", "holds.json": "y"]

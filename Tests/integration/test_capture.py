@@ -194,14 +194,19 @@ def test_exit_statuses_and_signals_pass_through(start_proxy, tmp_path, afproxy_b
     assert run(proxy, "sh", "-c", "exit 42").returncode == 42
     missing = run(proxy, "no-such-program-in-path")
     assert missing.returncode == 127, missing.stderr
-    # A signal sent to afproxyctl reaches the command, whose status comes back.
+    # A signal sent to afproxyctl reaches the command, whose status comes back; while it runs,
+    # status lists the capture.
     marker = tmp_path / "started"
     argv = [afproxyctl_path(), "--socket", proxy.control_socket, "run", "--", "sh", "-c",
             f'trap "exit 7" TERM; touch {marker}; while :; do sleep 0.1; done']
     child = subprocess.Popen(argv, env=clean_env(), stdin=subprocess.DEVNULL)
     wait_for(marker.exists, timeout=30, message="the command to start")
+    [capture] = proxy.api("GET", "/v1/status")[1]["captures"]
+    assert capture["name"] == "sh" and capture["pid"] > 0 and capture["intercept"] is False, capture
+    assert f"captures  #{capture['id']} sh, pid {capture['pid']}: sh -c" in ctl(proxy, "status").stdout
     child.send_signal(signal.SIGTERM)
     assert child.wait(timeout=30) == 7
+    wait_for(lambda: proxy.api("GET", "/v1/status")[1]["captures"] == [], timeout=10, message="the capture to end")
     # No daemon: 69, and the command never ran.
     never = tmp_path / "never"
     result = subprocess.run([afproxyctl_path(), "--socket", str(tmp_path / "none.sock"), "run", "--", "touch",
