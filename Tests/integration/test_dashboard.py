@@ -517,6 +517,24 @@ def test_a_tunnels_detail_says_which_relay_carried_it(daemon, token, browser, tl
 
 
 @needs_browser
+def test_a_captured_requests_detail_names_its_process_and_capture(daemon, token, browser, origin):
+    url = origin.url("/bytes/4321?captured=1")
+    result = ctl(daemon, "run", "--name", "from-the-dashboard", "--", "curl", "-sS", "--fail", "--noproxy", "*",
+                 "-o", "/dev/null", url)
+    assert result.returncode == 0, result.stderr
+    task = daemon.history_record(url)
+    browser.get(f"http://{daemon.web}/?token={token}")
+    browser.find_element(By.ID, "history").click()
+    wait_for(lambda: row(browser, task["id"]) is not None, timeout=10, message="the captured task's history row")
+    row(browser, task["id"]).find_element(By.CSS_SELECTOR, ".url").click()
+    capture = task["clientProcess"]["capture"]
+    wait_for(lambda: f"from-the-dashboard (afproxyctl run #{capture['id']})"
+             in browser.find_element(By.ID, "detail-facts").text, timeout=10,
+             message=lambda: f"the capture in the detail: {browser.find_element(By.ID, 'detail-facts').text!r}")
+    assert f"curl[{task['clientProcess']['pid']}]" in browser.find_element(By.ID, "detail-facts").text
+
+
+@needs_browser
 def test_a_download_starts_from_the_page(daemon, token, browser, origin):
     browser.get(f"http://{daemon.web}/?token={token}")
     target = daemon.tmp / "from-the-page.bin"

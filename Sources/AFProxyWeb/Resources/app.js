@@ -528,6 +528,14 @@ function renderDetail() {
   if (r.endReason) facts.push(["ended", r.endReason]);
   if (r.relay) facts.push(["relay", r.relay === "splice" ? "splice (in the kernel)" : r.relay]);
   if (r.file && r.file.path) facts.push(["file", r.file.path]);
+  const p = r.clientProcess;
+  if (p) {
+    // As afproxyctl shows it: curl[1234], the user after it.
+    const name = (p.executable || (p.commandLine || "").split(" ")[0] || "").split("/").pop();
+    const label = name ? (p.pid != null ? `${name}[${p.pid}]` : name) : p.pid != null ? `[${p.pid}]` : "";
+    facts.push(["process", [label, p.user ? `(${p.user})` : ""].filter(Boolean).join(" ") || "—"]);
+    if (p.capture) facts.push(["capture", `${p.capture.name} (afproxyctl run #${p.capture.id})`]);
+  }
   const list = $("detail-facts");
   list.replaceChildren(...facts.flatMap(([k, v]) => {
     const dt = document.createElement("dt");
