@@ -88,7 +88,11 @@ struct Daemon {
         let listener = ProxyListener(
             manager: manager, configuration: listenerConfiguration, group: group, processLookup: processes.start,
             interception: interception, passwordHashing: PasswordHash())
-        let metrics = DaemonMetrics(manager: manager) { listener.openConnections }
+        // How many captures run: the capture socket's receiver sets it, /metrics reads it.
+        let capturesRunning = Locked(0)
+        let metrics = DaemonMetrics(
+            manager: manager, captures: { capturesRunning.withLock { $0 } },
+            openConnections: { listener.openConnections })
         let control = ControlServer(
             manager: manager, group: group,
             extraStats: { stats in
@@ -108,7 +112,10 @@ struct Daemon {
                 listener: listener, control: control, web: web, metrics: metricsServer,
                 captures: CaptureReceiver(
                     listener: listener, authority: authority, group: group, logger: logger,
-                    publish: control.publishCaptures)),
+                    publish: { running in
+                        control.publishCaptures(running)
+                        capturesRunning.withLock { $0 = running.count }
+                    })),
             network: network)
         let services = ServiceGroup(
             configuration: .init(

@@ -12,13 +12,19 @@ package final class DaemonMetrics: Sendable {
     private let registry = PrometheusCollectorRegistry()
     private let manager: SessionManager
     private let openConnections: @Sendable () -> Int
+    private let captures: @Sendable () -> Int
     private let events: TaskEventMetrics
     private let scrape: ScrapeMetrics
 
-    /// Subscribes to `manager`'s events at once; `openConnections` is read at each scrape.
-    package init(manager: SessionManager, openConnections: @escaping @Sendable () -> Int) {
+    /// Subscribes to `manager`'s events at once; `openConnections` and `captures` (how many run)
+    /// are read at each scrape.
+    package init(
+        manager: SessionManager, captures: @escaping @Sendable () -> Int = { 0 },
+        openConnections: @escaping @Sendable () -> Int
+    ) {
         self.manager = manager
         self.openConnections = openConnections
+        self.captures = captures
         let factory = CatalogMetricsFactory(registry: self.registry)
         self.events = TaskEventMetrics(factory: factory)
         self.scrape = ScrapeMetrics(factory: factory)
@@ -32,7 +38,9 @@ package final class DaemonMetrics: Sendable {
         stats.openConnections = self.openConnections()
         let counts = self.manager.taskCounts()
         self.scrape.update(
-            .init(stats: stats, started: counts.started, live: counts.live, process: ProcessStats.current()))
+            .init(
+                stats: stats, started: counts.started, live: counts.live, process: ProcessStats.current(),
+                captures: self.captures()))
         return self.registry.emitToBuffer()
     }
 }

@@ -25,6 +25,8 @@ package enum MetricCatalog {
         name: "afproxy_live_tasks", help: "Tasks in the live registry now, by state and kind.")
     package static let clientConnections = Entry(
         name: "afproxy_client_connections", help: "Client connections open on the proxy ports now.")
+    package static let captures = Entry(
+        name: "afproxy_captures", help: "Captures (afproxyctl run) running now.")
     package static let resumes = Entry(
         name: "afproxy_download_resumes_total",
         help: "Broken-off responses continued at the offset reached (resumed-at-offset events), by kind.")
@@ -54,7 +56,7 @@ package enum MetricCatalog {
         name: "process_start_time_seconds", help: "Start time of the process since unix epoch in seconds.")
 
     package static let all: [Entry] = [
-        tasksStarted, tasksCompleted, transferBytes, liveTasks, clientConnections, resumes, buildInfo,
+        tasksStarted, tasksCompleted, transferBytes, liveTasks, clientConnections, captures, resumes, buildInfo,
         timeToFirstByte, taskDuration, cpuSeconds, residentMemory, virtualMemory, openFDs, maxFDs, startTime,
     ]
 

@@ -18,6 +18,8 @@ final class ScrapeMetrics: Sendable {
         /// Live tasks by kind, then state.
         var live: [TaskKind: [TaskState: Int]]
         var process: ProcessStats?
+        /// Captures running now.
+        var captures = 0
     }
 
     private struct Seen {
@@ -33,6 +35,7 @@ final class ScrapeMetrics: Sendable {
     private let started: [TaskKind: Counter]
     private let liveTasks: [TaskKind: [TaskState: Gauge]]
     private let connections: Gauge
+    private let captures: Gauge
     private let bytesUp: Counter
     private let bytesDown: Counter
     private let cpu: FloatingPointCounter
@@ -68,6 +71,7 @@ final class ScrapeMetrics: Sendable {
                 )
             })
         self.connections = Gauge(label: MetricCatalog.clientConnections.name, factory: factory)
+        self.captures = Gauge(label: MetricCatalog.captures.name, factory: factory)
         self.bytesUp = Counter(
             label: MetricCatalog.transferBytes.name, dimensions: [("direction", "up")], factory: factory)
         self.bytesDown = Counter(
@@ -91,6 +95,7 @@ final class ScrapeMetrics: Sendable {
             }
         }
         self.connections.record(input.stats.openConnections)
+        self.captures.record(input.captures)
         let (started, up, down, cpu) = self.seen.withLock { seen in
             var started: [TaskKind: Int] = [:]
             for (kind, count) in input.started where count > seen.started[kind, default: 0] {

@@ -26,6 +26,7 @@ from helpers import (afproxyctl_path, ca_path, clean_env, closed_port, ctl, file
                      local_resolver_wrapper, wait_for)
 from origin import payload_sha256
 from page_origin import PageOrigin
+from test_metrics import control_metrics
 
 # Names only the daemon resolves (its own /etc/hosts maps them to 127.0.0.1): a captured
 # program gets them from the capture's resolver or not at all.
@@ -204,9 +205,11 @@ def test_exit_statuses_and_signals_pass_through(start_proxy, tmp_path, afproxy_b
     [capture] = proxy.api("GET", "/v1/status")[1]["captures"]
     assert capture["name"] == "sh" and capture["pid"] > 0 and capture["intercept"] is False, capture
     assert f"captures  #{capture['id']} sh, pid {capture['pid']}: sh -c" in ctl(proxy, "status").stdout
+    assert "\nafproxy_captures 1.0\n" in control_metrics(proxy)[2]
     child.send_signal(signal.SIGTERM)
     assert child.wait(timeout=30) == 7
     wait_for(lambda: proxy.api("GET", "/v1/status")[1]["captures"] == [], timeout=10, message="the capture to end")
+    assert "\nafproxy_captures 0.0\n" in control_metrics(proxy)[2]
     # No daemon: 69, and the command never ran.
     never = tmp_path / "never"
     result = subprocess.run([afproxyctl_path(), "--socket", str(tmp_path / "none.sock"), "run", "--", "touch",
