@@ -177,6 +177,19 @@ class _GitHandler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(answer)
 
 
+def git_env(home: Path) -> dict[str, str]:
+    """An environment for git in the tests: HOME at `home`, no system config, no prompt, a fixed
+    author; without GIT_SSL_CAINFO and its kin (set on some machines), which would win over
+    -c http.sslCAInfo."""
+    from helpers import clean_env
+    env = clean_env({"HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0",
+                     "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.test",
+                     "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.test"})
+    for name in ("GIT_SSL_CAINFO", "GIT_SSL_CAPATH", "GIT_SSL_NO_VERIFY"):
+        env.pop(name, None)
+    return env
+
+
 class GitOrigin(HTTPSOrigin):
     """Smart-HTTP git for the bare repositories under `root` (pushes allowed where the repository
     sets http.receivepack)."""

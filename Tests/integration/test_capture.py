@@ -352,7 +352,7 @@ def test_aiohttp_with_its_defaults_and_git_over_intercepted_https(start_proxy, o
     """aiohttp ignores the proxy variables by default (trust_env=False); git clones over HTTPS
     from a smart-HTTP origin, intercepted: each of its requests a task inside the TLS
     connection, the clone byte-exact."""
-    from client_origins import GitOrigin
+    from client_origins import GitOrigin, git_env
     from origin import payload
 
     proxy = start(start_proxy, tmp_path, "--tls-ca-file", tls_files.ca_cert)
@@ -367,11 +367,7 @@ def test_aiohttp_with_its_defaults_and_git_over_intercepted_https(start_proxy, o
     result = run(proxy, *fetch, env={"http_proxy": "http://127.0.0.1:9"})  # ignored, as it would be
     assert (result.returncode, result.stdout.decode().split()) == (0, ["200", payload_sha256(65537)]), result.stderr
 
-    env = clean_env({"HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0",
-                     "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.test",
-                     "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.test"})
-    for name in ("GIT_SSL_CAINFO", "GIT_SSL_CAPATH", "GIT_SSL_NO_VERIFY"):
-        env.pop(name, None)
+    env = git_env(tmp_path)
     seed = tmp_path / "seed"
     seed.mkdir()
     for args in (("init", "-q", "-b", "main"), ("add", "."), ("commit", "-q", "-m", "first")):

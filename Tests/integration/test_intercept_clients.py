@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from client_origins import GitOrigin, StaticOrigin, make_bad_cert
+from client_origins import GitOrigin, StaticOrigin, git_env, make_bad_cert
 from helpers import ca_path, clean_env, curl, curl_sha256, start_chromium, wait_for
 from origin import payload, payload_sha256, start_origin
 
@@ -227,12 +227,7 @@ def git(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProce
 
 
 def test_git_clones_and_pushes_over_https(intercepting, tls_files, tmp_path):
-    env = clean_env({"HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0",
-                     "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.test",
-                     "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.test"})
-    # GIT_SSL_CAINFO (set on some machines) would win over -c http.sslCAInfo.
-    for name in ("GIT_SSL_CAINFO", "GIT_SSL_CAPATH", "GIT_SSL_NO_VERIFY"):
-        env.pop(name, None)
+    env = git_env(tmp_path)
     seed = tmp_path / "seed"
     seed.mkdir()
     git("init", "-q", "-b", "main", cwd=seed, env=env)
