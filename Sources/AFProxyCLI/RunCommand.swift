@@ -81,6 +81,11 @@ struct Run: ParsableCommand {
         where message.bytes == CaptureInit.ready
             && message.descriptors.count == CaptureRegistration.descriptorCount:
             sockets = message.descriptors
+        case .success(let message) where !message.descriptors.isEmpty:
+            for descriptor in message.descriptors { close(descriptor) }
+            Self.abandon(
+                child, mine,
+                "capture-init sent \(message.descriptors.count) sockets, not \(CaptureRegistration.descriptorCount)")
         case .success(let message) where !message.bytes.isEmpty:
             Self.abandon(child, mine, String(decoding: message.bytes, as: UTF8.self))
         default:
