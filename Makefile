@@ -47,7 +47,7 @@ BUILDDIR ?= .build/release
 # Man pages and completions are made here from the binaries being installed (scripts/gen-man
 # says why they are not committed).
 GENDIR ?= $(BUILDDIR)/generated
-UNITS = afproxy.service afproxy.socket afproxy-control.socket
+UNITS = afproxy.service afproxy.socket afproxy-control.socket afproxy-capture@.service
 REWRITE = sed -e 's|/usr/local/|$(PREFIX)/|g' -e 's|/etc/afproxy/|$(SYSCONFDIR)/afproxy/|g'
 
 install: release install-files

@@ -11,14 +11,22 @@ package struct CaptureRegistration: Sendable, Codable, Equatable {
     package var uid: Int
     /// `--intercept`: the capture's TLS connections are intercepted, whatever the rules say.
     package var intercept: Bool
+    /// A service's capture (`afproxyctl capture SERVICE`): the unit whose namespace it is. The
+    /// process that registers is then the one keeping the namespace, not the client: `pid` and
+    /// `uid` are its, and tasks name the unit instead.
+    package var unit: String?
 
-    package init(name: String, commandLine: String, executable: String?, pid: Int, uid: Int, intercept: Bool) {
+    package init(
+        name: String, commandLine: String, executable: String?, pid: Int, uid: Int, intercept: Bool,
+        unit: String? = nil
+    ) {
         self.name = name
         self.commandLine = commandLine
         self.executable = executable
         self.pid = pid
         self.uid = uid
         self.intercept = intercept
+        self.unit = unit
     }
 
     /// The sockets the message carries, in this order: TCP on 127.0.0.1 and on ::1 (one port),

@@ -17,7 +17,8 @@ struct List: ParsableCommand {
     @Option(name: .long, help: "Only tasks whose client process's executable has this file name (curl).")
     var process: String?
     @Option(name: .long, help: "Only tasks whose client process runs in this systemd unit.") var unit: String?
-    @Option(name: .long, help: "Only tasks of this capture (afproxyctl run): its name or id.") var capture: String?
+    @Option(name: .long, help: "Only tasks of this capture (afproxyctl run or capture): its name or id.") var capture:
+        String?
 
     func run() throws {
         let body = try self.global.call("GET", self.all ? "/v1/tasks?all=1" : "/v1/tasks")

@@ -99,7 +99,7 @@ struct Run: ParsableCommand {
             name: self.name ?? Self.baseName(self.command[0]), commandLine: self.command.joined(separator: " "),
             executable: ToolPath.find(self.command[0]) ?? (self.command[0].contains("/") ? self.command[0] : nil),
             pid: Int(child.pid), uid: Int(getuid()), intercept: self.intercept)
-        let answer = Self.register(registration, sockets: sockets, at: capturePath)
+        let answer = CaptureRegistrar.register(registration, sockets: sockets, at: capturePath)
         for socket in sockets { close(socket) }
         guard case .success(let connection) = answer else {
             if case .failure(let message) = answer { Self.abandon(child, mine, message) }
@@ -110,37 +110,6 @@ struct Run: ParsableCommand {
         let status = child.wait()
         close(connection)
         guard status == 0 else { throw ExitCode(status) }
-    }
-
-    /// Sends the registration and the sockets; answers the open connection, whose end is the
-    /// capture's, or why the daemon refused.
-    private static func register(
-        _ registration: CaptureRegistration, sockets: [Int32], at path: String
-    ) -> Result<Int32, CaptureSetupFailure> {
-        let connection = socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard connection >= 0 else {
-            return .failure(CaptureSetupFailure("socket: \(String(cString: strerror(errno)))"))
-        }
-        let connected = UnixSocketAddress.connect(connection, to: path)
-        guard connected == 0 else {
-            close(connection)
-            return .failure(
-                CaptureSetupFailure(
-                    "the daemon takes no captures at \(path) (\(String(cString: strerror(connected))))"))
-        }
-        let body = (try? JSONEncoder().encode(registration)).map { [UInt8]($0) } ?? []
-        guard DescriptorPassing.send(connection, bytes: body, descriptors: sockets) == 0,
-            case .success(let reply) = DescriptorPassing.receive(connection, maxBytes: CaptureRegistration.maxMessage),
-            let answer = try? JSONDecoder().decode(CaptureAnswer.self, from: Data(reply.bytes))
-        else {
-            close(connection)
-            return .failure(CaptureSetupFailure("the daemon closed the capture socket without an answer"))
-        }
-        guard answer.id != nil else {
-            close(connection)
-            return .failure(CaptureSetupFailure(answer.error ?? "the daemon refused the capture"))
-        }
-        return .success(connection)
     }
 
     /// Tells capture-init to give up (the command never starts), waits for it, and exits 1.
@@ -191,7 +160,8 @@ enum RunSignals {
 
 /// `afproxyctl capture-init`: not for people. Runs inside a capture's fresh namespaces, as
 /// `afproxyctl run` starts it through unshare: sets the namespace up, sends its sockets back
-/// on descriptor 3, waits for the word to go on, and becomes the command.
+/// on descriptor 3, waits for the word to go on, and becomes the command. With `--hold`
+/// (`capture-hold`'s namespace, which outlives it) it ends once the sockets are sent.
 struct CaptureInit: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "capture-init", abstract: "Set up a capture's namespace (used by afproxyctl run).",
@@ -202,8 +172,9 @@ struct CaptureInit: ParsableCommand {
     static let ready = Array("ready".utf8)
     static let go = Array("go".utf8)
 
-    @Option var uid: UInt32
-    @Option var gid: UInt32
+    @Option var uid: UInt32?
+    @Option var gid: UInt32?
+    @Flag var hold = false
     @Argument(parsing: .captureForPassthrough) var command: [String] = []
 
     func run() throws {
@@ -220,11 +191,13 @@ struct CaptureInit: ParsableCommand {
             Glibc.exit(1)
         }
         for descriptor in namespace.descriptors { close(descriptor) }
+        if self.hold { return }
+        guard let uid = self.uid, let gid = self.gid else { Glibc.exit(1) }
         guard case .success(let word) = DescriptorPassing.receive(Self.channel, maxBytes: 16), word.bytes == Self.go
         else { Glibc.exit(1) }
         close(Self.channel)
         let arguments =
-            ["unshare", "--user", "--map-user=\(self.uid)", "--map-group=\(self.gid)", "--"] + command
+            ["unshare", "--user", "--map-user=\(uid)", "--map-group=\(gid)", "--"] + command
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         execv(unshare, &argv)
         Console.error("afproxyctl run: cannot start unshare: \(String(cString: strerror(errno)))")

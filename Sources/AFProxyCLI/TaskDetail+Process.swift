@@ -12,7 +12,8 @@ extension TaskDetail {
         lines.append("  user       " + (user ?? process.uid.map(String.init) ?? "-"))
         if let unit = process.unit { lines.append("  unit       \(unit)") }
         if let capture = process.capture {
-            lines.append("  capture    \(capture.name) (afproxyctl run, #\(capture.id))")
+            let source = process.unit == capture.name ? "afproxyctl capture" : "afproxyctl run"
+            lines.append("  capture    \(capture.name) (\(source), #\(capture.id))")
         }
         if let command = process.commandLine { lines.append("  command    \(command)") }
         return lines

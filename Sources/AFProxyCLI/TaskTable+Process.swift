@@ -41,9 +41,12 @@ struct ProcessFilter: Equatable {
     /// A task whose client process is not known matches none.
     func matches(_ client: ClientProcess?) -> Bool {
         if let process = self.process, client?.name != process { return false }
-        if let unit = self.unit, client?.unit != unit { return false }
+        // `nginx` names nginx.service, as it does to systemctl.
+        if let unit = self.unit, client?.unit != unit, client?.unit != "\(unit).service" { return false }
         if let capture = self.capture {
-            guard let label = client?.capture, label.name == capture || String(label.id) == capture else {
+            guard let label = client?.capture,
+                label.name == capture || label.name == "\(capture).service" || String(label.id) == capture
+            else {
                 return false
             }
         }

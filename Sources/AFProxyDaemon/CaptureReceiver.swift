@@ -17,7 +17,8 @@ import Glibc
 /// read by hand, on a thread of its own). Each accepted connection is one capture: the
 /// registration and its four sockets, which the listener then serves
 /// (`ProxyListener.adoptCapture`), an answer with the capture's id, and the capture lasts until
-/// that connection closes, when afproxyctl ends with its command.
+/// that connection closes, when afproxyctl ends with its command. A service's capture
+/// (`afproxyctl capture-hold`) registers again after each restart of the daemon.
 final class CaptureReceiver: Sendable {
     private struct State {
         var socket: Int32 = -1
@@ -154,10 +155,12 @@ final class CaptureReceiver: Sendable {
             defer { state.nextID += 1 }
             return state.nextID
         }
-        let process = ClientProcess(
-            pid: registration.pid, executable: registration.executable,
-            commandLine: String(registration.commandLine.prefix(ClientProcess.commandLineLimit)),
-            user: Self.userName(registration.uid), uid: registration.uid)
+        let process =
+            registration.unit.map { ClientProcess(unit: $0) }
+            ?? ClientProcess(
+                pid: registration.pid, executable: registration.executable,
+                commandLine: String(registration.commandLine.prefix(ClientProcess.commandLineLimit)),
+                user: Self.userName(registration.uid), uid: registration.uid)
         let source = CaptureSource(
             label: CaptureLabel(id: id, name: registration.name), process: process,
             interceptAll: registration.intercept)
@@ -183,7 +186,8 @@ final class CaptureReceiver: Sendable {
             return
         }
         let summary = CaptureSummary(
-            id: id, name: registration.name, pid: registration.pid, commandLine: process.commandLine ?? "",
+            id: id, name: registration.name, pid: registration.pid,
+            commandLine: String(registration.commandLine.prefix(ClientProcess.commandLineLimit)),
             intercept: registration.intercept, startedAt: Date())
         let (stopped, running) = self.state.withLock { state in
             if !state.stopped { state.captures[id] = (channels, watcher, summary) }
@@ -196,7 +200,7 @@ final class CaptureReceiver: Sendable {
             return
         }
         self.logger.notice(
-            "capture \(id) (\(registration.name)) started: pid \(registration.pid), \(process.commandLine ?? "")")
+            "capture \(id) (\(registration.name)) started: pid \(registration.pid), \(summary.commandLine)")
         watcher.closeFuture.whenComplete { _ in
             channels.close()
             let (ended, running) = self.state.withLock { state in

@@ -55,13 +55,14 @@ package struct ClientProcess: Sendable, Codable, Equatable {
         return nil
     }
 
-    /// `curl[1234]`, `curl`, `[1234]`, or the user (`alice`) when nothing more is known.
+    /// `curl[1234]`, `curl`, `[1234]`, or the user (`alice`) when nothing more is known, or the
+    /// unit (a captured service's connections: its processes are in a namespace of their own).
     package var label: String {
         switch (self.name, self.pid) {
         case (let name?, let pid?): "\(name)[\(pid)]"
         case (let name?, nil): name
         case (nil, let pid?): "[\(pid)]"
-        case (nil, nil): self.user ?? self.uid.map { "uid \($0)" } ?? "?"
+        case (nil, nil): self.user ?? self.uid.map { "uid \($0)" } ?? self.unit ?? "?"
         }
     }
 

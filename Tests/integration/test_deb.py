@@ -25,6 +25,8 @@ from origin import payload_sha256
 REPO = Path(__file__).resolve().parents[2]
 UNITS = ("afproxy.service", "afproxy.socket", "afproxy-control.socket")
 SYSTEM_UNIT_DIR = Path("/lib/systemd/system")
+# A template: started by the services `afproxyctl capture` names, never enabled by the package.
+CAPTURE_UNIT = "afproxy-capture@.service"
 STATE = (Path("/var/lib/private/afproxy"), Path("/var/lib/afproxy"), Path("/run/afproxy"))
 
 pytestmark = [
@@ -118,12 +120,13 @@ def test_conffile_and_maintainer_scripts(deb, tmp_path):
     assert postinst.index("systemd-sysusers") < postinst.index("systemd-tmpfiles")
     for unit in UNITS:
         assert f"deb-systemd-helper enable '{unit}'" in postinst, f"{unit} not enabled by postinst"
+    assert CAPTURE_UNIT not in postinst, postinst
 
 
 def test_installed_files_are_where_debian_looks(package):
     expected = [
         "/usr/bin/afproxy", "/usr/bin/afproxyctl", "/etc/afproxy/afproxy.conf",
-        *(f"/lib/systemd/system/{u}" for u in UNITS), "/usr/lib/systemd/user/afproxy.service",
+        *(f"/lib/systemd/system/{u}" for u in (*UNITS, CAPTURE_UNIT)), "/usr/lib/systemd/user/afproxy.service",
         "/usr/lib/sysusers.d/afproxy.conf", "/usr/lib/tmpfiles.d/afproxy.conf",
         "/usr/share/man/man8/afproxy.8.gz", "/usr/share/man/man1/afproxyctl.1.gz",
         "/usr/share/man/man5/afproxy.conf.5.gz",
@@ -142,6 +145,10 @@ def test_installed_files_are_where_debian_looks(package):
     service = (SYSTEM_UNIT_DIR / "afproxy.service").read_text()
     assert "Documentation=file:///usr/share/doc/afproxy/README.md\n" in service
     assert "ExecStart=/usr/bin/afproxy --config /etc/afproxy/afproxy.conf\n" in service
+    hold = (SYSTEM_UNIT_DIR / CAPTURE_UNIT).read_text()
+    assert "Documentation=file:///usr/share/doc/afproxy/docs/capture.md\n" in hold
+    assert Path("/usr/share/doc/afproxy/docs/capture.md").is_file()
+    assert "ExecStart=/usr/bin/afproxyctl --socket /run/afproxy/control.sock capture-hold %i\n" in hold
 
 
 def test_system_units_enabled_and_the_user_unit_not(package):
@@ -163,7 +170,7 @@ def test_user_and_runtime_directory_made_by_the_package(package):
 def test_installed_config_checks_and_units_verify(package):
     out = ok(run("/usr/bin/afproxy", "--check-config", "/etc/afproxy/afproxy.conf"), "--check-config")
     assert out == "/etc/afproxy/afproxy.conf: valid\n", out
-    r = run("systemd-analyze", "verify", *UNITS, cwd=SYSTEM_UNIT_DIR)
+    r = run("systemd-analyze", "verify", *UNITS, CAPTURE_UNIT, cwd=SYSTEM_UNIT_DIR)
     assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
 
 

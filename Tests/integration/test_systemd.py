@@ -25,7 +25,7 @@ from helpers import (
 from origin import payload, payload_sha256
 
 REPO = Path(__file__).resolve().parents[2]
-UNITS = ("afproxy.service", "afproxy.socket", "afproxy-control.socket")
+UNITS = ("afproxy.service", "afproxy.socket", "afproxy-control.socket", "afproxy-capture@.service")
 
 
 def run(argv, **kwargs) -> subprocess.CompletedProcess:
@@ -92,6 +92,18 @@ def test_units_name_the_documented_paths():
     assert "FileDescriptorName=control\n" in control and "SocketMode=0660\n" in control
     user = (REPO / "systemd/user/afproxy.service").read_text()
     assert "Type=notify" in user and "RuntimeDirectory=afproxy" in user
+    # A captured service's namespace: ready once mounted, and mounted where every unit sees it.
+    hold = (REPO / "systemd/afproxy-capture@.service").read_text()
+    assert ("\nExecStart=/usr/local/bin/afproxyctl --socket /run/afproxy/control.sock capture-hold %i\n"
+            in hold)
+    for line in ("Type=notify", "StopWhenUnneeded=yes", "CapabilityBoundingSet=CAP_SYS_ADMIN CAP_NET_ADMIN"):
+        assert line in hold
+    settings = [line.split("=")[0] for line in hold.splitlines() if "=" in line and not line.startswith("#")]
+    mount_namespace = {"ProtectSystem", "ProtectHome", "PrivateTmp", "PrivateDevices", "PrivateMounts",
+                       "ProtectKernelTunables", "ProtectKernelModules", "ProtectKernelLogs", "ProtectControlGroups",
+                       "ProtectProc", "ProcSubset", "ReadOnlyPaths", "InaccessiblePaths", "TemporaryFileSystem",
+                       "RestrictNamespaces", "PrivateNetwork", "DynamicUser"}
+    assert not mount_namespace & set(settings), mount_namespace & set(settings)
 
 
 def test_install_into_destdir(afproxy_bin, tmp_path):
