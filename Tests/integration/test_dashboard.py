@@ -241,6 +241,25 @@ def row(driver, task_id: int):
     return found[0] if found else None
 
 
+def click_verb(driver, task_id: int, verb: str) -> None:
+    """Clicks a row's verb button once it can be clicked: the feed redraws rows every 250 ms, so a
+    button found a moment ago may be replaced, or not laid out yet, when the click comes (a busy
+    clean-clone run met `element not interactable` there)."""
+    from selenium.common.exceptions import ElementNotInteractableException, StaleElementReferenceException
+
+    def clicked() -> bool:
+        try:
+            found = row(driver, task_id)
+            button = found and found.find_element(By.CSS_SELECTOR, f'button[data-verb="{verb}"]')
+            if not button or not button.is_displayed() or not button.is_enabled():
+                return False
+            button.click()
+            return True
+        except (ElementNotInteractableException, StaleElementReferenceException):
+            return False
+    wait_for(clicked, timeout=15, message=f"row {task_id}'s {verb} button, clickable")
+
+
 def row_attribute(driver, task_id: int, name: str) -> str | None:
     return driver.execute_script(
         "const tr = document.querySelector(`#task-rows .row[data-id=\"${arguments[0]}\"]`);"
@@ -429,7 +448,7 @@ def test_dashboard_follows_suspends_resumes_cancels_and_draws_the_waterfall(daem
     assert int(browser.find_element(By.ID, "total-served").text) >= 1
 
     # Suspend from the row: the state turns, and the counter stops (page and API).
-    row(browser, a_id).find_element(By.CSS_SELECTOR, 'button[data-verb="suspend"]').click()
+    click_verb(browser, a_id, "suspend")
     wait_for(lambda: row_attribute(browser, a_id, "data-state") == "suspended", timeout=10,
              message="the row to show suspended")
     assert daemon.task(a_id)["state"] == "suspended"
@@ -443,7 +462,7 @@ def test_dashboard_follows_suspends_resumes_cancels_and_draws_the_waterfall(daem
 
     # Cancel another from its row.
     wait_for(lambda: row(browser, b_id) is not None, timeout=10, message=f"row {b_id}")
-    row(browser, b_id).find_element(By.CSS_SELECTOR, 'button[data-verb="cancel"]').click()
+    click_verb(browser, b_id, "cancel")
     wait_for(lambda: row_attribute(browser, b_id, "data-state") in ("completed", None), timeout=15,
              message="the canceled row to end")
     record = daemon.history_record(dropped)
@@ -485,7 +504,7 @@ def test_dashboard_follows_suspends_resumes_cancels_and_draws_the_waterfall(daem
     print(f"\ndashboard screenshot: {shot}")
 
     # Resume from the row: the transfer finishes, whole, at the client.
-    row(browser, a_id).find_element(By.CSS_SELECTOR, 'button[data-verb="resume"]').click()
+    click_verb(browser, a_id, "resume")
     result = a.wait()
     assert result.returncode == 0, result.stderr
     assert (result.size, result.sha256) == (SLOW, payload_sha256(SLOW))
