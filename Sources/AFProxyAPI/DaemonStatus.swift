@@ -16,6 +16,8 @@ package struct DaemonStatus: Sendable, Codable, Equatable {
     package var upstreamProxy: UpstreamProxyStatus?
     /// The captures running now (`afproxyctl run`), oldest first.
     package var captures: [CaptureSummary] = []
+    /// Record rules and the bodies they kept; nil (absent) while there are neither.
+    package var recording: RecordingStatus?
 
     package init(
         version: String = AFProxyVersion.current, uptimeSeconds: Double, network: Reachability, tasks: SessionStats,

@@ -55,6 +55,7 @@ package struct HARRequest: Sendable, Codable, Equatable {
     /// Bytes of the request line and fields with their CRLFs and the empty line; -1 when unknown.
     package var headersSize: Int
     package var bodySize: Int64
+    package var postData: HARPostData?
 }
 
 package struct HARResponse: Sendable, Codable, Equatable {
@@ -73,7 +74,25 @@ package struct HARResponse: Sendable, Codable, Equatable {
 package struct HARContent: Sendable, Codable, Equatable {
     package var size: Int64
     package var mimeType: String
-    package var comment = "bodies are not recorded"
+    /// The body a record rule kept: text as it is, anything else in base64 (`encoding`).
+    package var text: String?
+    package var encoding: String?
+    package var comment: String? = "bodies are not recorded"
+}
+
+/// A request body a record rule kept. HAR's `postData` has no `encoding`: a body that is not
+/// UTF-8 text carries afproxy's `_encoding: "base64"`.
+package struct HARPostData: Sendable, Codable, Equatable {
+    package var mimeType: String
+    package var text: String
+    package var encoding: String?
+    package var comment: String?
+
+    private enum CodingKeys: String, CodingKey {
+        case mimeType, text
+        case encoding = "_encoding"
+        case comment
+    }
 }
 
 /// No cache is involved: HAR's "no information" is an empty object.

@@ -10,7 +10,10 @@ extension HAREntry {
     /// - Parameters:
     ///   - now: a live task's phase in progress runs to now.
     ///   - reasonPhrase: the standard phrase of a status; the origin's own is not recorded.
-    package init(task: TaskRecord, now: Date, reasonPhrase: (Int) -> String) {
+    ///   - body: a body a record rule kept, read from its file; nil when none was.
+    package init(
+        task: TaskRecord, now: Date, reasonPhrase: (Int) -> String, body: (BodySide) -> [UInt8]? = { _ in nil }
+    ) {
         let tunnel = task.kind == .stream && task.method == "CONNECT"
         // curl reports the response's version; it sends HTTP/1.1 unless it negotiated 2 or 3.
         let version = task.metrics.httpVersion.map { "HTTP/" + $0 } ?? "HTTP/1.1"
@@ -54,6 +57,30 @@ extension HAREntry {
             resumes: task.resumes.map { HARResume(offset: $0.offset, at: Self.timestamp($0.at)) },
             client: task.client, failureCode: task.errorCode, error: task.error, file: task.file?.path)
         self.clientProcess = task.clientProcess
+        if let recorded = task.bodies?.response, let bytes = body(.response) {
+            let (text, encoding) = Self.text(bytes)
+            self.response.content.text = text
+            self.response.content.encoding = encoding
+            self.response.content.comment = Self.cutComment(recorded)
+        }
+        if let recorded = task.bodies?.request, let bytes = body(.request) {
+            let (text, encoding) = Self.text(bytes)
+            self.request.postData = HARPostData(
+                mimeType: task.requestHeaders.first("content-type") ?? "application/octet-stream", text: text,
+                encoding: encoding, comment: Self.cutComment(recorded))
+        }
+    }
+
+    /// UTF-8 text as it is, other bytes in base64 (HAR's `encoding`).
+    static func text(_ bytes: [UInt8]) -> (String, String?) {
+        if let text = String(validating: bytes, as: UTF8.self) { return (text, nil) }
+        return (Data(bytes).base64EncodedString(), "base64")
+    }
+
+    /// Says what is missing from a body kept cut; nil when it is whole.
+    static func cutComment(_ body: RecordedBody) -> String? {
+        guard body.cut else { return nil }
+        return "kept cut: \(body.size) of \(body.seen) bytes (\(body.cutBy ?? "cut"))"
     }
 
     /// ISO 8601 with milliseconds and the zone, as HAR's examples write it.
@@ -116,10 +143,15 @@ extension HAREntry {
 
 extension HARLog {
     /// One entry per task, oldest first as HAR prefers (by start, then id).
-    package init(tasks: [TaskRecord], now: Date, reasonPhrase: (Int) -> String) {
+    package init(
+        tasks: [TaskRecord], now: Date, reasonPhrase: (Int) -> String,
+        body: (Int, BodySide) -> [UInt8]? = { _, _ in nil }
+    ) {
         let ordered = tasks.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
         self.init(
             creator: HARCreator(name: "afproxy", version: AFProxyVersion.current),
-            entries: ordered.map { HAREntry(task: $0, now: now, reasonPhrase: reasonPhrase) })
+            entries: ordered.map { task in
+                HAREntry(task: task, now: now, reasonPhrase: reasonPhrase) { body(task.id, $0) }
+            })
     }
 }

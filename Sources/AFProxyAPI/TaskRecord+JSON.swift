@@ -14,6 +14,7 @@ extension TaskRecord {
         var json = JSONWriter(out: out)
         defer { out = json.out }
         json.open("{")
+        json.key("bodies"); json.recordedBodies(self.bodies)
         json.key("client"); json.string(self.client)
         json.key("clientProcess"); json.clientProcess(self.clientProcess)
         json.key("createdAt"); json.date(self.createdAt)

@@ -6,6 +6,9 @@
 /// The task model's: a task, its events and the daemon's counts, as `/v1/tasks`, `/v1/events`,
 /// `/v1/stats` and `/v1/status` carry them.
 @_exported import enum AFProxyModel.AFProxyVersion
+// Recorded bodies (`afproxyctl record`, `afproxyctl body`): the rule as `/v1/rules/records` lists
+// it, what `POST` takes, and what a task's record says of its bodies.
+@_exported import enum AFProxyModel.BodySide
 @_exported import struct AFProxyModel.ByteRate
 @_exported import struct AFProxyModel.CaptureLabel
 @_exported import struct AFProxyModel.ClientProcess
@@ -13,6 +16,8 @@
 @_exported import struct AFProxyModel.MissedEvents
 @_exported import struct AFProxyModel.NetworkEvent
 @_exported import struct AFProxyModel.Reachability
+@_exported import struct AFProxyModel.RecordedBodies
+@_exported import struct AFProxyModel.RecordedBody
 @_exported import struct AFProxyModel.SessionStats
 @_exported import enum AFProxyModel.StreamEvent
 @_exported import struct AFProxyModel.TaskEvent
@@ -33,6 +38,8 @@
 @_exported import struct AFProxyRules.InterceptPassthrough
 @_exported import struct AFProxyRules.PinError
 @_exported import struct AFProxyRules.PinSet
+@_exported import struct AFProxyRules.RecordRequestBody
+@_exported import struct AFProxyRules.RecordRule
 @_exported import enum AFProxyRules.ThrottleDirection
 @_exported import struct AFProxyRules.ThrottleRule
 @_exported import enum AFProxyRules.ThrottleScope

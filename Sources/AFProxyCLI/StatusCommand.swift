@@ -33,9 +33,18 @@ struct Status: ParsableCommand {
                 "\nupstream  " + ($0.reachable ? $0.proxy : "unreachable: \($0.error ?? $0.proxy)")
             } ?? "")
             + Self.captureLines(status.captures)
+            + (status.recording.map { Self.recordingLine($0) } ?? "")
         guard let problems = tasks.stateFiles, !problems.isEmpty else { return lines }
         let files = problems.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
         return lines + "\nstate files " + files.joined(separator: "\n            ")
+    }
+
+    /// `recording 2 rules, 14 bodies kept (3.1MiB of 256MiB)`: bodies hold secrets.
+    static func recordingLine(_ recording: RecordingStatus) -> String {
+        let rules = recording.rules == 1 ? "1 rule" : "\(recording.rules) rules"
+        let bodies = recording.bodies == 1 ? "1 body" : "\(recording.bodies) bodies"
+        return "\nrecording \(rules), \(bodies) kept (\(Formatting.bytes(recording.bytes)) of "
+            + "\(Formatting.bytes(recording.maxTotal)))"
     }
 
     /// `captures  #3 tests, pid 4242: pytest -x`, one line each after the first; nothing when

@@ -17,6 +17,9 @@ struct HAREndpoint: ControlEndpoint {
         return Self.ids(inQuery: request.target).map { .har(includeHistory: request.all, ids: $0) }
     }
 
+    /// Recorded bodies are read from their files.
+    func blocks(_ route: Route) -> Bool { true }
+
     func answer(_ route: Route, to request: ControlRequest) -> ControlAnswer {
         switch route {
         case .har(let includeHistory, let ids): return self.log(includeHistory: includeHistory, ids: ids)
@@ -29,7 +32,10 @@ struct HAREndpoint: ControlEndpoint {
             guard let record = self.manager.task(id: id) else { return .error(.notFound, "no task with id \(id)") }
             tasks.append(record)
         }
-        let log = HARLog(tasks: tasks, now: Date()) { HTTPResponseStatus(statusCode: $0).reasonPhrase }
+        let store = self.manager.bodies
+        let log = HARLog(
+            tasks: tasks, now: Date(), reasonPhrase: { HTTPResponseStatus(statusCode: $0).reasonPhrase },
+            body: { id, side in (try? store?.contents(task: id, side: side)).flatMap { $0 }.map { [UInt8]($0) } })
         return .json(.ok, HARDocument(log: log))
     }
 

@@ -25,9 +25,17 @@ struct StatusEndpoint: ControlEndpoint {
     func answer(_ route: Route, to request: ControlRequest) -> ControlAnswer {
         var stats = self.manager.stats()
         self.extraStats(&stats)
-        let status = DaemonStatus(
+        var status = DaemonStatus(
             version: stats.version, uptimeSeconds: stats.uptimeSeconds, network: self.manager.reachability,
             tasks: stats, listen: self.listen(), captures: self.captures())
+        let rules = self.manager.rules.records.ruleSet.count
+        if let store = self.manager.bodies {
+            let usage = store.usage
+            if rules > 0 || usage.bodies > 0 {
+                status.recording = RecordingStatus(
+                    rules: rules, bodies: usage.bodies, bytes: usage.bytes, maxTotal: store.maxTotal)
+            }
+        }
         return .json(.ok, status)
     }
 }

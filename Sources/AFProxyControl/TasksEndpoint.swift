@@ -1,12 +1,15 @@
 import AFProxyAPI
 import AFProxyManager
 import AFProxyModel
+import FoundationEssentials
+import NIOCore
 import NIOHTTP1
 
 /// `/v1/tasks`: the tasks and what a person does to them.
 ///
 ///     GET  /v1/tasks[?all=1]                  live tasks (and the history)
 ///     GET  /v1/tasks/{id}                     one, live or from the history
+///     GET  /v1/tasks/{id}/body[?side=request|response]  a body a record rule kept (response by default)
 ///     POST /v1/tasks/{id}/suspend|resume|cancel
 ///     POST /v1/tasks/suspend|resume?all=1     every live task
 struct TasksEndpoint: ControlEndpoint {
@@ -19,6 +22,7 @@ struct TasksEndpoint: ControlEndpoint {
     enum Route: Sendable, Equatable {
         case list(includeHistory: Bool)
         case task(Int)
+        case body(Int, BodySide)
         case verb(Verb, Int)
         case verbAll(Verb)
     }
@@ -46,6 +50,13 @@ struct TasksEndpoint: ControlEndpoint {
             guard method == "GET" else { return .failure(notAllowed) }
             return ControlRequest.id(rest[1]).map { .task($0) }
         default:
+            if rest[2] == "body" {
+                guard method == "GET" else { return .failure(notAllowed) }
+                guard let side = BodySide(rawValue: request.query["side"] ?? "response") else {
+                    return .failure(RouteRefusal(status: 400, message: "side must be request or response"))
+                }
+                return ControlRequest.id(rest[1]).map { .body($0, side) }
+            }
             guard method == "POST" else { return .failure(notAllowed) }
             guard let verb = Verb(rawValue: rest[2]) else {
                 return .failure(
@@ -55,8 +66,16 @@ struct TasksEndpoint: ControlEndpoint {
         }
     }
 
+    /// A body is read from its file.
+    func blocks(_ route: Route) -> Bool {
+        if case .body = route { return true }
+        return false
+    }
+
     func answer(_ route: Route, to request: ControlRequest) -> ControlAnswer {
         switch route {
+        case .body(let id, let side):
+            return self.body(id, side)
         case .list(let includeHistory):
             return .tasks(.ok, TaskList(tasks: self.manager.tasks(includeHistory: includeHistory)))
         case .task(let id):
@@ -76,5 +95,34 @@ struct TasksEndpoint: ControlEndpoint {
             let changed = verb == .suspend ? self.manager.suspendAll() : self.manager.resumeAll()
             return .tasks(.ok, TaskList(tasks: changed))
         }
+    }
+
+    /// The kept bytes as they passed (content codings and all), typed as the task's own
+    /// `Content-Type` said; 404 when no rule kept that body, 410 when it was removed to keep
+    /// `record-max-total`.
+    private func body(_ id: Int, _ side: BodySide) -> ControlAnswer {
+        guard let record = self.manager.task(id: id) else { return .error(.notFound, "no task with id \(id)") }
+        guard let bodies = record.bodies, let store = self.manager.bodies else {
+            return .error(
+                .notFound,
+                "task \(id) has no recorded \(side.rawValue) body: no record rule named it when it started "
+                    + "(afproxyctl record HOST)")
+        }
+        guard bodies[side] != nil else {
+            let why = side == .request && record.kind != .upload ? "it sent none" : "its record rule keeps none"
+            return .error(.notFound, "task \(id) has no recorded \(side.rawValue) body: \(why)")
+        }
+        let bytes: Data
+        do {
+            bytes = try store.contents(task: id, side: side) ?? Data()
+        } catch {
+            return .error(.internalServerError, "\(error)")
+        }
+        if bytes.isEmpty, store.wasRemoved(task: id, side: side) {
+            return .error(.gone, "task \(id)'s \(side.rawValue) body was removed to keep record-max-total")
+        }
+        let headers = side == .request ? record.requestHeaders : record.responseHeaders ?? []
+        let type = headers.first { $0.name.lowercased() == "content-type" }?.value ?? "application/octet-stream"
+        return .body(.ok, contentType: type, ByteBuffer(bytes: bytes))
     }
 }

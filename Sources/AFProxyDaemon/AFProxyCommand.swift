@@ -70,6 +70,9 @@ package struct AFProxyCommand: AsyncParsableCommand {
     @Option(name: .long, help: .key("buffer-budget"))
     var bufferBudget: String?
 
+    @Option(name: .long, help: .key("record-max-total"))
+    var recordMaxTotal: String?
+
     @Option(name: .long, help: .key("threads"))
     var threads: String?
 

@@ -72,7 +72,7 @@ struct Daemon {
         session.run()
         let manager = SessionManager(
             transport: session, historyCapacity: self.configuration.historySize,
-            bufferBudget: self.configuration.bufferBudget,
+            bufferBudget: self.configuration.bufferBudget, recordMaxTotal: Int64(self.configuration.recordMaxTotal),
             downloads: Self.downloadSettings(self.configuration, self.environment),
             transparentResumeLimit: self.configuration.transparentResume ? self.configuration.resumeAttempts : 0,
             networkLoss: self.configuration.networkLoss, logger: logger,

@@ -130,6 +130,13 @@ extension DaemonConfiguration {
             config.bufferBudget = try size(value, 0...(16 << 30))
         },
         Key(
+            "record-max-total",
+            help: "Bytes the bodies that record rules keep may take together (the oldest go first), e.g. 256M.",
+            default: "256M"
+        ) { config, value throws(ConfigurationError) in
+            config.recordMaxTotal = try size(value, (64 << 10)...(64 << 30))
+        },
+        Key(
             "threads", help: "Event loop threads for client connections; 0 = one per core less the session thread's.",
             default: "0"
         ) { config, value throws(ConfigurationError) in

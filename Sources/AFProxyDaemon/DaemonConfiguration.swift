@@ -27,6 +27,8 @@ package struct DaemonConfiguration: Sendable, Equatable {
     package var historySize = 1000
     /// Bytes the receive windows of all tasks may hold beyond their minimum (`ReceiveWindow`).
     package var bufferBudget = 64 << 20
+    /// What the bodies record rules keep may take on disk together (`BodyStore`).
+    package var recordMaxTotal = 256 << 20
     /// Event loop threads for client connections; 0 means one per core but the session thread's.
     package var threads = 0
     package var logLevel = "info"

@@ -70,6 +70,7 @@ extension DaemonService {
         if old.tunnelSplice != new.tunnelSplice { keys.append("tunnel-splice") }
         if old.historySize != new.historySize { keys.append("history-size") }
         if old.bufferBudget != new.bufferBudget { keys.append("buffer-budget") }
+        if old.recordMaxTotal != new.recordMaxTotal { keys.append("record-max-total") }
         if old.threads != new.threads { keys.append("threads") }
         if old.logTarget != new.logTarget { keys.append("log-target") }
         if old.stateDirectory != new.stateDirectory { keys.append("state-dir") }

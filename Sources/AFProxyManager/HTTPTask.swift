@@ -1,4 +1,5 @@
 import AFProxyModel
+import AFProxyStore
 import AFProxyTransport
 import FoundationEssentials
 import NIOCore
@@ -33,6 +34,9 @@ package final class HTTPTask: @unchecked Sendable {
     }
 
     private let recorded = Locked(Recorded())
+    /// The bodies a record rule keeps (none, the usual case: nil each).
+    private let requestRecorder: BodyRecorder?
+    private let responseRecorder: BodyRecorder?
     private let uploaded = Atomic<Int64>(0)
     private let downloaded = Atomic<Int64>(0)
 
@@ -64,6 +68,13 @@ package final class HTTPTask: @unchecked Sendable {
         self.client = client
         self.context = context
         self.createdAt = Date()
+        let plan = context.bodies == nil ? nil : context.recordPlan(request)
+        func recorder(_ side: BodySide, _ wanted: Bool) -> BodyRecorder? {
+            guard let plan, wanted else { return nil }
+            return context.bodies?.recorder(task: id, side: side, rule: plan.rule, limit: plan.limit)
+        }
+        self.requestRecorder = recorder(.request, plan?.request == true && request.kind == .upload)
+        self.responseRecorder = recorder(.response, plan?.response == true)
         let transfer = context.transport.makeTransfer(
             TransferRequest(
                 request: request, options: options, destinations: context.destinations(),
@@ -112,7 +123,10 @@ package final class HTTPTask: @unchecked Sendable {
             resumes: recorded.resumes,
             proxyUser: self.request.proxyUser,
             limit: self.context.throttler.limit(task: self.id, host: self.throttleHost),
-            heldBy: heldBy, clientProcess: self.request.process?.process, parent: self.request.parent
+            heldBy: heldBy, clientProcess: self.request.process?.process, parent: self.request.parent,
+            bodies: self.requestRecorder == nil && self.responseRecorder == nil
+                ? nil
+                : RecordedBodies(request: self.requestRecorder?.recorded, response: self.responseRecorder?.recorded)
         )
     }
 
@@ -190,6 +204,7 @@ extension HTTPTask {
     /// Answers whether the client may be read further; when not, `TaskClient.taskWantsRequestBody`
     /// says when it may.
     package func appendRequestBody(_ buffer: ByteBuffer) -> Bool {
+        self.requestRecorder?.append(buffer)
         let (keepReading, action) = self.machine.withLock { $0.requestBodyArrived(buffer) }
         self.perform(action)
         return keepReading
@@ -384,6 +399,7 @@ extension HTTPTask: HTTPTransferDelegate {
         if let body {
             let count = body.readableBytes
             self.machine.withLock { $0.delivered(count) }
+            self.responseRecorder?.append(body)
         }
         let delivery = ResponseDelivery(interim: self.pendingInterim, head: self.pendingHead, body: body, end: end)
         self.pendingInterim.removeAll()

@@ -53,6 +53,8 @@ package final class RuleBook: Sendable {
     package let throttle: Throttler
     /// Hold rules (`holds.json`): a new task one of them catches is created suspended (`held`).
     package let holds: HoldBook
+    /// Record rules (`records.json`): a new task one of them names keeps its bodies (`BodyStore`).
+    package let records: LiveRules<RecordRuleSet>
     /// Intercept rules: `intercept-hosts` and `intercept-exclude` from the configuration, hosts
     /// added at runtime and the hosts passed through after a refused certificate (`intercept.json`).
     package let intercept: LiveRules<InterceptRuleSet>
@@ -87,7 +89,9 @@ package final class RuleBook: Sendable {
         self.throttle = Throttler(defaults: configured.throttleDefaults, store: throttleFile)
         let holds = Self.editable(HoldRuleSet(), in: stateDirectory, logger: logger)
         self.holds = holds
-        let editable: [any EditableRules] = [holds]
+        let records = Self.editable(RecordRuleSet(), in: stateDirectory, logger: logger)
+        self.records = records
+        let editable: [any EditableRules] = [holds, records]
         self.editable = editable
         let interceptFile = stateDirectory.flatMap {
             StateFiles.file(for: InterceptRuleSet.self, directory: $0, logger: logger)
@@ -132,6 +136,12 @@ package final class RuleBook: Sendable {
     /// What a task's transport consults to throttle its bytes.
     package func throttleTicket(task: Int, host: String) -> ThrottleTicket {
         ThrottleTicket(throttler: self.throttle, task: task, host: host)
+    }
+
+    /// What the record rules keep of `request`'s bodies; one atomic load when there is no rule.
+    package func recordPlan(_ request: ProxyRequest) -> RecordPlan? {
+        guard self.records.isActive else { return nil }
+        return self.records.ruleSet.plan(host: request.host, url: request.url)
     }
 
     /// The rules each new transfer and tunnel is checked against.

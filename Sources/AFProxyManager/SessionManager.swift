@@ -1,5 +1,6 @@
 import AFProxyModel
 import AFProxyRules
+import AFProxyStore
 import AFProxyTunnel
 import Logging
 import NIOCore
@@ -31,6 +32,8 @@ package final class SessionManager: Sendable {
     package let rules: RuleBook
     /// What the daemon's own TLS connections to origins trust (`tls-ca-file`, pins).
     let trust: TransferTrust
+    /// Where record rules keep bodies (nil without a state directory).
+    package let bodies: BodyStore?
     /// The safety net's view of tasks without a client (`endStalledTasks`).
     let stallWatch = Locked(StallWatch())
 
@@ -44,6 +47,7 @@ package final class SessionManager: Sendable {
 
     package init(
         transport: any UpstreamTransport, historyCapacity: Int, bufferBudget: Int = 64 << 20,
+        recordMaxTotal: Int64 = BodyStore.defaultMaxTotal,
         downloads: DownloadSettings = DownloadSettings(), transparentResumeLimit: Int = 0,
         networkLoss: NetworkLossPolicy = .waitDownloads, logger: Logger? = nil,
         rules: RuleBook? = nil, timers: (any EventLoopGroup)? = nil, tunnelTLS: (any TunnelTLSMaker)? = nil
@@ -68,6 +72,12 @@ package final class SessionManager: Sendable {
             destinations: { rules.destinationPolicy },
             completed: { task in Self.complete(task, registry: registry, events: events, throttler: throttler) })
         if let tunnelTLS { context.tunnelTLS = tunnelTLS }
+        context.recordPlan = { rules.recordPlan($0) }
+        // Bodies of a previous run belonged to tasks that are gone: they go too.
+        let bodies = downloads.stateDirectory.map { BodyStore(directory: "\($0)/bodies", maxTotal: recordMaxTotal) }
+        bodies?.clear()
+        context.bodies = bodies
+        self.bodies = bodies
         self.taskContext = context
         self.downloads = DownloadService(
             settings: downloads, registry: registry, gate: self.gate, context: self.taskContext, trust: self.trust,

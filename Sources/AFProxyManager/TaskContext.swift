@@ -1,5 +1,6 @@
 import AFProxyModel
 import AFProxyRules
+import AFProxyStore
 import AFProxyTunnel
 
 /// What a task needs from the daemon, handed to it as one value when it is made, instead of a
@@ -22,6 +23,10 @@ struct TaskContext: Sendable {
     let completed: @Sendable (any ManagedTask) -> Void
     /// The TLS client side of a `wss://` upgrade's tunnel (the daemon's is swift-nio-ssl's).
     var tunnelTLS: any TunnelTLSMaker = NoTunnelTLS()
+    /// What of a request's bodies the record rules keep; nil (one atomic load) with no rule.
+    var recordPlan: @Sendable (ProxyRequest) -> RecordPlan? = { _ in nil }
+    /// Where kept bodies go (nil: no state directory, nothing is kept).
+    var bodies: BodyStore?
 
     /// What a transport of task `id` to `host` needs to throttle its bytes.
     func throttleTicket(task id: Int, host: String) -> ThrottleTicket {

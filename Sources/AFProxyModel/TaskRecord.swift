@@ -51,6 +51,8 @@ package struct TaskRecord: Sendable, Codable, Equatable {
     /// A plain tunnel's relay (`TunnelRelayKind`) once it is established; nil for the other
     /// kinds and an intercepted connection, whose bytes afproxy reads.
     package var relay: TunnelRelayKind?
+    /// The bodies a record rule kept (`GET /v1/tasks/{id}/body`); nil when no rule matched.
+    package var bodies: RecordedBodies?
 
     package init(
         id: Int, kind: TaskKind, state: TaskState, method: String, url: String, client: String,
@@ -63,7 +65,7 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         limit: TaskLimit? = nil,
         heldBy: Int? = nil,
         clientProcess: ClientProcess? = nil, parent: Int? = nil, requests: Int? = nil,
-        relay: TunnelRelayKind? = nil
+        relay: TunnelRelayKind? = nil, bodies: RecordedBodies? = nil
     ) {
         self.id = id
         self.kind = kind
@@ -91,6 +93,7 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         self.parent = parent
         self.requests = requests
         self.relay = relay
+        self.bodies = bodies
     }
 
     // Encode nil as null: clients see every documented key, with null for what is not known.
@@ -122,5 +125,6 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         try container.encode(self.parent, forKey: .parent)
         try container.encode(self.requests, forKey: .requests)
         try container.encode(self.relay, forKey: .relay)
+        try container.encode(self.bodies, forKey: .bodies)
     }
 }

@@ -39,16 +39,7 @@ package enum Files {
         guard descriptor >= 0 else { throw FileError(operation: "create", path: temporary, code: errno) }
         defer { close(descriptor) }
         let failure: Int32? = data.withUnsafeBytes { bytes in
-            var done = 0
-            while done < bytes.count {
-                let count = Glibc.write(descriptor, bytes.baseAddress! + done, bytes.count - done)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                done += count
-            }
-            return fsync(descriptor) == 0 ? nil : errno
+            Self.writeAll(descriptor, bytes) ?? (fsync(descriptor) == 0 ? nil : errno)
         }
         if let failure {
             unlink(temporary)
@@ -56,5 +47,20 @@ package enum Files {
         }
         guard rename(temporary, path) == 0 else { throw FileError(operation: "rename", path: temporary, code: errno) }
         PartialFile.syncDirectory(of: path)
+    }
+
+    /// Writes every byte of `bytes` to `descriptor`, across short writes and signals; answers the
+    /// errno of a failure, nil when all were written.
+    package static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32? {
+        var done = 0
+        while done < bytes.count {
+            let count = Glibc.write(descriptor, bytes.baseAddress! + done, bytes.count - done)
+            if count < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            done += count
+        }
+        return nil
     }
 }

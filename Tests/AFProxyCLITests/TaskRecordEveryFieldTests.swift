@@ -34,6 +34,9 @@ import Testing
         record.parent = 4
         record.requests = 12
         record.relay = .splice
+        record.bodies = RecordedBodies(
+            request: RecordedBody(rule: 1, size: 10, seen: 10, cut: false, cutBy: "limit"),
+            response: RecordedBody(rule: 1, size: 1024, seen: 4096, cut: true, cutBy: "limit"))
         record.limit = TaskLimit(
             down: .init(bytesPerSecond: 1_000_000, rule: "global"), up: .init(bytesPerSecond: 5, rule: "task 9"))
         record.clientProcess = ClientProcess(

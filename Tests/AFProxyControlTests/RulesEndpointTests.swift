@@ -57,7 +57,7 @@ import Testing
         }
         #expect(
             refusal("GET", "/v1/rules/blocks")
-                == RouteRefusal(status: 404, message: "no such rule kind: blocks (kinds: holds)"))
+                == RouteRefusal(status: 404, message: "no such rule kind: blocks (kinds: holds, records)"))
         #expect(refusal("DELETE", "/v1/rules/blocks/1")?.status == 404)
         #expect(refusal("POST", "/v1/rules") == .notAllowed("POST", on: "/v1/rules"))
         #expect(refusal("PUT", "/v1/rules/holds")?.status == 405)
@@ -86,7 +86,8 @@ import Testing
         #expect(try api.decode(HoldList.self, "GET", "/v1/holds").holds == list.rules)
         #expect(
             try api.decode(RuleKindList.self, "GET", "/v1/rules").kinds == [
-                RuleKindSummary(kind: "holds", rule: "hold rule", fields: HoldRuleSet.requestFields, count: 2)
+                RuleKindSummary(kind: "holds", rule: "hold rule", fields: HoldRuleSet.requestFields, count: 2),
+                RuleKindSummary(kind: "records", rule: "record rule", fields: RecordRuleSet.requestFields, count: 0),
             ])
 
         #expect(try api.decode(HoldRule.self, "DELETE", "/v1/rules/holds/1") == added)

@@ -17,10 +17,11 @@ import Testing
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
-    @Test func theBookListsTheHoldsAsTheOneEditableKind() {
+    @Test func theBookListsTheHoldsAndTheRecordsAsItsEditableKinds() {
         let book = RuleBook()
-        #expect(book.editable.map(\.kind) == ["holds"])
+        #expect(book.editable.map(\.kind) == ["holds", "records"])
         #expect(book.editable[0] as AnyObject === book.holds)
+        #expect(book.editable[1] as AnyObject === book.records)
     }
 
     @Test func anEditThroughTheListIsAnEditOfTheKind() throws {
@@ -64,8 +65,8 @@ import Testing
     @Test func theEditableKindsFilesAreAmongTheStateFilesAndKeepTheirEdits() throws {
         let scratch = TemporaryDirectory("editable")
         let first = RuleBook(stateDirectory: scratch.path)
-        #expect(Set(first.stateFiles.map(\.name)) == ["throttle.json", "intercept.json", "holds.json"])
-        #expect(first.editable.compactMap(\.stateFile?.name) == ["holds.json"])
+        #expect(Set(first.stateFiles.map(\.name)) == ["throttle.json", "intercept.json", "holds.json", "records.json"])
+        #expect(first.editable.compactMap(\.stateFile?.name) == ["holds.json", "records.json"])
         _ = try first.editable[0].add(json: self.json(#"{"host": "example.org"}"#))
         for file in first.stateFiles { file.flush() }
 

@@ -1,0 +1,175 @@
+import AFProxyModel
+import FoundationEssentials
+import NIOCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where recorded bodies go (record rules, `BodyRecorder`): one file a body in `directory`
+/// (`bodies/` in the state directory, 0700; files 0600: bodies carry secrets), written on one
+/// lane of the I/O executor, never on the session thread or an event loop. The files together
+/// stay within `maxTotal` bytes: the oldest bodies are removed first to make room for new bytes.
+package final class BodyStore: Sendable {
+    package let directory: String
+    package let maxTotal: Int64
+    private let lane = IOExecutor.shared.lane()
+    private let state = Locked(State())
+
+    private struct State {
+        /// The bytes each body's file holds (lane only), oldest first in `order`.
+        var sizes: [String: Int64] = [:]
+        var order: [String] = []
+        var total: Int64 = 0
+        /// Bodies removed to keep the total: their recorders hear of it.
+        var removed: Set<String> = []
+        var madeDirectory = false
+    }
+
+    package static let defaultMaxTotal: Int64 = 256 << 20
+
+    package init(directory: String, maxTotal: Int64 = BodyStore.defaultMaxTotal) {
+        self.directory = directory
+        self.maxTotal = maxTotal
+    }
+
+    /// Starts keeping one body of task `task`: up to `limit` bytes, for record rule `rule`.
+    package func recorder(task: Int, side: BodySide, rule: Int, limit: Int64) -> BodyRecorder {
+        BodyRecorder(
+            store: self, name: Self.name(task: task, side: side), recording: BodyRecording(rule: rule, limit: limit))
+    }
+
+    package func path(task: Int, side: BodySide) -> String {
+        "\(self.directory)/\(Self.name(task: task, side: side))"
+    }
+
+    /// The body as kept, read whole (bounded by the largest rule limit) on the lane, after every
+    /// write queued before: a task that completed has all its bytes in it. Blocking, for a route
+    /// that runs off the event loops. Nil when there is no file (never recorded, or removed).
+    package func contents(task: Int, side: BodySide) throws(FileError) -> Data? {
+        let path = self.path(task: task, side: side)
+        let read = Locked<Result<Data?, FileError>>(.success(nil))
+        self.lane.wait {
+            let result = Result { () throws(FileError) in try Files.contents(of: path) }
+            read.withLock { $0 = result }
+        }
+        return try read.withLock { $0 }.get()
+    }
+
+    /// The bodies on disk now and their bytes.
+    package var usage: (bodies: Int, bytes: Int64) {
+        self.state.withLock { ($0.order.count, $0.total) }
+    }
+
+    /// Whether the body was removed to keep the total.
+    package func wasRemoved(task: Int, side: BodySide) -> Bool {
+        self.wasRemoved(name: Self.name(task: task, side: side))
+    }
+
+    fileprivate func wasRemoved(name: String) -> Bool {
+        self.state.withLock { $0.removed.contains(name) }
+    }
+
+    /// Files a previous run left: the tasks they belonged to are gone with it.
+    package func clear() {
+        self.lane.submit {
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: self.directory) else { return }
+            for name in names where name.hasSuffix(".body") { unlink("\(self.directory)/\(name)") }
+        }
+    }
+
+    private static func name(task: Int, side: BodySide) -> String { "\(task)-\(side.rawValue).body" }
+
+    /// Lane only: appends `bytes` to the body's file, first removing the oldest bodies while the
+    /// total would pass `maxTotal`. Answers the errno of a failed write, or why nothing was written.
+    fileprivate func write(_ bytes: ByteBuffer, to name: String) -> WriteResult {
+        let count = Int64(bytes.readableBytes)
+        guard self.makeDirectory() else { return .failed }
+        let fits = self.state.withLock { state -> Bool in
+            while state.total + count > self.maxTotal, let oldest = state.order.first(where: { $0 != name }) {
+                unlink("\(self.directory)/\(oldest)")
+                state.total -= state.sizes.removeValue(forKey: oldest) ?? 0
+                state.order.removeAll { $0 == oldest }
+                state.removed.insert(oldest)
+            }
+            return state.total + count <= self.maxTotal
+        }
+        guard fits else { return .noRoom }
+        let path = "\(self.directory)/\(name)"
+        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return .failed }
+        defer { close(fd) }
+        guard bytes.withUnsafeReadableBytes({ Files.writeAll(fd, $0) }) == nil else { return .failed }
+        self.state.withLock { state in
+            if state.sizes[name] == nil { state.order.append(name) }
+            state.sizes[name, default: 0] += count
+            state.total += count
+        }
+        return .written
+    }
+
+    fileprivate enum WriteResult {
+        case written
+        case failed
+        /// The body alone would pass the total.
+        case noRoom
+    }
+
+    fileprivate func submit(_ job: @escaping @Sendable () -> Void) {
+        self.lane.submit(job)
+    }
+
+    /// Lane only.
+    private func makeDirectory() -> Bool {
+        if self.state.withLock({ $0.madeDirectory }) { return true }
+        do {
+            try Files.makeDirectory(self.directory)
+        } catch {
+            return false
+        }
+        chmod(self.directory, 0o700)
+        self.state.withLock { $0.madeDirectory = true }
+        return true
+    }
+}
+
+/// One body being kept: the task hands it each chunk as it passes (any thread), and it decides
+/// what goes to the file (`BodyRecording`) and queues the write; the chunk itself goes on at once.
+package final class BodyRecorder: Sendable {
+    private let store: BodyStore
+    private let name: String
+    private let recording: Locked<BodyRecording>
+
+    fileprivate init(store: BodyStore, name: String, recording: BodyRecording) {
+        self.store = store
+        self.name = name
+        self.recording = Locked(recording)
+    }
+
+    package func append(_ buffer: ByteBuffer) {
+        let keep = self.recording.withLock { $0.arrived(buffer.readableBytes) }
+        guard keep > 0, let slice = buffer.getSlice(at: buffer.readerIndex, length: keep) else { return }
+        self.store.submit {
+            let result = self.store.write(slice, to: self.name)
+            self.recording.withLock { recording in
+                switch result {
+                case .written: recording.wrote(keep)
+                case .failed: recording.failed(unwritten: keep)
+                case .noRoom: recording.failed(unwritten: keep)
+                }
+            }
+        }
+    }
+
+    package func append(_ bytes: UnsafeRawBufferPointer) {
+        self.append(ByteBuffer(bytes: bytes))
+    }
+
+    /// The body as recorded so far.
+    package var recorded: RecordedBody {
+        if self.store.wasRemoved(name: self.name) {
+            self.recording.withLock { $0.removed() }
+        }
+        return self.recording.withLock { $0.body }
+    }
+}
