@@ -11,9 +11,15 @@ extension HAREntry {
     ///   - now: a live task's phase in progress runs to now.
     ///   - reasonPhrase: the standard phrase of a status; the origin's own is not recorded.
     ///   - body: a body a record rule kept, read from its file; nil when none was.
+    ///   - secrets: the values of `Authorization`, `Proxy-Authorization`, `Cookie` and
+    ///     `Set-Cookie` as they are; otherwise `<redacted>` (the sizes stay the real ones).
     package init(
-        task: TaskRecord, now: Date, reasonPhrase: (Int) -> String, body: (BodySide) -> [UInt8]? = { _ in nil }
+        task: TaskRecord, now: Date, reasonPhrase: (Int) -> String, secrets: Bool = false,
+        body: (BodySide) -> [UInt8]? = { _ in nil }
     ) {
+        let shown = { (field: HTTPHeaderField) in
+            HARNameValue(name: field.name, value: !secrets && field.isSecret ? Self.redacted : field.value)
+        }
         let tunnel = task.kind == .stream && task.method == "CONNECT"
         // curl reports the response's version; it sends HTTP/1.1 unless it negotiated 2 or 3.
         let version = task.metrics.httpVersion.map { "HTTP/" + $0 } ?? "HTTP/1.1"
@@ -33,7 +39,7 @@ extension HAREntry {
             startedDateTime: Self.timestamp(task.createdAt), time: timings.total,
             request: HARRequest(
                 method: task.method, url: url, httpVersion: requestVersion,
-                headers: task.requestHeaders.map { HARNameValue(name: $0.name, value: $0.value) },
+                headers: task.requestHeaders.map(shown),
                 queryString: tunnel ? [] : Self.query(of: task.url),
                 // A tunnel's recorded fields lack what afproxy strips (credentials, hop-by-hop).
                 headersSize: textHeads && !tunnel
@@ -43,7 +49,7 @@ extension HAREntry {
                 status: task.status ?? 0,
                 statusText: task.status.map { tunnel ? "Connection established" : reasonPhrase($0) } ?? "",
                 httpVersion: task.status == nil ? "" : version,
-                headers: received.map { HARNameValue(name: $0.name, value: $0.value) },
+                headers: received.map(shown),
                 content: HARContent(
                     size: task.download.completed, mimeType: received.first("content-type") ?? "x-unknown"),
                 redirectURL: received.first("location") ?? "",
@@ -70,6 +76,8 @@ extension HAREntry {
                 encoding: encoding, comment: Self.cutComment(recorded))
         }
     }
+
+    static let redacted = "<redacted>"
 
     /// UTF-8 text as it is, other bytes in base64 (HAR's `encoding`).
     static func text(_ bytes: [UInt8]) -> (String, String?) {
@@ -144,14 +152,14 @@ extension HAREntry {
 extension HARLog {
     /// One entry per task, oldest first as HAR prefers (by start, then id).
     package init(
-        tasks: [TaskRecord], now: Date, reasonPhrase: (Int) -> String,
+        tasks: [TaskRecord], now: Date, reasonPhrase: (Int) -> String, secrets: Bool = false,
         body: (Int, BodySide) -> [UInt8]? = { _, _ in nil }
     ) {
         let ordered = tasks.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
         self.init(
             creator: HARCreator(name: "afproxy", version: AFProxyVersion.current),
             entries: ordered.map { task in
-                HAREntry(task: task, now: now, reasonPhrase: reasonPhrase) { body(task.id, $0) }
+                HAREntry(task: task, now: now, reasonPhrase: reasonPhrase, secrets: secrets) { body(task.id, $0) }
             })
     }
 }

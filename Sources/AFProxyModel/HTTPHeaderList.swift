@@ -10,6 +10,12 @@ package struct HTTPHeaderField: Sendable, Codable, Equatable {
         self.name = name
         self.value = value
     }
+
+    /// Fields whose values are credentials: what an export shows as `<redacted>` unless asked.
+    /// `Set-Cookie` beside the three the client sends, since it hands out the next `Cookie`.
+    package static let secretNames: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
+
+    package var isSecret: Bool { Self.secretNames.contains(self.name.lowercased()) }
 }
 
 extension HTTPHeaderField {

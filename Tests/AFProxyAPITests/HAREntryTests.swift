@@ -12,6 +12,38 @@ import Testing
         HAREntry(task: task, now: now ?? self.start, reasonPhrase: self.phrase)
     }
 
+    @Test func credentialsAreRedactedUnlessAskedForAndTheSizesStayReal() {
+        let task = TaskRecord(
+            id: 4, kind: .data, state: .completed, method: "GET", url: "http://h/", client: "127.0.0.1:5000",
+            createdAt: self.start, status: 200,
+            requestHeaders: [.init("Authorization", "Bearer t"), .init("cookie", "a=b"), .init("Accept", "*/*")],
+            responseHeaders: [.init("Set-Cookie", "a=c"), .init("Content-Length", "0")])
+        let redacted = self.entry(task)
+        #expect(redacted.request.headers.map(\.value) == ["<redacted>", "<redacted>", "*/*"])
+        #expect(redacted.response.headers.map(\.value) == ["<redacted>", "0"])
+        let shown = HAREntry(task: task, now: self.start, reasonPhrase: self.phrase, secrets: true)
+        #expect(shown.request.headers.map(\.value) == ["Bearer t", "a=b", "*/*"])
+        #expect(shown.response.headers.map(\.value) == ["a=c", "0"])
+        #expect(redacted.request.headersSize == shown.request.headersSize)
+    }
+
+    @Test func recordedBodiesAreTextOrBase64WithWhatIsMissing() {
+        var task = TaskRecord(
+            id: 5, kind: .upload, state: .completed, method: "POST", url: "http://h/u", client: "127.0.0.1:5000",
+            createdAt: self.start, status: 200, requestHeaders: [.init("Content-Type", "application/json")])
+        task.bodies = RecordedBodies(
+            request: RecordedBody(rule: 1, size: 7, seen: 7),
+            response: RecordedBody(rule: 1, size: 3, seen: 10, cut: true, cutBy: "limit"))
+        let entry = HAREntry(task: task, now: self.start, reasonPhrase: self.phrase) { side in
+            side == .request ? Array(#"{"a":1}"#.utf8) : [0xFF, 0x00, 0x01]
+        }
+        #expect(entry.request.postData?.text == #"{"a":1}"# && entry.request.postData?.encoding == nil)
+        #expect(entry.request.postData?.mimeType == "application/json")
+        #expect(entry.response.content.text == "/wAB" && entry.response.content.encoding == "base64")
+        #expect(entry.response.content.comment == "kept cut: 3 of 10 bytes (limit)")
+        #expect(self.entry(task).response.content.comment == "bodies are not recorded")  // no file read
+    }
+
     @Test func dataTaskRequestAndResponse() {
         let task = TaskRecord(
             id: 3, kind: .data, state: .completed, method: "GET", url: "http://h:8080/a/b?x=1&y=a%20b+c&z#frag",

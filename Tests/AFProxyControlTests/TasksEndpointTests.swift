@@ -15,6 +15,10 @@ import Testing
         #expect(self.route("GET", "/v1/tasks") == .list(includeHistory: false))
         #expect(self.route("GET", "/v1/tasks?all=1") == .list(includeHistory: true))
         #expect(self.route("GET", "/v1/tasks/42") == .task(42))
+        #expect(self.route("GET", "/v1/tasks/42/body") == .body(42, .response))
+        #expect(self.route("GET", "/v1/tasks/42/body?side=request") == .body(42, .request))
+        #expect(self.route("GET", "/v1/tasks/42/body?side=both") == nil)
+        #expect(self.route("POST", "/v1/tasks/42/body") == nil)
         #expect(self.route("POST", "/v1/tasks/42/suspend") == .verb(.suspend, 42))
         #expect(self.route("POST", "/v1/tasks/42/resume") == .verb(.resume, 42))
         #expect(self.route("POST", "/v1/tasks/42/cancel") == .verb(.cancel, 42))
@@ -53,9 +57,10 @@ import Testing
     }
 
     @Test func routesHAR() {
-        #expect(self.route("/v1/har") == .har(includeHistory: false, ids: []))
-        #expect(self.route("/v1/har?all=1") == .har(includeHistory: true, ids: []))
-        #expect(self.route("/v1/har?id=3&id=5,7") == .har(includeHistory: false, ids: [3, 5, 7]))
+        #expect(self.route("/v1/har") == .har(includeHistory: false, ids: [], secrets: false))
+        #expect(self.route("/v1/har?all=1") == .har(includeHistory: true, ids: [], secrets: false))
+        #expect(self.route("/v1/har?id=3&id=5,7") == .har(includeHistory: false, ids: [3, 5, 7], secrets: false))
+        #expect(self.route("/v1/har?all=1&secrets=1") == .har(includeHistory: true, ids: [], secrets: true))
     }
 
     @Test func refusesBadHARRequests() {

@@ -223,3 +223,25 @@ def test_har_endpoint_selects_by_id(proxy, origin):
     assert [e["_taskId"] for e in json.loads(printed.stdout)["log"]["entries"]] == [first]
     assert ctl(proxy, "har", "999").returncode == 1
     assert ctl(proxy, "har", "--all", "1").returncode == 2
+
+
+def test_credentials_are_redacted_unless_asked_for(proxy, origin, tmp_path):
+    """Authorization and Cookie: the values a HAR would hand anyone it is shared with;
+    `--include-secrets` (secrets=1) has them. The headers come from a curl config file, so that
+    the command line `_clientProcess` shows carries none of them."""
+    config = tmp_path / "curlrc"
+    config.write_text('header = "Authorization: Bearer s3cr3t-token"\nheader = "Cookie: session=abc123"\n'
+                      'header = "X-Plain: visible"\n')
+    r = curl(proxy, "-K", str(config), origin.url("/echo"))
+    assert r.returncode == 0
+    har = ctl(proxy, "har", "--all")
+    assert har.returncode == 0
+    assert "s3cr3t-token" not in har.stdout and "abc123" not in har.stdout, har.stdout
+    headers = {h["name"].lower(): h["value"] for h in json.loads(har.stdout)["log"]["entries"][0]["request"]["headers"]}
+    assert headers["authorization"] == "<redacted>" and headers["cookie"] == "<redacted>", headers
+    assert headers["x-plain"] == "visible"
+    full = ctl(proxy, "har", "--all", "--include-secrets")
+    headers = {h["name"].lower(): h["value"] for h in json.loads(full.stdout)["log"]["entries"][0]["request"]["headers"]}
+    assert headers["authorization"] == "Bearer s3cr3t-token" and headers["cookie"] == "session=abc123", headers
+    status, body = proxy.api("GET", "/v1/har?all=1&secrets=1")
+    assert status == 200 and "s3cr3t-token" in json.dumps(body)

@@ -560,7 +560,10 @@ function renderDetail() {
     li.textContent = "none";
     resumes.append(li);
   }
-  const pairs = (headers) => (headers || []).map((h) => [h.name, h.value]);
+  // Credentials are not shown on a page anyone behind the screen can read (afproxyctl har
+  // --include-secrets has them).
+  const secret = new Set(["authorization", "proxy-authorization", "cookie", "set-cookie"]);
+  const pairs = (headers) => (headers || []).map((h) => [h.name, secret.has(h.name.toLowerCase()) ? "<redacted>" : h.value]);
   fillTable($("request-headers"), pairs(r.requestHeaders));
   fillTable($("response-headers"), r.status == null ? [] : [["", `HTTP ${r.status}`], ...pairs(r.responseHeaders)]);
 }
