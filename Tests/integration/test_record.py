@@ -2,9 +2,10 @@
 new tasks to that host in the state directory (files 0600 in a 0700 directory), up to `--max`
 each; `afproxyctl body ID [--request]` and `GET /v1/tasks/{id}/body` give them back byte for byte
 as they passed (SHA-256 against what the origin sent or got): a body over the limit kept cut and
-marked, a chunked response, a gzip-coded one as coded, an upload (Content-Length and chunked);
-HAR carries them (text, or base64 for bytes); `record-max-total` removes the oldest first; no rule,
-no file and a clear 404; rules kept across a restart; bad input answered precisely."""
+marked, a chunked response, a gzip-coded one as coded, uploads (Content-Length and chunked),
+requests inside an intercepted connection; HAR carries them (text, or base64 for bytes);
+`record-max-total` removes the oldest first; no rule, no file and a clear 404; rules kept across a
+restart; bad input answered precisely."""
 
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ import stat
 import tempfile
 from pathlib import Path
 
-from helpers import ctl, curl, wait_for
+from helpers import ca_path, ctl, curl, wait_for
 from origin import GZIP_BODY, payload, payload_sha256
+from test_intercept import intercepting  # noqa: F401 (a fixture)
 
 MiB = 1024 * 1024
 
@@ -165,3 +167,23 @@ def test_without_a_rule_nothing_is_kept_and_the_answers_say_why(start_proxy, ori
     assert ctl(again, "record", "--remove", rule).returncode == 0
     curl(again, origin.url("/bytes/11"))
     assert [t["bodies"] for t in again.tasks(all=True) if t["url"].endswith("/bytes/11")] == [None]
+
+
+def test_bodies_inside_an_intercepted_connection_are_kept_as_the_client_saw_them(intercepting, tls_origin):
+    proxy = intercepting()
+    ca = ca_path(proxy)
+    assert ctl(proxy, "record", "127.0.0.1").returncode == 0
+    got = curl(proxy, "--cacert", ca, tls_origin.url("/bytes/200000"))
+    assert got.returncode == 0 and sha(got.stdout) == payload_sha256(200000), got.stderr
+    upload = os.urandom(50_000)
+    posted = curl(proxy, "--cacert", ca, "--data-binary", "@-", tls_origin.url("/upload"), input=upload)
+    assert json.loads(posted.stdout)["sha256"] == sha(upload)
+    tasks = {t["url"]: t for t in proxy.tasks(all=True) if t["kind"] != "stream"}
+    fetched = tasks[tls_origin.url("/bytes/200000")]
+    assert fetched["parent"] is not None and fetched["bodies"]["response"]["size"] == 200000
+    assert body(proxy, fetched["id"]) == got.stdout
+    sent = tasks[tls_origin.url("/upload")]
+    assert body(proxy, sent["id"], "--request") == upload
+    assert body(proxy, sent["id"]) == posted.stdout
+    # The connection itself is a stream task: its bytes are TLS, nothing of it is kept.
+    assert all(t["bodies"] is None for t in proxy.tasks(all=True) if t["kind"] == "stream")
