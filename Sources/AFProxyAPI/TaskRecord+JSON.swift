@@ -32,6 +32,7 @@ extension TaskRecord {
         json.key("parent"); json.integer(self.parent.map(Int64.init))
         json.key("proxyUser"); json.string(self.proxyUser)
         json.key("relay"); json.string(self.relay?.rawValue)
+        json.key("replayOf"); json.integer(self.replayOf.map(Int64.init))
         json.key("requestHeaders"); json.headers(self.requestHeaders)
         json.key("requests"); json.integer(self.requests.map(Int64.init))
         json.key("responseHeaders"); json.headers(self.responseHeaders)

@@ -11,6 +11,7 @@ import NIOHTTP1
 ///     GET  /v1/tasks/{id}                     one, live or from the history
 ///     GET  /v1/tasks/{id}/body[?side=request|response]  a body a record rule kept (response by default)
 ///     POST /v1/tasks/{id}/suspend|resume|cancel
+///     POST /v1/tasks/{id}/replay              the request sent again as a new task (201 with it)
 ///     POST /v1/tasks/suspend|resume?all=1     every live task
 struct TasksEndpoint: ControlEndpoint {
     enum Verb: String, Sendable, CaseIterable {
@@ -23,6 +24,7 @@ struct TasksEndpoint: ControlEndpoint {
         case list(includeHistory: Bool)
         case task(Int)
         case body(Int, BodySide)
+        case replay(Int)
         case verb(Verb, Int)
         case verbAll(Verb)
     }
@@ -58,24 +60,34 @@ struct TasksEndpoint: ControlEndpoint {
                 return ControlRequest.id(rest[1]).map { .body($0, side) }
             }
             guard method == "POST" else { return .failure(notAllowed) }
+            if rest[2] == "replay" { return ControlRequest.id(rest[1]).map { .replay($0) } }
             guard let verb = Verb(rawValue: rest[2]) else {
                 return .failure(
-                    RouteRefusal(status: 404, message: "unknown verb \(rest[2]): use suspend, resume or cancel"))
+                    RouteRefusal(status: 404, message: "unknown verb \(rest[2]): use suspend, resume, cancel or replay")
+                )
             }
             return ControlRequest.id(rest[1]).map { .verb(verb, $0) }
         }
     }
 
-    /// A body is read from its file.
+    /// A body is read from its file (a replay's request body too).
     func blocks(_ route: Route) -> Bool {
-        if case .body = route { return true }
-        return false
+        switch route {
+        case .body, .replay: true
+        default: false
+        }
     }
 
     func answer(_ route: Route, to request: ControlRequest) -> ControlAnswer {
         switch route {
         case .body(let id, let side):
             return self.body(id, side)
+        case .replay(let id):
+            do throws(ManagerError) {
+                return .task(.created, try self.manager.replay(id: id))
+            } catch {
+                return .refusal(error)
+            }
         case .list(let includeHistory):
             return .tasks(.ok, TaskList(tasks: self.manager.tasks(includeHistory: includeHistory)))
         case .task(let id):

@@ -126,7 +126,8 @@ package final class HTTPTask: @unchecked Sendable {
             heldBy: heldBy, clientProcess: self.request.process?.process, parent: self.request.parent,
             bodies: self.requestRecorder == nil && self.responseRecorder == nil
                 ? nil
-                : RecordedBodies(request: self.requestRecorder?.recorded, response: self.responseRecorder?.recorded)
+                : RecordedBodies(request: self.requestRecorder?.recorded, response: self.responseRecorder?.recorded),
+            replayOf: self.request.replayOf
         )
     }
 

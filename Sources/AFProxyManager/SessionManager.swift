@@ -34,6 +34,8 @@ package final class SessionManager: Sendable {
     let trust: TransferTrust
     /// Where record rules keep bodies (nil without a state directory).
     package let bodies: BodyStore?
+    /// Where replayed tasks' client calls run (nil in tests: at once).
+    let timers: (any EventLoopGroup)?
     /// The safety net's view of tasks without a client (`endStalledTasks`).
     let stallWatch = Locked(StallWatch())
 
@@ -79,6 +81,7 @@ package final class SessionManager: Sendable {
         context.bodies = bodies
         self.bodies = bodies
         self.taskContext = context
+        self.timers = timers
         self.downloads = DownloadService(
             settings: downloads, registry: registry, gate: self.gate, context: self.taskContext, trust: self.trust,
             networkIsDown: { network.withLock { $0.holdsNewDownloads } }, logger: logger, timers: timers)

@@ -32,6 +32,8 @@ package struct ProxyRequest: Sendable {
     /// The stream task of the intercepted CONNECT the request came in, whose TLS afproxy
     /// terminated: the request goes to its origin over TLS, verified. Nil for a proxied request.
     package var parent: Int?
+    /// The task a replay sends again: no client connection made it, the daemon did.
+    package var replayOf: Int?
 
     package init(
         method: String, url: String, headers: HTTPHeaderList, body: Body, client: String, proxyUser: String? = nil,

@@ -53,6 +53,8 @@ package struct TaskRecord: Sendable, Codable, Equatable {
     package var relay: TunnelRelayKind?
     /// The bodies a record rule kept (`GET /v1/tasks/{id}/body`); nil when no rule matched.
     package var bodies: RecordedBodies?
+    /// The task this one sends again (`POST /v1/tasks/{id}/replay`); nil for the others.
+    package var replayOf: Int?
 
     package init(
         id: Int, kind: TaskKind, state: TaskState, method: String, url: String, client: String,
@@ -65,7 +67,7 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         limit: TaskLimit? = nil,
         heldBy: Int? = nil,
         clientProcess: ClientProcess? = nil, parent: Int? = nil, requests: Int? = nil,
-        relay: TunnelRelayKind? = nil, bodies: RecordedBodies? = nil
+        relay: TunnelRelayKind? = nil, bodies: RecordedBodies? = nil, replayOf: Int? = nil
     ) {
         self.id = id
         self.kind = kind
@@ -94,6 +96,7 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         self.requests = requests
         self.relay = relay
         self.bodies = bodies
+        self.replayOf = replayOf
     }
 
     // Encode nil as null: clients see every documented key, with null for what is not known.
@@ -126,5 +129,6 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         try container.encode(self.requests, forKey: .requests)
         try container.encode(self.relay, forKey: .relay)
         try container.encode(self.bodies, forKey: .bodies)
+        try container.encode(self.replayOf, forKey: .replayOf)
     }
 }

@@ -19,6 +19,8 @@ import Testing
         #expect(self.route("GET", "/v1/tasks/42/body?side=request") == .body(42, .request))
         #expect(self.route("GET", "/v1/tasks/42/body?side=both") == nil)
         #expect(self.route("POST", "/v1/tasks/42/body") == nil)
+        #expect(self.route("POST", "/v1/tasks/42/replay") == .replay(42))
+        #expect(self.route("GET", "/v1/tasks/42/replay") == nil)
         #expect(self.route("POST", "/v1/tasks/42/suspend") == .verb(.suspend, 42))
         #expect(self.route("POST", "/v1/tasks/42/resume") == .verb(.resume, 42))
         #expect(self.route("POST", "/v1/tasks/42/cancel") == .verb(.cancel, 42))
@@ -45,7 +47,7 @@ import Testing
         #expect(ControlRouterFixture.refusal("POST", "/v1/tasks") == .notAllowed("POST", on: "/v1/tasks"))
         #expect(
             ControlRouterFixture.refusal("POST", "/v1/tasks/3/explode")?.message
-                == "unknown verb explode: use suspend, resume or cancel")
+                == "unknown verb explode: use suspend, resume, cancel or replay")
         #expect(
             ControlRouterFixture.refusal("POST", "/v1/tasks/suspend")?.message == "POST /v1/tasks/suspend needs ?all=1")
     }

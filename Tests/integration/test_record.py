@@ -20,6 +20,7 @@ from pathlib import Path
 from helpers import ca_path, ctl, curl, wait_for
 from origin import GZIP_BODY, payload, payload_sha256
 from test_intercept import intercepting  # noqa: F401 (a fixture)
+from test_rules import fresh_origin  # noqa: F401 (a fixture: an origin whose requests are this test's alone)
 
 MiB = 1024 * 1024
 
@@ -187,3 +188,50 @@ def test_bodies_inside_an_intercepted_connection_are_kept_as_the_client_saw_them
     assert body(proxy, sent["id"]) == posted.stdout
     # The connection itself is a stream task: its bytes are TLS, nothing of it is kept.
     assert all(t["bodies"] is None for t in proxy.tasks(all=True) if t["kind"] == "stream")
+
+
+def test_replay_sends_the_request_again_with_its_recorded_body(proxy, fresh_origin):
+    origin = fresh_origin
+    assert ctl(proxy, "record", "127.0.0.1").returncode == 0
+    upload = os.urandom(120_000)
+    posted = curl(proxy, "--data-binary", "@-", "-H", "X-Run: one", origin.url("/upload"), input=upload)
+    assert json.loads(posted.stdout)["sha256"] == sha(upload)
+    first = next(t for t in proxy.tasks(all=True) if t["url"] == origin.url("/upload"))
+
+    r = ctl(proxy, "replay", str(first["id"]), "--times", "2")
+    assert r.returncode == 0, r
+    lines = [line.split() for line in r.stdout.splitlines()]
+    assert [status for _, status in lines] == ["200", "200"], r.stdout
+    for new_id, _ in lines:
+        replayed = proxy.task(int(new_id))
+        assert replayed["replayOf"] == first["id"] and replayed["client"] == "afproxy replay", replayed
+        assert replayed["method"] == "POST" and replayed["upload"]["completed"] == len(upload)
+        answer = json.loads(body(proxy, int(new_id)))  # the origin's answer, recorded as any
+        assert (answer["length"], answer["sha256"]) == (len(upload), sha(upload)), answer
+        assert answer["headers"]["x-run"] == "one"
+    uploads = [q for q in origin.requests if q.path == "/upload"]
+    assert len(uploads) == 3, [q.path for q in origin.requests]
+
+    # A GET, through the API: 201 with the new task.
+    curl(proxy, origin.url("/bytes/500"))
+    get = next(t for t in proxy.tasks(all=True) if t["url"] == origin.url("/bytes/500"))
+    status, created = proxy.api("POST", f"/v1/tasks/{get['id']}/replay")
+    assert status == 201 and created["replayOf"] == get["id"] and created["method"] == "GET", created
+
+
+def test_replay_refuses_what_it_cannot_send_again(proxy, origin):
+    # Not recorded: the body is not there to send.
+    curl(proxy, "--data-binary", "x" * 100, origin.url("/upload"))
+    upload = next(t for t in proxy.tasks(all=True) if t["kind"] == "upload")
+    r = ctl(proxy, "replay", str(upload["id"]))
+    assert r.returncode == 1 and "request body was not recorded whole" in r.stderr, r
+    # Recorded cut: not whole either.
+    assert ctl(proxy, "record", "127.0.0.1", "--max", "10").returncode == 0
+    curl(proxy, "--data-binary", "y" * 100, origin.url("/upload"))
+    cut = [t for t in proxy.tasks(all=True) if t["kind"] == "upload"][-1]
+    assert cut["bodies"]["request"]["cut"] is True
+    assert "not recorded whole" in ctl(proxy, "replay", str(cut["id"])).stderr
+    r = ctl(proxy, "replay", "999")
+    assert r.returncode == 1 and "no task with id 999" in r.stderr, r
+    assert ctl(proxy, "replay", "1", "--times", "0").returncode == 2
+    assert len([t for t in proxy.tasks(all=True) if t.get("replayOf")]) == 0
