@@ -100,11 +100,6 @@ struct HoldTable {
         for rule in self.rules {
             rows.append([String(rule.id), rule.conditions.summary, rule.once ? "yes" : "no", String(rule.caught)])
         }
-        let widths = (0..<4).map { column in rows.map { $0[column].count }.max() ?? 0 }
-        return rows.map { row in
-            row.enumerated().map { index, cell in
-                index == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[index] - cell.count)
-            }.joined(separator: "  ")
-        }.joined(separator: "\n")
+        return RuleTable.aligned(rows)
     }
 }

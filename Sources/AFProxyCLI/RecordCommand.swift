@@ -99,11 +99,6 @@ struct Record: ParsableCommand {
                     sides.joined(separator: "+"),
                 ]
             }
-        let widths = (0..<5).map { column in rows.map { $0[column].count }.max() ?? 0 }
-        return rows.map { row in
-            row.enumerated().map { index, cell in
-                index == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[index] - cell.count)
-            }.joined(separator: "  ")
-        }.joined(separator: "\n")
+        return RuleTable.aligned(rows)
     }
 }

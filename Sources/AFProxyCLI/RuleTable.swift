@@ -22,8 +22,8 @@ enum RuleTable {
         return Self.aligned([columns.map { $0.uppercased() }] + rows)
     }
 
-    /// Columns two spaces apart, the last one not padded.
-    private static func aligned(_ rows: [[String]]) -> String {
+    /// Columns two spaces apart, the last one not padded (every rule table of afproxyctl).
+    static func aligned(_ rows: [[String]]) -> String {
         let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
         return rows.map { row in
             row.enumerated().map { index, cell in

@@ -161,10 +161,6 @@ package final class BodyRecorder: Sendable {
         }
     }
 
-    package func append(_ bytes: UnsafeRawBufferPointer) {
-        self.append(ByteBuffer(bytes: bytes))
-    }
-
     /// The body as recorded so far.
     package var recorded: RecordedBody {
         if self.store.wasRemoved(name: self.name) {
