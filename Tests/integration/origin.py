@@ -16,6 +16,7 @@ Endpoints (N is a byte count, S seconds as a float):
     GET      /delay/S          sleeps S seconds, then 200 "ok"
     GET      /status/CODE      that status (204 and 304 without a body)
     GET      /gzip             GZIP_BODY with Content-Encoding: gzip
+    GET      /png              PNG_BODY, a 48×32 image, Content-Type: image/png
     GET      /hang             reads the request and never answers
     GET      /slowbody/N       Content-Length: N, then 1 KiB every 50 ms
                                (?chunk=BYTES&interval=SECONDS change the pace)
@@ -40,8 +41,10 @@ import select
 import socket
 import socketserver
 import ssl
+import struct
 import threading
 import time
+import zlib
 from collections import deque
 from urllib.parse import parse_qs, urlsplit
 
@@ -97,6 +100,20 @@ def payload_sha256(n: int) -> str:
 #: The body of /gzip: gzip of a repetitive text, compressed once with a fixed mtime.
 GZIP_PLAIN = b"".join(b"line %d of the afproxy gzip test body\n" % i for i in range(2000))
 GZIP_BODY = gzip.compress(GZIP_PLAIN, compresslevel=6, mtime=0)
+
+
+def _png(width: int, height: int) -> bytes:
+    """A true-colour PNG of a gradient, made here so that no image file is needed."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    pixels = b"".join(b"\0" + b"".join(bytes((x * 255 // (width - 1), y * 255 // (height - 1), 160))
+                                         for x in range(width)) for y in range(height))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(pixels)) + chunk(b"IEND", b""))
+
+
+#: The body of /png: a 48×32 PNG.
+PNG_BODY = _png(48, 32)
 
 _REASONS = {
     100: "Continue", 200: "OK", 201: "Created", 202: "Accepted", 204: "No Content",
@@ -333,6 +350,8 @@ class _Handler(socketserver.BaseRequestHandler):
                 if m != "HEAD":
                     self.sock.sendall(GZIP_BODY)
                 return True
+            if name == "png" and m in ("GET", "HEAD"):
+                return self._simple(req, 200, PNG_BODY, "image/png")
             if name == "hang":
                 self._hang()
                 return False
