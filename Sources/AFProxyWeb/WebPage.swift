@@ -41,9 +41,10 @@ enum WebPage {
     }()
 
     /// The policy of the page's answer: only its own inline script and style (by `nonce`), and
-    /// requests to its own origin.
+    /// requests to its own origin. Images may also be `blob:` addresses: the task page shows a
+    /// recorded image body from the bytes it read (a blob made by the page's own script).
     static func contentSecurityPolicy(nonce: String) -> String {
-        "default-src 'self'; script-src 'nonce-\(nonce)'; style-src 'nonce-\(nonce)'; img-src 'self' data:; "
+        "default-src 'self'; script-src 'nonce-\(nonce)'; style-src 'nonce-\(nonce)'; img-src 'self' data: blob:; "
             + "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
     }
 

@@ -5,8 +5,11 @@
 // request. The history comes from GET /v1/tasks?all=1 once, when it is turned on; the network
 // from GET /v1/status now and then. Every change is collected and drawn once per animation frame,
 // touching only what changed; a long first list is drawn a screenful first, the rest in later
-// frames. The access token is in an HttpOnly cookie this script never sees; every request here is
-// same-origin, so the cookie and the Origin header go with it.
+// frames. A click on a row opens the task's page (#task/ID in the address): its headers, phases,
+// recorded bodies (read from GET /v1/tasks/{id}/body when the task completed, viewed by type),
+// the request as a curl command line, and a replay button. The access token is in an HttpOnly
+// cookie this script never sees; every request here is same-origin, so the cookie and the Origin
+// header go with it.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -57,6 +60,11 @@ const CANCELLATIONS = new Set(["canceled", "client-closed", "daemon-stopping"]);
 function failed(r) {
   return r.state === "completed" && (r.error != null || r.errorCode != null) && !CANCELLATIONS.has(r.errorCode);
 }
+
+// Credentials are not shown on a page anyone behind the screen can read (afproxyctl har
+// --include-secrets has them): their values are `<redacted>` in the headers and in the curl
+// command line.
+const SECRETS = new Set(["authorization", "proxy-authorization", "cookie", "set-cookie"]);
 
 /// The transfer a person watches: an upload's request body until it is sent, else the response.
 function progressOf(r) {
@@ -480,12 +488,19 @@ function chart() {
   });
 }
 
-// ---------- the detail panel ----------
+// ---------- the task page: facts, phases, headers ----------
 
 async function select(id) {
+  if (id !== selected) {
+    const result = $("task-action-result");
+    result.textContent = "";
+    result.className = "muted";
+    delete result.dataset.newId;
+  }
   selected = id;
   for (const tr of rows.values()) tr.classList.toggle("selected", Number(tr.dataset.id) === id);
   $("detail").hidden = false;
+  $("detail").parentElement.classList.add("with-task");
   if (!tasks.has(id)) {
     try { store(await api("GET", `/v1/tasks/${id}`)); } catch (e) { say(e.message, true); }
   }
@@ -511,6 +526,7 @@ function renderDetail() {
   const panel = $("detail");
   panel.dataset.id = String(r.id);
   panel.dataset.state = r.state;
+  panel.dataset.kind = r.kind;
   $("detail-title").textContent = `Task ${r.id} · ${r.kind} · ${failed(r) ? "failed" : CANCELLATIONS.has(r.errorCode) ? r.errorCode : r.state}`;
   $("detail-url").textContent = `${r.method} ${r.url}`;
   const m = r.metrics || {};
@@ -528,6 +544,7 @@ function renderDetail() {
   if (r.endReason) facts.push(["ended", r.endReason]);
   if (r.relay) facts.push(["relay", r.relay === "splice" ? "splice (in the kernel)" : r.relay]);
   if (r.file && r.file.path) facts.push(["file", r.file.path]);
+  if (r.replayOf != null) facts.push(["replay of", taskLink(r.replayOf)]);
   const p = r.clientProcess;
   if (p) {
     // As afproxyctl shows it: curl[1234], the user after it.
@@ -541,7 +558,8 @@ function renderDetail() {
     const dt = document.createElement("dt");
     const dd = document.createElement("dd");
     dt.textContent = k;
-    dd.textContent = v;
+    if (v instanceof Node) dd.append(v);
+    else dd.textContent = v;
     return [dt, dd];
   }));
   const failure = $("detail-failure");
@@ -560,12 +578,22 @@ function renderDetail() {
     li.textContent = "none";
     resumes.append(li);
   }
-  // Credentials are not shown on a page anyone behind the screen can read (afproxyctl har
-  // --include-secrets has them).
-  const secret = new Set(["authorization", "proxy-authorization", "cookie", "set-cookie"]);
-  const pairs = (headers) => (headers || []).map((h) => [h.name, secret.has(h.name.toLowerCase()) ? "<redacted>" : h.value]);
+  const pairs = (headers) => (headers || []).map((h) => [h.name, SECRETS.has(h.name.toLowerCase()) ? "<redacted>" : h.value]);
   fillTable($("request-headers"), pairs(r.requestHeaders));
   fillTable($("response-headers"), r.status == null ? [] : [["", `HTTP ${r.status}`], ...pairs(r.responseHeaders)]);
+  const replay = $("task-replay");
+  const replayable = r.state === "completed" && (r.kind === "data" || r.kind === "upload");
+  replay.disabled = !replayable;
+  replay.title = replayable ? "send this request again as a new task" : r.state !== "completed" ? "replay it once it completed" : `a ${r.kind} task is not replayed`;
+  showBodies(r);
+  showCurl(r);
+}
+
+function taskLink(id) {
+  const a = document.createElement("a");
+  a.href = `#task/${id}`;
+  a.textContent = `task ${id}`;
+  return a;
 }
 
 /// curl's marks are cumulative milliseconds from the start of the transfer: each phase runs from
@@ -638,6 +666,406 @@ function totalRow(end, live) {
   return tr;
 }
 
+// ---------- the task page: bodies, curl, replay ----------
+
+// A recorded body is read once its task completed and shown by its type: JSON pretty-printed and
+// text up to TEXT_SHOWN characters, images as they are, the first HEX_SHOWN bytes of anything
+// else as a hex dump. Gzip and deflate are decoded for viewing only (up to DECODED_MAX bytes);
+// the download is the body as it was stored, as it passed.
+const TEXT_SHOWN = 256 * 1024;
+const PRETTY_MAX = 4 * 1024 * 1024;
+const HEX_SHOWN = 64 * 1024;
+const DECODED_MAX = 16 * 1024 * 1024;
+const CURL_INLINE_MAX = 16 * 1024;
+const IMAGES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp", "image/avif", "image/bmp",
+  "image/x-icon", "image/vnd.microsoft.icon", "image/svg+xml"]);
+const TEXTS = new Set(["application/xml", "application/javascript", "application/ecmascript",
+  "application/x-www-form-urlencoded", "application/x-ndjson", "application/yaml", "application/x-yaml",
+  "application/toml", "application/graphql", "application/x-sh", "application/sql", "application/csv"]);
+const EXTENSIONS = { "application/json": "json", "text/plain": "txt", "text/html": "html", "text/css": "css",
+  "text/csv": "csv", "application/javascript": "js", "text/javascript": "js", "application/xml": "xml",
+  "text/xml": "xml", "image/jpeg": "jpg", "image/svg+xml": "svg", "image/x-icon": "ico",
+  "image/vnd.microsoft.icon": "ico", "application/pdf": "pdf", "application/zip": "zip",
+  "application/x-www-form-urlencoded": "txt" };
+const CODING_EXTENSIONS = { gzip: "gz", "x-gzip": "gz", deflate: "zz", br: "br", zstd: "zst" };
+// The selected task's body views: what each side shows now (`keys`, so a redraw of the same
+// record does nothing), the bytes read (the request's, for the curl command line) and the blob:
+// addresses of its images, let go when another task is opened.
+const bodies = { id: null, keys: {}, loaded: {}, urls: [] };
+
+function headerValue(headers, name) {
+  const found = (headers || []).find((h) => h.name.toLowerCase() === name);
+  return found ? found.value : null;
+}
+
+function mediaType(type) {
+  return (type || "").split(";")[0].trim().toLowerCase();
+}
+
+function isJSON(media) {
+  return media === "application/json" || media === "text/json" || media.endsWith("+json");
+}
+
+function isText(media) {
+  return media.startsWith("text/") || media.endsWith("+xml") || TEXTS.has(media);
+}
+
+/// `Content-Encoding` as a list, the first applied first; identity left out.
+function codingsOf(headers) {
+  return (headerValue(headers, "content-encoding") || "").split(",").map((c) => c.trim().toLowerCase()).filter((c) => c && c !== "identity");
+}
+
+function fileName(id, side, media, codings) {
+  const ext = EXTENSIONS[media] || (isJSON(media) ? "json" : media.startsWith("image/") ? media.slice(6).replace(/[^a-z0-9]/g, "") : isText(media) ? "txt" : "bin");
+  const coded = codings.map((c) => `.${CODING_EXTENSIONS[c] || "coded"}`).join("");
+  return `task-${id}-${side}.${ext}${coded}`;
+}
+
+/// Text from bytes in the charset its type names (UTF-8 when it names none or one the browser
+/// does not know).
+function textOf(data, type) {
+  const m = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(type || "");
+  let decoder;
+  try { decoder = new TextDecoder(m ? m[1] : "utf-8"); } catch (_) { decoder = new TextDecoder("utf-8"); }
+  return decoder.decode(data);
+}
+
+/// A body without a type is text when its start is UTF-8 without control characters.
+function looksLikeText(data) {
+  if (!data.length) return true;
+  try {
+    const text = new TextDecoder("utf-8", { fatal: true }).decode(data.subarray(0, 4096), { stream: true });
+    return !/[\u0000-\u0008\u000e-\u001f\u007f]/.test(text);
+  } catch (_) {
+    return false;
+  }
+}
+
+/// The body with one content coding undone, read piece by piece: a body kept cut decodes as far as
+/// it goes, and a small body that inflates to gigabytes stops at DECODED_MAX.
+async function inflate(data, format) {
+  const reader = new Blob([data]).stream().pipeThrough(new DecompressionStream(format)).getReader();
+  const parts = [];
+  let size = 0;
+  let error = null;
+  let capped = false;
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      parts.push(value);
+      size += value.length;
+      if (size >= DECODED_MAX) { capped = true; reader.cancel().catch(() => {}); break; }
+    }
+  } catch (e) {
+    error = e;
+  }
+  const out = new Uint8Array(Math.min(size, DECODED_MAX));
+  let at = 0;
+  for (const part of parts) {
+    const piece = part.subarray(0, out.length - at);
+    out.set(piece, at);
+    at += piece.length;
+  }
+  return { bytes: out, error, capped };
+}
+
+/// Undoes gzip and deflate (HTTP's deflate is zlib's format; a few servers send it raw); null
+/// when a coding is one the page cannot undo.
+async function decoded(raw, codings) {
+  if (!codings.every((c) => c === "gzip" || c === "x-gzip" || c === "deflate")) return null;
+  let result = { bytes: raw, error: null, capped: false };
+  for (const coding of [...codings].reverse()) {
+    const format = coding === "deflate" ? "deflate" : "gzip";
+    let next = await inflate(result.bytes, format);
+    if (format === "deflate" && next.error && !next.bytes.length) {
+      const bare = await inflate(result.bytes, "deflate-raw");
+      if (!bare.error || bare.bytes.length) next = bare;
+    }
+    result = { bytes: next.bytes, error: result.error || next.error, capped: result.capped || next.capped };
+  }
+  return result;
+}
+
+function hexDump(data) {
+  const lines = [];
+  const n = Math.min(data.length, HEX_SHOWN);
+  for (let offset = 0; offset < n; offset += 16) {
+    let hex = "";
+    let text = "";
+    for (let i = 0; i < 16; i++) {
+      const at = offset + i;
+      if (at < n) {
+        const c = data[at];
+        hex += `${c.toString(16).padStart(2, "0")} `;
+        text += c >= 0x20 && c < 0x7f ? String.fromCharCode(c) : ".";
+      } else {
+        hex += "   ";
+      }
+      if (i === 7) hex += " ";
+    }
+    lines.push(`${offset.toString(16).padStart(8, "0")}  ${hex} |${text}|`);
+  }
+  return lines.join("\n");
+}
+
+function element(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text != null) node.textContent = text;
+  return node;
+}
+
+/// A side of the task's record without a body to read: why, in words; null when there is one.
+function bodyAbsence(r, side) {
+  if (r.bodies && r.bodies[side]) return null;
+  const sent = r.kind === "upload" || (r.upload && r.upload.completed > 0);
+  if (side === "request" && !sent) return "none: the request had no body";
+  if (side === "response" && r.kind === "download") return `none kept here: it is the download's file${r.file && r.file.path ? `, ${r.file.path}` : ""}`;
+  if (side === "response" && r.status == null) return r.state === "completed" ? "none: no response came" : "none yet";
+  if (!r.bodies) return "not recorded: no record rule named this task when it started (afproxyctl record HOST keeps the bodies of new tasks)";
+  return side === "request" ? "not recorded: its record rule keeps responses only" : "not recorded: its record rule keeps requests only";
+}
+
+function recordedSize(kept) {
+  if (kept.cut && kept.cutBy === "total") return "removed to keep record-max-total";
+  return kept.cut ? `recorded ${bytes(kept.size)} of ${bytes(kept.seen)}: cut (${kept.cutBy || "limit"})` : `recorded ${bytes(kept.size)}`;
+}
+
+function showBodies(r) {
+  if (bodies.id !== r.id) {
+    for (const url of bodies.urls) URL.revokeObjectURL(url);
+    bodies.id = r.id;
+    bodies.keys = {};
+    bodies.loaded = {};
+    bodies.urls = [];
+  }
+  for (const side of ["request", "response"]) {
+    const kept = r.bodies ? r.bodies[side] : null;
+    const absent = bodyAbsence(r, side);
+    const key = absent ? `absent ${absent}` : `${r.state} ${kept.size} ${kept.seen} ${kept.cut}`;
+    if (bodies.keys[side] === key) continue;
+    bodies.keys[side] = key;
+    const box = $(`${side}-body`);
+    if (absent) {
+      showBody(box, absent.startsWith("none") ? "none" : "unrecorded", [element("div", "body-info muted", absent)]);
+    } else if (r.state !== "completed") {
+      showBody(box, "live", [element("div", "body-info muted", `recording: ${bytes(kept.size)} so far, shown when the task completes`)]);
+    } else {
+      showBody(box, "loading", [element("div", "body-info muted", `${recordedSize(kept)}, loading…`)]);
+      loadBody(r, side, kept, key).catch((e) => {
+        if (bodies.id === r.id && bodies.keys[side] === key) showBody(box, "error", [element("div", "body-info error", e.message)]);
+      });
+    }
+  }
+}
+
+function showBody(box, view, nodes) {
+  box.dataset.view = view;
+  delete box.dataset.decoded;
+  box.replaceChildren(...nodes);
+}
+
+async function loadBody(r, side, kept, key) {
+  const current = () => bodies.id === r.id && bodies.keys[side] === key;
+  const box = $(`${side}-body`);
+  const response = await fetch(`/v1/tasks/${r.id}/body?side=${side}`, { cache: "no-store", credentials: "same-origin" });
+  if (response.status === 401) locked();
+  if (!response.ok) {
+    // 404 or 410, with the reason in JSON.
+    let reason = `${response.status}`;
+    try { reason = (await response.json()).error || reason; } catch (_) { /* the status says it */ }
+    if (current()) showBody(box, "error", [element("div", "body-info error", reason)]);
+    return;
+  }
+  const raw = new Uint8Array(await response.arrayBuffer());
+  if (!current()) return;
+  bodies.loaded[side] = raw;
+  const headers = side === "request" ? r.requestHeaders : r.responseHeaders;
+  const type = headerValue(headers, "content-type") || "";
+  const media = mediaType(type);
+  const codings = codingsOf(headers);
+  const facts = [recordedSize(kept), media || "no Content-Type"];
+  const notes = [];
+  let data = raw;
+  let decodedFrom = null;
+  if (codings.length) {
+    const result = await decoded(raw, codings);
+    if (!current()) return;
+    if (result == null) {
+      facts.push(`coded with ${codings.join(", ")}`);
+      notes.push(`${codings.join(", ")} cannot be decoded in the page: the bytes as stored are shown (Download keeps them)`);
+    } else if (result.error && !result.bytes.length) {
+      facts.push(`coded with ${codings.join(", ")}`);
+      notes.push(`could not be decoded from ${codings.join(", ")} (${result.error.message}): the bytes as stored are shown`);
+    } else {
+      data = result.bytes;
+      decodedFrom = codings.join(", ");
+      facts.push(`decoded from ${decodedFrom}: ${bytes(data.length)}`);
+      if (result.capped) notes.push(`decoded only to its first ${bytes(DECODED_MAX)}`);
+      else if (result.error) notes.push(`the coded bytes end early (${kept.cut ? "the body was kept cut" : result.error.message}): decoded as far as they go`);
+    }
+  }
+  const plain = decodedFrom != null || !codings.length;
+  let view = "hex";
+  if (plain && IMAGES.has(media)) view = "image";
+  else if (plain && isJSON(media)) view = "json";
+  else if (plain && isText(media)) view = "text";
+  else if (plain && !media && looksLikeText(data)) view = "text";
+  let content;
+  if (view === "json") {
+    const text = textOf(data, type);
+    content = element("pre", "body-text");
+    try {
+      if (data.length > PRETTY_MAX) throw new Error(`over ${bytes(PRETTY_MAX)}`);
+      content.textContent = JSON.stringify(JSON.parse(text), null, 2);
+    } catch (e) {
+      view = "text";
+      notes.push(`shown as text, not as JSON (${e.message})`);
+    }
+    if (view === "text") content.textContent = text;
+  } else if (view === "text") {
+    content = element("pre", "body-text");
+    content.textContent = textOf(data, type);
+  } else if (view === "image") {
+    const url = URL.createObjectURL(new Blob([data], { type: media }));
+    bodies.urls.push(url);
+    content = element("img", "body-image");
+    content.alt = `${side} body, ${media}`;
+    content.addEventListener("error", () => {
+      if (!current()) return;
+      const pre = element("pre", "body-hex", hexDump(data));
+      content.replaceWith(pre, element("p", "muted note", "the browser could not show it as an image: its bytes are shown"));
+      box.dataset.view = "hex";
+    }, { once: true });
+    content.src = url;
+  } else {
+    content = element("pre", "body-hex", hexDump(data));
+    if (data.length > HEX_SHOWN) notes.push(`the first ${bytes(HEX_SHOWN)} of ${bytes(data.length)} shown: Download has it all`);
+  }
+  if (content.tagName === "PRE" && content.classList.contains("body-text") && content.textContent.length > TEXT_SHOWN) {
+    const whole = content.textContent.length;
+    content.textContent = content.textContent.slice(0, TEXT_SHOWN);
+    notes.push(`the first ${TEXT_SHOWN.toLocaleString()} of ${whole.toLocaleString()} characters shown: Download has it all`);
+  }
+  const info = element("div", "body-info");
+  const download = element("button", "body-download", "Download");
+  download.type = "button";
+  download.dataset.filename = fileName(r.id, side, media, codings);
+  download.title = `the body as stored (${bytes(raw.length)}), as ${download.dataset.filename}`;
+  download.addEventListener("click", () => save(raw, type, download.dataset.filename));
+  info.append(element("span", "muted", facts.join(" · ")), download);
+  showBody(box, view, [info, content, ...notes.map((text) => element("p", "muted note", text))]);
+  if (decodedFrom) box.dataset.decoded = decodedFrom;
+  if (side === "request") showCurl(r);
+}
+
+/// A blob download: the bytes never leave the page.
+function save(raw, type, name) {
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(new Blob([raw], { type: type || "application/octet-stream" }));
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 60000);
+}
+
+function shellQuote(text) {
+  return `'${text.replace(/'/g, "'\\''")}'`;
+}
+
+// Fields curl writes itself (framing, the connection, the proxy's own credentials); Accept-Encoding
+// becomes --compressed, so that curl decodes what it asked to be coded.
+const CURL_LEAVES = new Set(["content-length", "connection", "proxy-connection", "keep-alive", "te", "trailer",
+  "transfer-encoding", "upgrade", "expect", "proxy-authorization", "accept-encoding"]);
+
+/// The request as a curl command line: method, URL, fields (credentials `<redacted>`, as the page
+/// shows them everywhere), and the body inline when it was recorded whole as short text, else from
+/// a file named in the note.
+function curlCommand(r) {
+  const args = ["curl"];
+  const notes = [];
+  const sent = r.kind === "upload" || (r.upload && r.upload.completed > 0);
+  let data = null;
+  if (sent) {
+    const kept = r.bodies && r.bodies.request;
+    const raw = bodies.id === r.id ? bodies.loaded.request : null;
+    const media = mediaType(headerValue(r.requestHeaders, "content-type"));
+    const codings = codingsOf(r.requestHeaders);
+    if (raw && !kept.cut && raw.length <= CURL_INLINE_MAX && !codings.length && looksLikeText(raw) && !raw.includes(0)) {
+      data = shellQuote(new TextDecoder().decode(raw));
+    } else {
+      const file = fileName(r.id, "request", media, codings);
+      data = `@${file}`;
+      if (kept && !kept.cut && kept.cutBy !== "total") notes.push(`The body is read from ${file}: Download it under Request body.`);
+      else notes.push(`The request body was not recorded${kept ? " whole" : ""}: put it in ${file}.`);
+    }
+  }
+  const method = r.method === "HEAD" ? " --head" : (r.method === "GET" && !sent) || (r.method === "POST" && sent) ? "" : ` -X ${r.method}`;
+  args[0] = `curl${method} ${shellQuote(r.url || "")}`;
+  let authority = null;
+  try { authority = new URL(r.url).host; } catch (_) { authority = null; }
+  const redacted = [];
+  let compressed = false;
+  for (const h of r.requestHeaders || []) {
+    const name = h.name.toLowerCase();
+    if (name === "accept-encoding") compressed = true;
+    if (CURL_LEAVES.has(name) || (name === "host" && h.value === authority)) continue;
+    const secret = SECRETS.has(name);
+    if (secret && !redacted.includes(h.name)) redacted.push(h.name);
+    args.push(`-H ${shellQuote(`${h.name}: ${secret ? "<redacted>" : h.value}`)}`);
+  }
+  if (compressed) args.push("--compressed");
+  if (data) args.push(`--data-binary ${data}`);
+  if (redacted.length) notes.unshift(`${redacted.join(", ")}: the values are <redacted>, as everywhere on this page; put the real ones in.`);
+  return { text: args.join(" \\\n  "), note: notes.join(" ") };
+}
+
+function showCurl(r) {
+  const { text, note } = curlCommand(r);
+  const pre = $("curl-command");
+  if (pre.textContent !== text) pre.textContent = text;
+  const p = $("curl-note");
+  if (p.textContent !== note) p.textContent = note;
+}
+
+async function copyCurl() {
+  const result = $("task-action-result");
+  const text = $("curl-command").textContent;
+  try {
+    await navigator.clipboard.writeText(text);
+    result.className = "muted";
+    result.textContent = "copied the curl command line";
+  } catch (_) {
+    // No clipboard for this page (a browser that asks first, or refuses): the command is selected.
+    getSelection().selectAllChildren($("curl-command"));
+    result.className = "error";
+    result.textContent = "the clipboard refused: the command is selected below, copy it from there";
+  }
+}
+
+async function replay(id) {
+  const result = $("task-action-result");
+  const button = $("task-replay");
+  button.disabled = true;
+  try {
+    const record = await api("POST", `/v1/tasks/${id}/replay`);
+    store(record);
+    if (selected !== id) return;
+    result.className = "muted";
+    result.dataset.newId = String(record.id);
+    result.replaceChildren("replayed as ", taskLink(record.id));
+  } catch (e) {
+    if (selected !== id) return;
+    result.className = "error";
+    delete result.dataset.newId;
+    result.textContent = `replay refused: ${e.message}`;
+  } finally {
+    if (selected === id) renderDetail();
+  }
+}
+
 // ---------- actions ----------
 
 async function verb(id, name) {
@@ -682,6 +1110,26 @@ async function download(event) {
 
 // ---------- wiring ----------
 
+function taskInAddress() {
+  const m = /^#task\/(\d+)$/.exec(location.hash);
+  return m ? Number(m[1]) : null;
+}
+
+function openTask(id) {
+  if (taskInAddress() !== id) location.hash = `task/${id}`; // the hashchange opens it
+  else select(id);
+}
+
+function closeTask() {
+  selected = null;
+  $("detail").hidden = true;
+  $("detail").parentElement.classList.remove("with-task");
+  for (const tr of rows.values()) tr.classList.remove("selected");
+  for (const url of bodies.urls) URL.revokeObjectURL(url);
+  Object.assign(bodies, { id: null, keys: {}, loaded: {}, urls: [] });
+  if (taskInAddress() != null) window.history.replaceState(null, "", location.pathname + location.search);
+}
+
 function start() {
   $("task-rows").addEventListener("click", (event) => {
     const tr = event.target.closest(".row");
@@ -689,13 +1137,17 @@ function start() {
     const id = Number(tr.dataset.id);
     const button = event.target.closest("button[data-verb]");
     if (button) { verb(id, button.dataset.verb); return; }
-    select(id);
+    openTask(id);
   });
-  $("detail-close").addEventListener("click", () => {
-    selected = null;
-    $("detail").hidden = true;
-    for (const tr of rows.values()) tr.classList.remove("selected");
+  $("detail-close").addEventListener("click", closeTask);
+  // The open task is in the address (#task/ID): a link to a task (a replay's) opens its page, and
+  // back and forward move between the pages opened.
+  window.addEventListener("hashchange", () => {
+    const id = taskInAddress();
+    if (id == null) { if (selected != null) closeTask(); } else if (id !== selected || $("detail").hidden) select(id);
   });
+  $("task-replay").addEventListener("click", () => { if (selected != null) replay(selected); });
+  $("task-curl").addEventListener("click", copyCurl);
   $("filter-state").addEventListener("change", (e) => { filters.state = e.target.value; refilter(); });
   $("filter-kind").addEventListener("change", (e) => { filters.kind = e.target.value; refilter(); });
   $("filter-text").addEventListener("input", (e) => { filters.text = e.target.value.trim().toLowerCase(); refilter(); });
@@ -727,6 +1179,8 @@ function start() {
   } else {
     follow();
   }
+  const opened = taskInAddress();
+  if (opened != null) select(opened);
   pollNetwork();
   setInterval(pollNetwork, 10000);
   setInterval(tickAges, 1000);

@@ -1,0 +1,333 @@
+"""The dashboard's task page (issue 37): a click on a row opens the task (#task/ID in the address)
+with its recorded bodies viewed by type, the request as a curl command line, and a replay button.
+A real browser (chromium through selenium, as test_dashboard.py drives it) against the real
+daemon, with bodies kept by a record rule from the test origin on 127.0.0.1:
+
+- a JSON answer shows pretty-printed, a gzip-coded one decoded (the text the origin coded), plain
+  bytes as a hex dump of their first 64 KiB, a PNG as an image the browser decoded; Download saves
+  the body as stored (still coded);
+- a task no record rule named says so, and the page asks the daemon for no body;
+- the curl command line names the method, the URL, the fields (credentials `<redacted>`) and the
+  recorded body, and run as it is it makes the same request at the origin;
+- Replay sends a recorded POST again (the origin counts it), and the page links the new task;
+  an unrecorded POST's replay shows the daemon's refusal.
+
+The page with a JSON body is saved as $AFPROXY_ARTIFACTS (default .build/test-artifacts)/
+dashboard-task.png; with AFPROXY_DOCS_SCREENSHOTS=1, as docs/dashboard-task.png too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+
+from helpers import clean_env, ctl, curl, wait_for
+from origin import GZIP_BODY, GZIP_PLAIN, PNG_BODY, payload
+from test_dashboard import (FETCH_RECORDER, REPO, artifact_path, browser, daemon, fetched,  # noqa: F401 (fixtures)
+                            needs_browser, row, token)
+
+try:
+    from selenium.webdriver.common.by import By
+except ImportError:  # pragma: no cover - install-deps installs it
+    By = None
+
+
+@pytest.fixture
+def recording(daemon):
+    """A record rule for the test origin's host for the length of one test."""
+    r = ctl(daemon, "record", "127.0.0.1")
+    assert r.returncode == 0, r.stderr
+    rule = r.stdout.strip()
+    yield rule
+    r = ctl(daemon, "record", "--remove", rule)
+    assert r.returncode == 0, r.stderr
+
+
+def tag() -> str:
+    """A query that makes a URL this test's alone."""
+    return f"t={uuid.uuid4().hex[:10]}"
+
+
+def open_dashboard(browser, daemon, token) -> None:
+    browser.get(f"http://{daemon.web}/?token={token}")
+    wait_for(lambda: browser.find_element(By.ID, "connection").get_attribute("data-state") == "live",
+             timeout=20, message="the live feed to connect")
+
+
+def show_task(browser, task_id: int) -> None:
+    """Opens a task's page by its address, as a link to it does."""
+    browser.execute_script("location.hash = arguments[0];", f"task/{task_id}")
+    wait_task_page(browser, task_id)
+
+
+def wait_task_page(browser, task_id: int) -> None:
+    wait_for(lambda: browser.execute_script(
+        "const d = document.getElementById('detail'); return !d.hidden && d.dataset.id === String(arguments[0]);",
+        task_id), timeout=10, message=f"task {task_id}'s page")
+
+
+BODY_VIEW = """
+const box = document.getElementById(arguments[0] + '-body');
+const content = box.querySelector('pre, img');
+const info = box.querySelector('.body-info');
+const button = box.querySelector('.body-download');
+return {view: box.dataset.view || '', decoded: box.dataset.decoded || null,
+        info: info ? info.textContent : '', text: content && content.tagName === 'PRE' ? content.textContent : null,
+        notes: [...box.querySelectorAll('.note')].map((p) => p.textContent),
+        filename: button ? button.dataset.filename : null};
+"""
+
+
+def body_view(browser, side: str, view: str | tuple[str, ...]) -> dict:
+    """The body view of `side` once it shows `view` (json, text, image, hex, unrecorded, none…)."""
+    views = (view,) if isinstance(view, str) else view
+    seen: list[dict] = []
+
+    def shown():
+        seen[:] = [browser.execute_script(BODY_VIEW, side)]
+        return seen[0] if seen[0]["view"] in views else None
+    return wait_for(shown, timeout=15, message=lambda: f"the {side} body shown as {view}: {seen}")
+
+
+def hex_line(data: bytes, offset: int) -> str:
+    """A line of the page's hex dump, as `hexdump -C` draws it."""
+    piece = data[offset:offset + 16]
+    cells = [f"{b:02x} " for b in piece] + ["   "] * (16 - len(piece))
+    text = "".join(chr(b) if 0x20 <= b < 0x7f else "." for b in piece)
+    return f"{offset:08x}  {''.join(cells[:8])} {''.join(cells[8:])} |{text}|"
+
+
+def completed(daemon, url: str) -> dict:
+    return daemon.history_record(url)
+
+
+@needs_browser
+def test_recorded_bodies_show_by_type_and_download_as_stored(daemon, token, browser, origin, recording, tmp_path):
+    t = tag()
+    json_url = origin.url(f"/upload?{t}&view=json")
+    order = {"order": 1042, "items": [{"sku": "A-17", "qty": 2}, {"sku": "B-3", "qty": 1}], "gift": False,
+             "note": "leave at the door"}
+    got = curl(daemon, "-sS", "-H", "X-Shown: on the page", "-H", "Content-Type: application/json",
+               "--data-binary", json.dumps(order, separators=(",", ":")), json_url)
+    assert got.returncode == 0, got.stderr
+    answer = json.loads(got.stdout)
+    gzip_url = origin.url(f"/gzip?{t}")
+    assert curl(daemon, "-sS", gzip_url).stdout == GZIP_BODY  # the client gets it coded, as sent
+    n = 100_000
+    bytes_url = origin.url(f"/bytes/{n}?{t}")
+    assert len(curl(daemon, "-sS", bytes_url).stdout) == n
+    png_url = origin.url(f"/png?{t}")
+    assert curl(daemon, "-sS", png_url).stdout == PNG_BODY
+    json_task, gzip_task, bytes_task, png_task = (completed(daemon, u) for u in (json_url, gzip_url, bytes_url, png_url))
+    assert json_task["bodies"]["response"]["size"] == len(got.stdout), json_task["bodies"]
+
+    # A click on the task's history row opens its page: the JSON as JSON, indented.
+    open_dashboard(browser, daemon, token)
+    browser.find_element(By.ID, "history").click()
+    wait_for(lambda: row(browser, json_task["id"]) is not None, timeout=10, message="the JSON task's history row")
+    row(browser, json_task["id"]).find_element(By.CSS_SELECTOR, ".url").click()
+    wait_task_page(browser, json_task["id"])
+    assert browser.execute_script("return location.hash;") == f"#task/{json_task['id']}"
+    shown = body_view(browser, "response", "json")
+    assert shown["text"] == json.dumps(answer, indent=2), shown["text"][:500]
+    assert "application/json" in shown["info"] and f"recorded {len(got.stdout)} B" in shown["info"], shown["info"]
+    assert shown["filename"] == f"task-{json_task['id']}-response.json"
+    request = body_view(browser, "request", "json")
+    assert request["text"] == json.dumps(order, indent=2), request["text"]
+    headers = browser.find_element(By.ID, "request-headers").text
+    assert "X-Shown" in headers and "on the page" in headers
+    waterfall = browser.find_element(By.ID, "waterfall")
+    wait_for(lambda: waterfall.get_attribute("data-drawn") == "1", timeout=10, message="the waterfall")
+    screenshot(browser)
+
+    # Gzip: shown decoded, as the text the origin coded; Download gives the bytes as stored.
+    show_task(browser, gzip_task["id"])
+    assert "had no body" in body_view(browser, "request", "none")["info"]
+    shown = body_view(browser, "response", "text")
+    assert shown["decoded"] == "gzip" and "decoded from gzip" in shown["info"], shown
+    assert shown["text"] == GZIP_PLAIN.decode()
+    assert shown["filename"] == f"task-{gzip_task['id']}-response.txt.gz"
+    browser.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(tmp_path)})
+    browser.find_element(By.CSS_SELECTOR, "#response-body .body-download").click()
+    saved = tmp_path / shown["filename"]
+    wait_for(lambda: saved.exists() and saved.read_bytes() == GZIP_BODY, timeout=15,
+             message=lambda: f"the download in {tmp_path}: {sorted(p.name for p in tmp_path.iterdir())}")
+
+    # Bytes of no text type: a hex dump of the first 64 KiB, and a note that says so.
+    show_task(browser, bytes_task["id"])
+    shown = body_view(browser, "response", "hex")
+    lines = shown["text"].split("\n")
+    data = payload(n)
+    assert len(lines) == 64 * 1024 // 16
+    assert lines[0] == hex_line(data, 0) and lines[-1] == hex_line(data, 64 * 1024 - 16), lines[:2]
+    assert any("first 64.0 KiB of 97.7 KiB" in note for note in shown["notes"]), shown["notes"]
+
+    # An image: drawn from a blob: address the page's policy allows, decoded by the browser.
+    show_task(browser, png_task["id"])
+    body_view(browser, "response", "image")
+    size = wait_for(lambda: browser.execute_script(
+        "const img = document.querySelector('#response-body img');"
+        "return img && img.complete && img.naturalWidth > 0 ? [img.naturalWidth, img.naturalHeight] : null;"),
+        timeout=10, message="the image to load")
+    assert size == [48, 32]
+    assert browser.execute_script("return document.querySelector('#response-body img').src;").startswith("blob:")
+    refused = [e for e in browser.get_log("browser") if "Content Security Policy" in e["message"]]
+    assert not refused, refused
+
+
+def screenshot(browser) -> None:
+    """The task page with its JSON bodies in view, for a person (and for the docs when asked): in a
+    taller window, so that the page shows from its title to the response body."""
+    size = browser.get_window_size()
+    browser.set_window_size(1600, 1480)
+    try:
+        browser.execute_script("document.getElementById('detail').scrollTop = 0;")
+        shot = artifact_path("dashboard-task.png")
+        browser.save_screenshot(str(shot))
+    finally:
+        browser.set_window_size(size["width"], size["height"])
+    print(f"\ntask page screenshot: {shot}")
+    if os.environ.get("AFPROXY_DOCS_SCREENSHOTS") == "1":
+        shutil.copyfile(shot, REPO / "docs" / "dashboard-task.png")
+
+
+@needs_browser
+def test_a_task_without_a_record_rule_says_its_bodies_are_not_recorded(daemon, token, browser, origin):
+    t = tag()
+    url = origin.url(f"/upload?{t}")
+    posted = curl(daemon, "-sS", "--data-binary", "not kept", url)
+    assert json.loads(posted.stdout)["length"] == 8
+    task = completed(daemon, url)
+    assert task["bodies"] is None
+    browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": FETCH_RECORDER})
+    # The address with the token and the task: the token leaves it, the task stays and opens.
+    browser.get(f"http://{daemon.web}/?token={token}#task/{task['id']}")
+    wait_task_page(browser, task["id"])
+    assert browser.current_url == f"http://{daemon.web}/#task/{task['id']}"
+    for side in ("request", "response"):
+        shown = body_view(browser, side, "unrecorded")
+        assert "not recorded: no record rule named this task" in shown["info"], shown
+        assert "afproxyctl record HOST" in shown["info"]
+        assert shown["text"] is None and shown["filename"] is None
+    # The curl command line says the body must come from a file.
+    note = browser.find_element(By.ID, "curl-note").text
+    assert f"not recorded: put it in task-{task['id']}-request.txt" in note, note
+    assert not [p for p in fetched(browser) if "/body" in p], fetched(browser)
+
+
+@needs_browser
+def test_copy_as_curl_makes_the_same_request(daemon, token, browser, origin, recording):
+    t = tag()
+    url = origin.url(f"/upload?{t}")
+    form = "name=value&note=it's here"
+    posted = curl(daemon, "-sS", "-H", "Authorization: Bearer s3cret-token", "-H", "Cookie: session=s3cret-cookie",
+                  "-H", "X-Trace: trace-42", "-H", "Content-Type: application/x-www-form-urlencoded",
+                  "--data-binary", form, url)
+    assert json.loads(posted.stdout)["length"] == len(form)
+    task = completed(daemon, url)
+    deleted_url = origin.url(f"/echo?{t}&method=delete")
+    assert curl(daemon, "-sS", "-X", "DELETE", deleted_url).returncode == 0
+    deleted = completed(daemon, deleted_url)
+
+    open_dashboard(browser, daemon, token)
+    show_task(browser, task["id"])
+    body_view(browser, "request", "text")
+    # The body inline once it was read (a recorded short text), quoted for the shell.
+    command = wait_for(lambda: (lambda c: c if "--data-binary" in c else None)(
+        browser.execute_script("return document.getElementById('curl-command').textContent;")),
+        timeout=10, message="the curl command line with its body")
+    assert command.startswith(f"curl '{url}'"), command  # a POST with a body: no -X
+    assert "-H 'X-Trace: trace-42'" in command
+    assert "-H 'Authorization: <redacted>'" in command and "-H 'Cookie: <redacted>'" in command
+    assert "s3cret" not in command
+    assert "--data-binary 'name=value&note=it'\\''s here'" in command, command
+    note = browser.find_element(By.ID, "curl-note").text
+    assert "Authorization, Cookie: the values are <redacted>" in note, note
+    browser.find_element(By.ID, "task-curl").click()
+    said = wait_for(lambda: browser.find_element(By.ID, "task-action-result").text, timeout=10,
+                    message="what the copy button says")
+    assert said in ("copied the curl command line",
+                    "the clipboard refused: the command is selected below, copy it from there"), said
+
+    # Run as it is (straight to the origin): the origin gets the same method, field and body.
+    before = len(origin.requests)
+    run = subprocess.run(["bash", "-c", command.replace("curl ", "curl -sS --noproxy '*' ", 1)],
+                         capture_output=True, timeout=30, env=clean_env())
+    assert run.returncode == 0, run.stderr
+    again = json.loads(run.stdout)
+    assert again["method"] == "POST" and again["length"] == len(form)
+    assert again["sha256"] == hashlib.sha256(form.encode()).hexdigest()
+    assert again["headers"]["x-trace"] == "trace-42" and again["headers"]["authorization"] == "<redacted>"
+    assert len(origin.requests) > before
+
+    show_task(browser, deleted["id"])
+    command = wait_for(lambda: (lambda c: c if deleted_url in c else None)(
+        browser.execute_script("return document.getElementById('curl-command').textContent;")),
+        timeout=10, message="the DELETE's command line")
+    assert command.startswith(f"curl -X DELETE '{deleted_url}'") and "--data-binary" not in command, command
+
+
+def requests_to(origin, target: str) -> int:
+    return sum(1 for q in list(origin.requests) if q.target == target)
+
+
+@needs_browser
+def test_replay_sends_a_recorded_post_again_and_links_the_new_task(daemon, token, browser, origin, recording):
+    t = tag()
+    target = f"/upload?{t}"
+    upload = os.urandom(20_000)
+    posted = curl(daemon, "-sS", "--data-binary", "@-", "-H", "Content-Type: application/octet-stream",
+                  origin.url(target), input=upload)
+    assert json.loads(posted.stdout)["sha256"] == hashlib.sha256(upload).hexdigest()
+    task = completed(daemon, origin.url(target))
+    assert requests_to(origin, target) == 1
+
+    open_dashboard(browser, daemon, token)
+    show_task(browser, task["id"])
+    shown = body_view(browser, "request", "hex")  # bytes of no text type
+    assert shown["text"].split("\n")[0] == hex_line(upload, 0)
+    browser.find_element(By.ID, "task-replay").click()
+    new_id = int(wait_for(lambda: browser.find_element(By.ID, "task-action-result").get_attribute("data-new-id"),
+                          timeout=15, message=lambda: browser.find_element(By.ID, "task-action-result").text))
+    assert browser.find_element(By.ID, "task-action-result").text == f"replayed as task {new_id}"
+    wait_for(lambda: requests_to(origin, target) == 2, timeout=15, message="the origin to get the request again")
+    replayed = wait_for(lambda: (lambda r: r if r["state"] == "completed" else None)(daemon.task(new_id)),
+                        timeout=15, message="the replay to complete")
+    assert replayed["replayOf"] == task["id"] and replayed["method"] == "POST", replayed
+
+    # The link opens the new task's page, which links back, and shows the origin's answer.
+    browser.find_element(By.CSS_SELECTOR, "#task-action-result a").click()
+    wait_task_page(browser, new_id)
+    facts = browser.find_element(By.ID, "detail-facts")
+    wait_for(lambda: f"task {task['id']}" in facts.text, timeout=10, message="the replay-of link")
+    assert facts.find_element(By.CSS_SELECTOR, "a").get_attribute("href").endswith(f"#task/{task['id']}")
+    answer = json.loads(body_view(browser, "response", "json")["text"])
+    assert answer["sha256"] == hashlib.sha256(upload).hexdigest() and answer["length"] == len(upload)
+    # Back: the first task's page again.
+    browser.back()
+    wait_task_page(browser, task["id"])
+
+
+@needs_browser
+def test_replay_of_an_unrecorded_post_shows_the_refusal(daemon, token, browser, origin):
+    t = tag()
+    target = f"/upload?{t}"
+    curl(daemon, "-sS", "--data-binary", "x" * 100, origin.url(target))
+    task = completed(daemon, origin.url(target))
+    open_dashboard(browser, daemon, token)
+    show_task(browser, task["id"])
+    wait_for(lambda: browser.find_element(By.ID, "task-replay").is_enabled(), timeout=10, message="the replay button")
+    browser.find_element(By.ID, "task-replay").click()
+    result = browser.find_element(By.ID, "task-action-result")
+    wait_for(lambda: "replay refused" in result.text, timeout=10, message=lambda: f"the refusal: {result.text!r}")
+    assert "request body was not recorded whole" in result.text, result.text
+    assert result.get_attribute("class") == "error" and result.get_attribute("data-new-id") is None
+    assert requests_to(origin, target) == 1
+    assert not [x for x in daemon.tasks(all=True) if x.get("replayOf") == task["id"]]
