@@ -4,8 +4,9 @@ A real browser (chromium through selenium, as test_dashboard.py drives it) again
 daemon, with bodies kept by a record rule from the test origin on 127.0.0.1:
 
 - a JSON answer shows pretty-printed, a gzip-coded one decoded (the text the origin coded), plain
-  bytes as a hex dump of their first 64 KiB, a PNG as an image the browser decoded; Download saves
-  the body as stored (still coded);
+  bytes as a hex dump of their first 64 KiB, a PNG as an image the browser decoded, a deflate-coded
+  request decoded, a br-coded one as hex with a note; Download saves the body as stored (still
+  coded);
 - a task no record rule named says so, and the page asks the daemon for no body;
 - the curl command line names the method, the URL, the fields (credentials `<redacted>`) and the
   recorded body, and run as it is it makes the same request at the origin;
@@ -24,6 +25,7 @@ import os
 import shutil
 import subprocess
 import uuid
+import zlib
 from pathlib import Path
 
 import pytest
@@ -180,6 +182,32 @@ def test_recorded_bodies_show_by_type_and_download_as_stored(daemon, token, brow
     assert browser.execute_script("return document.querySelector('#response-body img').src;").startswith("blob:")
     refused = [e for e in browser.get_log("browser") if "Content Security Policy" in e["message"]]
     assert not refused, refused
+
+
+@needs_browser
+def test_deflate_is_decoded_and_a_coding_the_page_cannot_undo_shows_as_hex(daemon, token, browser, origin,
+                                                                          recording):
+    # Request bodies, whose coding the request's own Content-Encoding names.
+    t = tag()
+    document = {"deflated": True, "words": ["zlib"] * 50}
+    deflated_url = origin.url(f"/upload?{t}&coding=deflate")
+    curl(daemon, "-sS", "-H", "Content-Type: application/json", "-H", "Content-Encoding: deflate",
+         "--data-binary", "@-", deflated_url, input=zlib.compress(json.dumps(document).encode()))
+    coded = os.urandom(3000)
+    br_url = origin.url(f"/upload?{t}&coding=br")
+    curl(daemon, "-sS", "-H", "Content-Type: text/plain", "-H", "Content-Encoding: br", "--data-binary", "@-", br_url,
+         input=coded)
+    deflated, br = completed(daemon, deflated_url), completed(daemon, br_url)
+    open_dashboard(browser, daemon, token)
+    show_task(browser, deflated["id"])
+    shown = body_view(browser, "request", "json")
+    assert shown["decoded"] == "deflate" and json.loads(shown["text"]) == document, shown
+    show_task(browser, br["id"])
+    shown = body_view(browser, "request", "hex")
+    assert shown["decoded"] is None and "coded with br" in shown["info"], shown
+    assert any("br cannot be decoded in the page" in note for note in shown["notes"]), shown["notes"]
+    assert shown["text"].split("\n")[0] == hex_line(coded, 0)
+    assert shown["filename"] == f"task-{br['id']}-request.txt.br"
 
 
 def screenshot(browser) -> None:
