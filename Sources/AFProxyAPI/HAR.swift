@@ -163,6 +163,10 @@ package struct HAREntry: Sendable, Codable, Equatable {
     package var error: String?
     package var file: String?
     package var clientProcess: ClientProcess? = nil
+    /// What a person changed at a hold (`edit`, `respond`), as the task's `edits`.
+    package var edits: [TaskEdit] = []
+    /// The task this one sent again (`replay`).
+    package var replayOf: Int? = nil
 
     enum CodingKeys: String, CodingKey {
         case startedDateTime, time, request, response, cache, timings, serverIPAddress, connection
@@ -175,6 +179,8 @@ package struct HAREntry: Sendable, Codable, Equatable {
         case error = "_error"
         case file = "_file"
         case clientProcess = "_clientProcess"
+        case edits = "_edits"
+        case replayOf = "_replayOf"
     }
 
     // HAR's optional fields are left out when unknown, as the spec says; afproxy's own are always
@@ -198,5 +204,7 @@ package struct HAREntry: Sendable, Codable, Equatable {
         try container.encode(self.error, forKey: .error)
         try container.encode(self.file, forKey: .file)
         try container.encode(self.clientProcess, forKey: .clientProcess)
+        try container.encode(self.edits, forKey: .edits)
+        try container.encode(self.replayOf, forKey: .replayOf)
     }
 }

@@ -63,6 +63,8 @@ extension HAREntry {
             resumes: task.resumes.map { HARResume(offset: $0.offset, at: Self.timestamp($0.at)) },
             client: task.client, failureCode: task.errorCode, error: task.error, file: task.file?.path)
         self.clientProcess = task.clientProcess
+        self.edits = task.edits
+        self.replayOf = task.replayOf
         if let recorded = task.bodies?.response, let bytes = body(.response) {
             let (text, encoding) = Self.text(bytes)
             self.response.content.text = text

@@ -19,6 +19,7 @@ extension TaskRecord {
         json.key("clientProcess"); json.clientProcess(self.clientProcess)
         json.key("createdAt"); json.date(self.createdAt)
         json.key("download"); json.progress(self.download)
+        json.key("edits"); json.edits(self.edits)
         json.key("endReason"); json.string(self.endReason)
         json.key("error"); json.string(self.error)
         json.key("errorCode"); json.string(self.errorCode)

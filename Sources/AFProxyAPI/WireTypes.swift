@@ -20,6 +20,7 @@
 @_exported import struct AFProxyModel.RecordedBody
 @_exported import struct AFProxyModel.SessionStats
 @_exported import enum AFProxyModel.StreamEvent
+@_exported import struct AFProxyModel.TaskEdit
 @_exported import struct AFProxyModel.TaskEvent
 @_exported import enum AFProxyModel.TaskKind
 @_exported import struct AFProxyModel.TaskLimit

@@ -221,6 +221,8 @@ struct Watch: ParsableCommand {
             if task.error == nil, let file = task.file { line += " file: \(file.path)" }
         case .held:
             if let rule = task.heldBy { line += " by rule \(rule)" }
+        case .edited:
+            if let last = task.edits.last { line += " " + last.change }
         case .resumedAtOffset:
             // The event's own offset is the last resume the task recorded.
             if let resume = task.resumes.last {

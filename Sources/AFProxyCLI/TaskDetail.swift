@@ -21,7 +21,13 @@ struct TaskDetail {
         lines.append("  status     \(task.status.map(String.init) ?? "-")")
         lines.append("  error      \(task.error ?? "-")")
         if let rule = task.heldBy {
-            lines.append("  held       by rule \(rule) (resume lets it go, cancel answers 503)")
+            lines.append(
+                "  held       by rule \(rule) (edit changes it, resume lets it go, respond answers it, cancel answers 503)"
+            )
+        }
+        if let original = task.replayOf { lines.append("  replay     of task \(original)") }
+        for (index, edit) in task.edits.enumerated() {
+            lines.append("  \(index == 0 ? "edits " : "      ")     \(edit.side.rawValue): \(edit.change)")
         }
         if let reason = task.endReason { lines.append("  ended      \(reason)") }  // tunnels
         if let relay = task.relay {

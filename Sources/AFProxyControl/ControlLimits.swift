@@ -30,6 +30,11 @@ enum ControlLimits {
     /// so 64 KiB is far above it; beyond it the answer is 413 without reading further.
     static let maxBodyBytes = 64 << 10
 
+    /// The body of an edit at a hold (`PATCH /v1/tasks/{id}/request`, `POST …/respond`), which
+    /// carries a whole request or response body in base64: 12 MiB holds a body of 8 MiB, plenty
+    /// for the API payloads people edit by hand, and a bound on what one control request pins.
+    static let maxEditBodyBytes = 12 << 20
+
     /// From a request's first byte to its last (head and body): a client on the same machine sends
     /// a request in well under a millisecond, so 10 s is only reached by one that stopped halfway,
     /// which would otherwise pin a connection (and one of `maxConnections`) for good.

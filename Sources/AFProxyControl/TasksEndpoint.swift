@@ -12,6 +12,8 @@ import NIOHTTP1
 ///     GET  /v1/tasks/{id}/body[?side=request|response]  a body a record rule kept (response by default)
 ///     POST /v1/tasks/{id}/suspend|resume|cancel
 ///     POST /v1/tasks/{id}/replay              the request sent again as a new task (201 with it)
+///     PATCH /v1/tasks/{id}/request            change a held request before it goes (RequestEditBody)
+///     POST /v1/tasks/{id}/respond             answer a held request in the origin's place (RespondBody)
 ///     POST /v1/tasks/suspend|resume?all=1     every live task
 struct TasksEndpoint: ControlEndpoint {
     enum Verb: String, Sendable, CaseIterable {
@@ -25,6 +27,8 @@ struct TasksEndpoint: ControlEndpoint {
         case task(Int)
         case body(Int, BodySide)
         case replay(Int)
+        case edit(Int)
+        case respond(Int)
         case verb(Verb, Int)
         case verbAll(Verb)
     }
@@ -59,11 +63,17 @@ struct TasksEndpoint: ControlEndpoint {
                 }
                 return ControlRequest.id(rest[1]).map { .body($0, side) }
             }
+            if rest[2] == "request" {
+                guard method == "PATCH" else { return .failure(notAllowed) }
+                return ControlRequest.id(rest[1]).map { .edit($0) }
+            }
             guard method == "POST" else { return .failure(notAllowed) }
             if rest[2] == "replay" { return ControlRequest.id(rest[1]).map { .replay($0) } }
+            if rest[2] == "respond" { return ControlRequest.id(rest[1]).map { .respond($0) } }
             guard let verb = Verb(rawValue: rest[2]) else {
                 return .failure(
-                    RouteRefusal(status: 404, message: "unknown verb \(rest[2]): use suspend, resume, cancel or replay")
+                    RouteRefusal(
+                        status: 404, message: "unknown verb \(rest[2]): use suspend, resume, cancel, replay or respond")
                 )
             }
             return ControlRequest.id(rest[1]).map { .verb(verb, $0) }
@@ -83,11 +93,22 @@ struct TasksEndpoint: ControlEndpoint {
         case .body(let id, let side):
             return self.body(id, side)
         case .replay(let id):
+            var edit: RequestEdit?
+            if request.body.readableBytes > 0 {
+                switch self.decodeEdit(request) {
+                case .success(let decoded): edit = decoded
+                case .failure(let refusal): return .error(.badRequest, refusal.message)
+                }
+            }
             do throws(ManagerError) {
-                return .task(.created, try self.manager.replay(id: id))
+                return .task(.created, try self.manager.replay(id: id, edit: edit))
             } catch {
                 return .refusal(error)
             }
+        case .edit(let id):
+            return self.edit(id, request)
+        case .respond(let id):
+            return self.respond(id, request)
         case .list(let includeHistory):
             return .tasks(.ok, TaskList(tasks: self.manager.tasks(includeHistory: includeHistory)))
         case .task(let id):
@@ -107,6 +128,93 @@ struct TasksEndpoint: ControlEndpoint {
             let changed = verb == .suspend ? self.manager.suspendAll() : self.manager.resumeAll()
             return .tasks(.ok, TaskList(tasks: changed))
         }
+    }
+
+    /// A `RequestEditBody` (an edit at a hold, a replay's changes) as the manager takes it.
+    private func decodeEdit(_ request: ControlRequest) -> Result<RequestEdit, RequestEdit.Refusal> {
+        let body: RequestEditBody
+        do {
+            body = try JSONDecoder().decode(RequestEditBody.self, from: Data(request.body.readableBytesView))
+        } catch {
+            return .failure(
+                RequestEdit.Refusal(
+                    message:
+                        #"expected a JSON object {"method": …, "path": …, "setHeaders": ["Name: value"], "removeHeaders": […], "body": base64}"#
+                ))
+        }
+        var edit = RequestEdit(method: body.method, target: body.path, removeHeaders: body.removeHeaders ?? [])
+        switch Self.fields(body.setHeaders) {
+        case .success(let fields): edit.setHeaders = fields
+        case .failure(let refusal): return .failure(refusal)
+        }
+        if let text = body.body {
+            guard let bytes = Data(base64Encoded: text) else {
+                return .failure(RequestEdit.Refusal(message: "body must be base64"))
+            }
+            edit.body = [UInt8](bytes)
+        }
+        guard !edit.isEmpty else {
+            return .failure(RequestEdit.Refusal(message: "the edit changes nothing: name what to change"))
+        }
+        return .success(edit)
+    }
+
+    private func edit(_ id: Int, _ request: ControlRequest) -> ControlAnswer {
+        let edit: RequestEdit
+        switch self.decodeEdit(request) {
+        case .success(let decoded): edit = decoded
+        case .failure(let refusal): return .error(.badRequest, refusal.message)
+        }
+        do throws(ManagerError) {
+            return .task(.ok, try self.manager.edit(id: id, edit))
+        } catch {
+            return .refusal(error)
+        }
+    }
+
+    private func respond(_ id: Int, _ request: ControlRequest) -> ControlAnswer {
+        let body: RespondBody
+        do {
+            body = try JSONDecoder().decode(RespondBody.self, from: Data(request.body.readableBytesView))
+        } catch {
+            return .error(
+                .badRequest, #"expected a JSON object {"status": 503, "headers": ["Name: value"], "body": base64}"#)
+        }
+        var bytes: [UInt8] = []
+        if let text = body.body {
+            guard let data = Data(base64Encoded: text) else { return .error(.badRequest, "body must be base64") }
+            bytes = [UInt8](data)
+        }
+        let answer: ProxyAnswer
+        switch Self.fields(body.headers) {
+        case .success(let fields):
+            do throws(RequestEdit.Refusal) {
+                answer = try ProxyAnswer(status: body.status, headers: fields, body: bytes)
+            } catch {
+                return .error(.badRequest, error.message)
+            }
+        case .failure(let refusal):
+            return .error(.badRequest, refusal.message)
+        }
+        do throws(ManagerError) {
+            return .task(.ok, try self.manager.respond(id: id, answer))
+        } catch {
+            return .refusal(error)
+        }
+    }
+
+    /// `Name: value` lines as fields, or the answer to the first that is not one.
+    private static func fields(_ lines: [String]?) -> Result<HTTPHeaderList, RequestEdit.Refusal> {
+        var fields: HTTPHeaderList = []
+        for line in lines ?? [] {
+            guard let field = HTTPHeaderField(line: line) else {
+                return .failure(
+                    RequestEdit.Refusal(
+                        message: "a header must be \"Name: value\" with a token for its name, not \(line.prefix(100))"))
+            }
+            fields.append(field)
+        }
+        return .success(fields)
     }
 
     /// The kept bytes as they passed (content codings and all), typed as the task's own

@@ -117,6 +117,7 @@ package final class EventBus: Sendable {
         case .completed: 16
         case .resumedAtOffset: 32
         case .held: 128
+        case .edited: 256
         }
     }
 }

@@ -16,26 +16,32 @@ import Synchronization
 /// `perform(_:)`). The threads, and what each may call, are the task contract in `ManagedTask`.
 package final class HTTPTask: @unchecked Sendable {
     package let id: Int
-    package let request: ProxyRequest
+    /// The request as it goes upstream: the client's, or what a person made of it at a hold
+    /// (`edit`), which replaces it before the transfer starts and never after.
+    let requestNow: Locked<ProxyRequest>
+    package let kind: TaskKind
     package let createdAt: Date
     package let client: any TaskClient
     /// The transfer carrying the response now: set in `init` (it needs `self` as its delegate),
     /// replaced on the session thread only by a transparent resume; other threads read it.
     private let current = Locked<(any HTTPTransfer)?>(nil)
-    private let context: TaskContext
+    let context: TaskContext
     let machine: Locked<HTTPTaskStateMachine>
 
     /// What the record shows beyond the machine's state, set on the session thread.
-    private struct Recorded {
+    struct Recorded {
         var responseHead: ProxyResponseHead?
         var failure: TaskFailure?
         var metrics = TaskMetrics()
         var resumes: [TaskResume] = []
+        var edits: [TaskEdit] = []
+        /// What a person answered in the origin's place (`respond`).
+        var answer: ProxyAnswer?
     }
 
-    private let recorded = Locked(Recorded())
+    let recorded = Locked(Recorded())
     /// The bodies a record rule keeps (none, the usual case: nil each).
-    private let requestRecorder: BodyRecorder?
+    let requestRecorder: BodyRecorder?
     private let responseRecorder: BodyRecorder?
     private let uploaded = Atomic<Int64>(0)
     private let downloaded = Atomic<Int64>(0)
@@ -56,7 +62,7 @@ package final class HTTPTask: @unchecked Sendable {
     /// `.proxy` for a proxied request, TLS verified for one read inside an intercepted connection.
     init(
         id: Int, request: ProxyRequest, client: any TaskClient, context: TaskContext, heldBy: Int? = nil,
-        options: TransferOptions = .proxy
+        options: TransferOptions = .proxy, edits: [TaskEdit] = []
     ) {
         self.id = id
         self.machine = Locked(
@@ -64,10 +70,12 @@ package final class HTTPTask: @unchecked Sendable {
                 heldBy: heldBy,
                 continuation: TransparentResume(
                     method: request.method, headers: request.headers, limit: context.transparentResumeLimit)))
-        self.request = request
+        self.requestNow = Locked(request)
+        self.kind = request.kind
         self.client = client
         self.context = context
         self.createdAt = Date()
+        if !edits.isEmpty { self.recorded.withLock { $0.edits = edits } }
         let plan = context.bodies == nil ? nil : context.recordPlan(request)
         func recorder(_ side: BodySide, _ wanted: Bool) -> BodyRecorder? {
             guard let plan, wanted else { return nil }
@@ -83,13 +91,19 @@ package final class HTTPTask: @unchecked Sendable {
         self.current.withLock { $0 = transfer }
     }
 
-    /// The host throttle rules are matched against.
+    /// The host throttle rules are matched against: the client's, edits aside (an edit keeps it).
     var throttleHost: String { self.request.host }
+
+    package var request: ProxyRequest { self.requestNow.withLock { $0 } }
 
     /// The transfer carrying the response now.
     package var transfer: any HTTPTransfer { self.current.withLock { $0! } }
 
-    package var kind: TaskKind { self.request.kind }
+    /// Puts `transfer` in the place of the current one: an edit's, before the start, and a
+    /// transparent resume's.
+    func replaceTransfer(_ transfer: any HTTPTransfer) {
+        self.current.withLock { $0 = transfer }
+    }
 
     package var state: TaskState { self.machine.withLock { $0.state } }
 
@@ -102,32 +116,33 @@ package final class HTTPTask: @unchecked Sendable {
             ($0.state, $0.upload.ended && $0.upload.bytes == 0, $0.heldBy)
         }
         let recorded = self.recorded.withLock { $0 }
+        let request = self.request
         var upload = TransferProgress(completed: self.bytesUp)
-        switch self.request.body {
+        switch request.body {
         case .length(let length): upload.total = length
         case .none: upload.total = 0
         case .streamed where uploadEnded: upload.total = upload.completed  // known once it ended
         case .streamed: break
         }
         let download = TransferProgress(
-            completed: self.bytesDown, total: self.request.isHead ? 0 : recorded.responseHead?.contentLength)
+            completed: self.bytesDown, total: request.isHead ? 0 : recorded.responseHead?.contentLength)
         return TaskRecord(
-            id: self.id, kind: self.kind, state: state, method: self.request.method,
-            url: self.request.url, client: self.request.client, createdAt: self.createdAt,
+            id: self.id, kind: self.kind, state: state, method: request.method,
+            url: request.url, client: request.client, createdAt: self.createdAt,
             status: recorded.responseHead?.status, error: recorded.failure?.message,
             errorCode: recorded.failure?.code, upload: upload, download: download,
-            metrics: recorded.metrics, requestHeaders: self.request.headers,
+            metrics: recorded.metrics, requestHeaders: request.headers,
             responseHeaders: recorded.responseHead?.headers.map {
                 HTTPHeaderField($0.name, FieldText.display($0.value))
             },
             resumes: recorded.resumes,
-            proxyUser: self.request.proxyUser,
+            proxyUser: request.proxyUser,
             limit: self.context.throttler.limit(task: self.id, host: self.throttleHost),
-            heldBy: heldBy, clientProcess: self.request.process?.process, parent: self.request.parent,
+            heldBy: heldBy, clientProcess: request.process?.process, parent: request.parent,
             bodies: self.requestRecorder == nil && self.responseRecorder == nil
                 ? nil
                 : RecordedBodies(request: self.requestRecorder?.recorded, response: self.responseRecorder?.recorded),
-            replayOf: self.request.replayOf
+            replayOf: request.replayOf, edits: recorded.edits
         )
     }
 
@@ -178,9 +193,28 @@ package final class HTTPTask: @unchecked Sendable {
             if result == .success { delivery.trailers = self.transfer.trailers }
             self.client.task(self, deliver: delivery)
             self.context.completed(self)
+        case .finishAnswered(let release):
+            self.finishAnswered(release: release)
         case .requestRest(let range):
             self.requestRest(range)
         }
+    }
+
+    /// The answer a person gave in the origin's place goes to the client as the whole response;
+    /// the transfer never started.
+    private func finishAnswered(release: Int) {
+        self.context.budget.release(release)
+        let answer = self.recorded.withLock { recorded in
+            recorded.responseHead = recorded.answer?.head
+            return recorded.answer
+        }
+        guard let answer else { return }
+        let body = ByteBuffer(bytes: answer.body)
+        self.downloaded.add(Int64(body.readableBytes), ordering: .relaxed)
+        self.machine.withLock { $0.delivered(body.readableBytes) }
+        self.responseRecorder?.append(body)
+        self.client.task(self, deliver: ResponseDelivery(head: answer.head, body: body, end: .complete))
+        self.context.completed(self)
     }
 
     /// Grows the window of a client that drained it promptly (if the budget allows), shrinks
@@ -205,8 +239,11 @@ extension HTTPTask {
     /// Answers whether the client may be read further; when not, `TaskClient.taskWantsRequestBody`
     /// says when it may.
     package func appendRequestBody(_ buffer: ByteBuffer) -> Bool {
-        self.requestRecorder?.append(buffer)
-        let (keepReading, action) = self.machine.withLock { $0.requestBodyArrived(buffer) }
+        let (keepReading, action) = self.machine.withLock { machine in
+            // Under the lock: an edit that replaces the body comes before or after this chunk.
+            if !machine.clientBodyIgnored { self.requestRecorder?.append(buffer) }
+            return machine.requestBodyArrived(buffer)
+        }
         self.perform(action)
         return keepReading
     }
@@ -390,7 +427,7 @@ extension HTTPTask: HTTPTransferDelegate {
         next.request.headers.append(HTTPHeaderField("If-Range", range.ifRange))
         next.destinations = self.context.destinations()
         let transfer = self.context.transport.makeTransfer(next, delegate: self)
-        self.current.withLock { $0 = transfer }
+        self.replaceTransfer(transfer)
         transfer.start()
     }
 

@@ -61,6 +61,9 @@ struct HTTPTaskStateMachine {
         /// Record the end, answer the client, publish `completed`, leave the registry, and
         /// give `release` bytes back to the budget.
         case finish(UpstreamResult, release: Int)
+        /// As `finish`, with the answer a person gave in the origin's place (`respond`) as the
+        /// response: the transfer never started.
+        case finishAnswered(release: Int)
         /// Start the upstream transfer (`begin`, or the release of a held task).
         case start
         /// A hold rule caught the task: hold the client's reads, publish `held`; the transfer is
@@ -126,6 +129,11 @@ struct HTTPTaskStateMachine {
     /// complete response.
     private var declaredLength: Int64?
     private(set) var bodyTaken: Int64 = 0
+    /// A person replaced the request body at the hold: the client's own is read and dropped.
+    private(set) var clientBodyIgnored = false
+    /// A person answered the held request (`respond`): the transfer's end, which its cancel
+    /// brings, completes the task with that answer.
+    private(set) var answered = false
 
     /// `heldBy`: the hold rule that caught the task, which is then created suspended (no byte
     /// goes upstream until a resume). `continuation`: how a broken response may be continued.
@@ -144,6 +152,7 @@ struct HTTPTaskStateMachine {
     mutating func begin() -> Action {
         guard !self.begun else { return .none }
         self.begun = true
+        guard !self.answered else { return .none }
         if let rule = self.heldBy { return self.state == .suspended ? .hold(rule: rule) : .none }
         return .start
     }
@@ -168,6 +177,42 @@ struct HTTPTaskStateMachine {
     mutating func cancel(_ failure: TaskFailure) throws(IllegalTransition) -> Action {
         try self.state.apply(.cancel)
         return .abort(failure)
+    }
+
+    // MARK: edits at the hold
+
+    /// Only a request a hold rule stopped before it went upstream can be changed (`verb`: what
+    /// the person asked for, for the refusal).
+    func mayEdit(_ verb: String) throws(IllegalTransition) {
+        guard self.heldBy != nil, self.state == .suspended else {
+            let reason =
+                self.state == .suspended
+                ? "it is suspended, not held: only a request a hold rule stopped before it went upstream can be changed"
+                : nil
+            throw IllegalTransition(verb: verb, state: self.state, reason: reason)
+        }
+    }
+
+    /// The held request was edited (`mayEdit` allowed it, under the same lock): `continuation` is
+    /// how its response may now be continued, and `body`, when given, replaces the client's
+    /// (which is then read and dropped).
+    mutating func requestEdited(continuation: TransparentResume?, body: ByteBuffer?) {
+        self.continuation = continuation
+        guard let body else { return }
+        self.upload = UploadQueue()
+        _ = self.upload.append(body)
+        self.upload.ended = true
+        self.clientBodyIgnored = true
+    }
+
+    /// A person answers the held request in the origin's place: the transfer, never started, is
+    /// ended, and its end completes the task with the answer (`finishAnswered`).
+    mutating func answer() throws(IllegalTransition) -> Action {
+        try self.mayEdit("respond to")
+        try self.state.apply(.resume)
+        self.heldBy = nil
+        self.answered = true
+        return .abort(.canceled("answered by afproxy"))
     }
 
     /// The client cannot be given the response: the task ends with `failure` unless it is
@@ -201,11 +246,13 @@ struct HTTPTaskStateMachine {
     /// Answers whether the client may be read further; when not, a `.readClient` follows once
     /// curl took enough.
     mutating func requestBodyArrived(_ buffer: ByteBuffer) -> (keepReading: Bool, action: Action) {
+        guard !self.clientBodyIgnored else { return (true, .none) }
         let keepReading = self.upload.append(buffer)
         return (keepReading, self.wakeSender())
     }
 
     mutating func requestBodyEnded() -> Action {
+        guard !self.clientBodyIgnored else { return .none }
         self.upload.ended = true
         return self.wakeSender()
     }
@@ -327,6 +374,10 @@ struct HTTPTaskStateMachine {
     /// The transfer ended, by itself or after a cancel, whichever came first: a transfer that
     /// completed before the cancel reached curl completed.
     mutating func complete(_ result: UpstreamResult) -> Action {
+        if self.answered, self.state != .completed {
+            self.state = .completed
+            return .finishAnswered(release: self.window.reserved)
+        }
         if case .failure(let failure) = result, let range = self.continueAfterBreak(failure) {
             return .requestRest(range)
         }

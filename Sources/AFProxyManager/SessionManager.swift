@@ -89,13 +89,15 @@ package final class SessionManager: Sendable {
 
     /// Registers a task for `request`, publishes `created` and starts its transfer, or, when a
     /// hold rule catches it, publishes `held` and leaves it suspended before anything was sent.
-    package func startTask(_ request: ProxyRequest, client: any TaskClient) -> HTTPTask {
+    /// `edits`: what a replay changed of the request it sends again.
+    package func startTask(_ request: ProxyRequest, client: any TaskClient, edits: [TaskEdit] = []) -> HTTPTask {
         let options =
             request.isIntercepted
             ? self.trust.interceptedOptions(host: request.host) : .proxy
         let task = self.gate.admit(request.kind, HoldFacts(request)) { id, heldBy in
             HTTPTask(
-                id: id, request: request, client: client, context: self.taskContext, heldBy: heldBy, options: options)
+                id: id, request: request, client: client, context: self.taskContext, heldBy: heldBy, options: options,
+                edits: edits)
         }
         task.begin()
         return task

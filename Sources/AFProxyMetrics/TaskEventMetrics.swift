@@ -62,7 +62,7 @@ final class TaskEventMetrics: Sendable {
             self.duration[task.kind]?.recordNanoseconds(Self.nanoseconds(milliseconds: seconds * 1000))
         case .resumedAtOffset:
             self.resumes[task.kind]?.increment()
-        case .created, .suspended, .resumed, .progress, .held:
+        case .created, .suspended, .resumed, .progress, .held, .edited:
             break
         }
     }

@@ -63,16 +63,20 @@ extension HTTPHeaderField {
     /// without control bytes; nil otherwise.
     package init?(line: String) {
         guard let colon = line.firstIndex(of: ":") else { return nil }
-        let name = line[..<colon]
-        let value = Substring(line[line.index(after: colon)...]).trimmingSpaces()
+        let field = HTTPHeaderField(String(line[..<colon]), String(line[line.index(after: colon)...].trimmingSpaces()))
+        guard field.isWellFormed else { return nil }
+        self = field
+    }
+
+    /// The name a token and the value free of control bytes (a tab aside): what may be sent as
+    /// given by a person (`--header`, an edit at a hold).
+    package var isWellFormed: Bool {
         let symbols = Set("!#$%&'*+-.^_`|~".utf8)
-        guard !name.isEmpty,
-            name.utf8.allSatisfy({ byte in
+        return !self.name.isEmpty
+            && self.name.utf8.allSatisfy { byte in
                 (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
                     || symbols.contains(byte)
-            }),
-            !value.utf8.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F })
-        else { return nil }
-        self.init(String(name), String(value))
+            }
+            && !self.value.utf8.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F })
     }
 }

@@ -13,6 +13,8 @@ package struct TaskEvent: Sendable, Codable, Equatable {
         /// A hold rule caught a new task: it was created suspended (right after `created`, in
         /// place of `suspended`); the task's `heldBy` names the rule.
         case held
+        /// A person changed a held request (`afproxyctl edit`); the task's `edits` say how.
+        case edited
     }
 
     package var event: Kind

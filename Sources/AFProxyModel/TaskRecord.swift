@@ -55,6 +55,8 @@ package struct TaskRecord: Sendable, Codable, Equatable {
     package var bodies: RecordedBodies?
     /// The task this one sends again (`POST /v1/tasks/{id}/replay`); nil for the others.
     package var replayOf: Int?
+    /// What a person changed before the task went on (`afproxyctl edit`, `respond`), in order.
+    package var edits: [TaskEdit]
 
     package init(
         id: Int, kind: TaskKind, state: TaskState, method: String, url: String, client: String,
@@ -67,7 +69,8 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         limit: TaskLimit? = nil,
         heldBy: Int? = nil,
         clientProcess: ClientProcess? = nil, parent: Int? = nil, requests: Int? = nil,
-        relay: TunnelRelayKind? = nil, bodies: RecordedBodies? = nil, replayOf: Int? = nil
+        relay: TunnelRelayKind? = nil, bodies: RecordedBodies? = nil, replayOf: Int? = nil,
+        edits: [TaskEdit] = []
     ) {
         self.id = id
         self.kind = kind
@@ -97,6 +100,7 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         self.relay = relay
         self.bodies = bodies
         self.replayOf = replayOf
+        self.edits = edits
     }
 
     // Encode nil as null: clients see every documented key, with null for what is not known.
@@ -130,5 +134,6 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         try container.encode(self.relay, forKey: .relay)
         try container.encode(self.bodies, forKey: .bodies)
         try container.encode(self.replayOf, forKey: .replayOf)
+        try container.encode(self.edits, forKey: .edits)
     }
 }

@@ -48,6 +48,20 @@ package struct BodyRecording: Sendable, Equatable {
         self.cut(by: "disk")
     }
 
+    /// The body starts again from nothing (a person replaced it at a hold): its file is emptied
+    /// after the writes already queued, whose completions then count only as no longer waiting
+    /// (`wroteBeforeRestart`).
+    package mutating func restart() {
+        self.body = RecordedBody(rule: self.body.rule)
+        self.written = 0
+    }
+
+    /// A write queued before `restart` finished (or failed): its bytes no longer wait, and are
+    /// not in the file any more.
+    package mutating func wroteBeforeRestart(_ count: Int) {
+        self.unwritten -= Int64(count)
+    }
+
     /// The store removed the file to keep its total.
     package mutating func removed() {
         self.body.size = 0

@@ -108,6 +108,16 @@ package final class BodyStore: Sendable {
         return .written
     }
 
+    /// Lane only: empties the body's file, its bytes out of the total.
+    fileprivate func empty(_ name: String) {
+        let path = "\(self.directory)/\(name)"
+        guard truncate(path, 0) == 0 else { return }
+        self.state.withLock { state in
+            state.total -= state.sizes[name] ?? 0
+            if state.sizes[name] != nil { state.sizes[name] = 0 }
+        }
+    }
+
     fileprivate enum WriteResult {
         case written
         case failed
@@ -138,34 +148,48 @@ package final class BodyStore: Sendable {
 package final class BodyRecorder: Sendable {
     private let store: BodyStore
     private let name: String
-    private let recording: Locked<BodyRecording>
+    /// The recording and how many times it restarted: a write's completion counts for the
+    /// recording it was queued for only.
+    private let recording: Locked<(BodyRecording, generation: Int)>
 
     fileprivate init(store: BodyStore, name: String, recording: BodyRecording) {
         self.store = store
         self.name = name
-        self.recording = Locked(recording)
+        self.recording = Locked((recording, 0))
     }
 
     package func append(_ buffer: ByteBuffer) {
-        let keep = self.recording.withLock { $0.arrived(buffer.readableBytes) }
+        let (keep, generation) = self.recording.withLock { ($0.0.arrived(buffer.readableBytes), $0.generation) }
         guard keep > 0, let slice = buffer.getSlice(at: buffer.readerIndex, length: keep) else { return }
         self.store.submit {
             let result = self.store.write(slice, to: self.name)
             self.recording.withLock { recording in
+                guard recording.generation == generation else { return recording.0.wroteBeforeRestart(keep) }
                 switch result {
-                case .written: recording.wrote(keep)
-                case .failed: recording.failed(unwritten: keep)
-                case .noRoom: recording.failed(unwritten: keep)
+                case .written: recording.0.wrote(keep)
+                case .failed: recording.0.failed(unwritten: keep)
+                case .noRoom: recording.0.failed(unwritten: keep)
                 }
             }
         }
     }
 
+    /// Starts the body again with `buffer` (a person replaced it at a hold): the file is emptied
+    /// on the lane after the writes queued before, then `buffer` kept as any chunk.
+    package func replace(with buffer: ByteBuffer) {
+        self.recording.withLock { recording in
+            recording.0.restart()
+            recording.generation += 1
+        }
+        self.store.submit { self.store.empty(self.name) }
+        self.append(buffer)
+    }
+
     /// The body as recorded so far.
     package var recorded: RecordedBody {
         if self.store.wasRemoved(name: self.name) {
-            self.recording.withLock { $0.removed() }
+            self.recording.withLock { $0.0.removed() }
         }
-        return self.recording.withLock { $0.body }
+        return self.recording.withLock { $0.0.body }
     }
 }

@@ -8,14 +8,32 @@ import Testing
 @Suite struct ControlBodyLimitHandlerTests {
     private func channel() throws -> EmbeddedChannel {
         let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(ControlBodyLimitHandler(maxBodyBytes: 100))
+        try channel.pipeline.syncOperations.addHandler(
+            ControlBodyLimitHandler(maxBodyBytes: 100, maxEditBodyBytes: 1000))
         try channel.connect(to: SocketAddress(unixDomainSocketPath: "/control.sock")).wait()
         return channel
     }
 
-    private func head(_ headers: [(String, String)]) -> HTTPServerRequestPart {
-        let headers = HTTPHeaders(headers)
-        return .head(HTTPRequestHead(version: .http1_1, method: .POST, uri: "/v1/tasks/1/cancel", headers: headers))
+    private func head(
+        _ headers: [(String, String)], method: HTTPMethod = .POST, uri: String = "/v1/tasks/1/cancel"
+    ) -> HTTPServerRequestPart {
+        .head(HTTPRequestHead(version: .http1_1, method: method, uri: uri, headers: HTTPHeaders(headers)))
+    }
+
+    /// An edit at a hold carries a whole body: its own limit, for its paths only.
+    @Test func anEditHasItsOwnLimit() throws {
+        for (method, uri) in [
+            (HTTPMethod.PATCH, "/v1/tasks/1/request"), (.POST, "/v1/tasks/1/respond"), (.POST, "/v1/tasks/1/replay"),
+        ] {
+            let channel = try self.channel()
+            try channel.writeInbound(self.head([("Content-Length", "900")], method: method, uri: uri))
+            #expect(try channel.readInbound(as: HTTPServerRequestPart.self) != nil, "\(method) \(uri)")
+            try channel.writeInbound(self.head([("Content-Length", "1001")], method: method, uri: uri))
+            #expect(try self.refusal(channel).0.status.code == 413)
+        }
+        let channel = try self.channel()
+        try channel.writeInbound(self.head([("Content-Length", "900")], uri: "/v1/tasks/1/request"))
+        #expect(try self.refusal(channel).0.status.code == 413)  // a POST there is no edit
     }
 
     /// The refusal written: head, JSON body, end.

@@ -21,6 +21,10 @@ import Testing
         #expect(self.route("POST", "/v1/tasks/42/body") == nil)
         #expect(self.route("POST", "/v1/tasks/42/replay") == .replay(42))
         #expect(self.route("GET", "/v1/tasks/42/replay") == nil)
+        #expect(self.route("PATCH", "/v1/tasks/42/request") == .edit(42))
+        #expect(self.route("POST", "/v1/tasks/42/request") == nil)
+        #expect(self.route("POST", "/v1/tasks/42/respond") == .respond(42))
+        #expect(self.route("PATCH", "/v1/tasks/42/respond") == nil)
         #expect(self.route("POST", "/v1/tasks/42/suspend") == .verb(.suspend, 42))
         #expect(self.route("POST", "/v1/tasks/42/resume") == .verb(.resume, 42))
         #expect(self.route("POST", "/v1/tasks/42/cancel") == .verb(.cancel, 42))
@@ -47,7 +51,7 @@ import Testing
         #expect(ControlRouterFixture.refusal("POST", "/v1/tasks") == .notAllowed("POST", on: "/v1/tasks"))
         #expect(
             ControlRouterFixture.refusal("POST", "/v1/tasks/3/explode")?.message
-                == "unknown verb explode: use suspend, resume, cancel or replay")
+                == "unknown verb explode: use suspend, resume, cancel, replay or respond")
         #expect(
             ControlRouterFixture.refusal("POST", "/v1/tasks/suspend")?.message == "POST /v1/tasks/suspend needs ?all=1")
     }
