@@ -11,10 +11,16 @@ daemon, with bodies kept by a record rule from the test origin on 127.0.0.1:
 - the curl command line names the method, the URL, the fields (credentials `<redacted>`) and the
   recorded body, and run as it is it makes the same request at the origin;
 - Replay sends a recorded POST again (the origin counts it), and the page links the new task;
-  an unrecorded POST's replay shows the daemon's refusal.
+  an unrecorded POST's replay shows the daemon's refusal;
+- a held request's form: a POST changed in the page (method, a value, a removed and an added
+  field, the body; a credential left `<redacted>` keeps its value) reaches the origin exactly so,
+  saved once and then sent, with its edits listed; a held GET answered with Respond gets that
+  answer and the origin sees nothing; a refused edit (HEAD, Host) shows the daemon's reason and
+  the task stays held; Cancel answers 503 and the form goes away.
 
 The page with a JSON body is saved as $AFPROXY_ARTIFACTS (default .build/test-artifacts)/
-dashboard-task.png; with AFPROXY_DOCS_SCREENSHOTS=1, as docs/dashboard-task.png too.
+dashboard-task.png; with AFPROXY_DOCS_SCREENSHOTS=1, as docs/dashboard-task.png too. The held
+form, changed and not yet sent, likewise as dashboard-task-edit.png.
 """
 
 from __future__ import annotations
@@ -30,10 +36,12 @@ from pathlib import Path
 
 import pytest
 
-from helpers import clean_env, ctl, curl, wait_for
+from helpers import clean_env, ctl, curl, start_curl, wait_for
 from origin import GZIP_BODY, GZIP_PLAIN, PNG_BODY, payload
 from test_dashboard import (FETCH_RECORDER, REPO, artifact_path, browser, daemon, fetched,  # noqa: F401 (fixtures)
                             needs_browser, row, token)
+from test_hold import add_rule
+from test_rules import fresh_origin  # noqa: F401 (a fixture: an origin whose requests are this test's alone)
 
 try:
     from selenium.webdriver.common.by import By
@@ -359,3 +367,233 @@ def test_replay_of_an_unrecorded_post_shows_the_refusal(daemon, token, browser, 
     assert result.get_attribute("class") == "error" and result.get_attribute("data-new-id") is None
     assert requests_to(origin, target) == 1
     assert not [x for x in daemon.tasks(all=True) if x.get("replayOf") == task["id"]]
+
+
+# ---------- a held request's form ----------
+
+EDIT_FORM = """
+const section = document.getElementById('task-edit');
+const rows = [...document.querySelectorAll('#edit-headers tbody tr')].map((tr) => ({
+  name: tr.dataset.name || null, value: tr.querySelector('.edit-value').value, fixed: tr.classList.contains('fixed')}));
+return {shown: !section.hidden, method: document.getElementById('edit-method').value,
+        path: document.getElementById('edit-path').value, rows,
+        body: document.getElementById('edit-body').value,
+        note: document.getElementById('edit-body-note').textContent,
+        result: document.getElementById('edit-result').textContent,
+        resultClass: document.getElementById('edit-result').className,
+        edits: [...document.querySelectorAll('#detail-edits li')].map((li) => li.textContent),
+        editsShown: !document.getElementById('detail-edits').hidden};
+"""
+
+
+def edit_form(browser) -> dict:
+    return browser.execute_script(EDIT_FORM)
+
+
+def wait_form(browser, what: str, predicate) -> dict:
+    seen: list[dict] = []
+
+    def check():
+        seen[:] = [edit_form(browser)]
+        return seen[0] if predicate(seen[0]) else None
+    return wait_for(check, timeout=15, message=lambda: f"{what}: {seen}")
+
+
+def header_input(browser, name: str):
+    return browser.find_element(By.CSS_SELECTOR, f'#edit-headers tr[data-name="{name}"] .edit-value')
+
+
+def header_remove(browser, name: str):
+    return browser.find_element(By.CSS_SELECTOR, f'#edit-headers tr[data-name="{name}"] .edit-remove button')
+
+
+def replace_text(element, text: str) -> None:
+    element.clear()
+    element.send_keys(text)
+
+
+def hold_once(daemon, t: str) -> int:
+    """A hold rule for this test's URL alone (`t`, its tag, has no character special in a regular
+    expression), gone once it caught the request."""
+    return add_rule(daemon, "--host", "127.0.0.1", "--url", t, "--once")
+
+
+def held(daemon, url: str) -> dict:
+    return wait_for(lambda: next((t for t in daemon.tasks() if t["url"] == url and t.get("heldBy") is not None), None),
+                    timeout=20, message=lambda: f"{url} held; live: {daemon.tasks()}")
+
+
+@needs_browser
+def test_a_held_request_edited_in_the_page_reaches_the_origin_as_edited(daemon, token, browser, origin, recording):
+    t = tag()
+    target = f"/upload?{t}"
+    url = origin.url(target)
+    hold_once(daemon, t)
+    client = start_curl(daemon, "-H", "Content-Type: text/plain; charset=utf-8", "-H", "X-Change: before",
+                        "-H", "X-Drop: goes", "-H", "X-Keep: stays", "-H", "Authorization: Bearer s3cret-kept",
+                        "--data-binary", "the client's own body", url, stdout=subprocess.PIPE)
+    try:
+        task = held(daemon, url)
+        open_dashboard(browser, daemon, token)
+        show_task(browser, task["id"])
+        # The form starts as the request is: the body the record rule kept while it was held.
+        form = wait_form(browser, "the form with the recorded body", lambda f: f["shown"] and f["body"])
+        assert form["method"] == "POST" and form["path"] == target, form
+        assert form["body"] == "the client's own body", form
+        rows = {r["name"]: r for r in form["rows"]}
+        assert rows["Authorization"]["value"] == "<redacted>" and "s3cret" not in json.dumps(form)
+        assert rows["X-Change"]["value"] == "before" and rows["Host"]["fixed"], rows
+        assert not form["editsShown"] and form["result"] == ""
+
+        # Save one change: the task stays held, the page lists the edit.
+        replace_text(browser.find_element(By.ID, "edit-method"), "PUT")
+        browser.find_element(By.ID, "edit-save").click()
+        form = wait_form(browser, "the saved method", lambda f: f["edits"] == ["method POST → PUT"])
+        assert form["editsShown"] and "saved: 1 change" in form["result"], form
+        assert form["method"] == "PUT" and form["body"] == "the client's own body", form
+        record = daemon.task(task["id"])
+        assert record["state"] == "suspended" and record["heldBy"] is not None and record["method"] == "PUT"
+
+        # The rest, sent with Send (saved first, then released): a value, a removal, a new field,
+        # a new body; Authorization left <redacted> keeps its value.
+        replace_text(header_input(browser, "X-Change"), "after")
+        header_remove(browser, "X-Drop").click()
+        browser.find_element(By.ID, "edit-add-header").click()
+        browser.find_element(By.CSS_SELECTOR, "#edit-headers tr[data-added] .edit-name").send_keys("X-Added")
+        browser.find_element(By.CSS_SELECTOR, "#edit-headers tr[data-added] .edit-value").send_keys("from the page")
+        new_body = '{"edited": "in the page", "ü": 1}'
+        replace_text(browser.find_element(By.ID, "edit-body"), new_body)
+        edit_screenshot(browser)
+        browser.find_element(By.ID, "edit-send").click()
+        out, err = client.communicate(timeout=30)
+    finally:
+        if client.poll() is None:
+            client.kill()
+    assert client.returncode == 0, err
+    got = json.loads(out)
+    assert got["method"] == "PUT", got
+    assert got["sha256"] == hashlib.sha256(new_body.encode()).hexdigest() and got["length"] == len(new_body.encode())
+    headers = got["headers"]
+    assert headers["x-change"] == "after" and headers["x-added"] == "from the page" and "x-drop" not in headers
+    assert headers["x-keep"] == "stays" and headers["authorization"] == "Bearer s3cret-kept", headers
+
+    # The form went away with the hold; the edits stay listed, in order, the credential's value never.
+    wait_form(browser, "the form gone", lambda f: not f["shown"])
+    form = wait_form(browser, "every edit listed", lambda f: len(f["edits"]) == 5)
+    assert form["edits"] == ["method POST → PUT", "removed header X-Drop", "set header X-Change: after",
+                             "set header X-Added: from the page",
+                             f"body replaced ({len(new_body.encode())} bytes)"], form["edits"]
+    assert browser.find_element(By.ID, "task-action-result").text == "sent upstream as edited"
+    record = wait_for(lambda: (lambda r: r if r["state"] == "completed" else None)(daemon.task(task["id"])), 15,
+                      message="the task to complete")
+    assert record["status"] == 200 and [e["change"] for e in record["edits"]] == form["edits"]
+
+
+def edit_screenshot(browser) -> None:
+    """The form on a held task, changed and not yet sent, for a person (and for the docs when asked)."""
+    size = browser.get_window_size()
+    browser.set_window_size(1600, 1200)
+    try:
+        browser.execute_script("document.getElementById('detail').scrollTop = 0;")
+        shot = artifact_path("dashboard-task-edit.png")
+        browser.save_screenshot(str(shot))
+    finally:
+        browser.set_window_size(size["width"], size["height"])
+    print(f"\ntask edit screenshot: {shot}")
+    if os.environ.get("AFPROXY_DOCS_SCREENSHOTS") == "1":
+        shutil.copyfile(shot, REPO / "docs" / "dashboard-task-edit.png")
+
+
+@needs_browser
+def test_respond_answers_a_held_request_from_the_page(daemon, token, browser, fresh_origin):
+    t = tag()
+    url = fresh_origin.url(f"/bytes/100?{t}")
+    hold_once(daemon, t)
+    client = start_curl(daemon, "-D", "-", url, stdout=subprocess.PIPE)
+    try:
+        task = held(daemon, url)
+        open_dashboard(browser, daemon, token)
+        show_task(browser, task["id"])
+        form = wait_form(browser, "the form", lambda f: f["shown"])
+        assert form["body"] == "" and "no body" in form["note"], form
+        browser.find_element(By.ID, "edit-respond").click()
+        assert browser.find_element(By.ID, "respond-status").get_attribute("value") == "503"
+        browser.find_element(By.ID, "respond-headers").send_keys("Content-Type: text/plain; charset=utf-8\nRetry-After: 60")
+        answer = "down for maintenance, back at 10:00 ✓"
+        browser.find_element(By.ID, "respond-body").send_keys(answer)
+        browser.find_element(By.ID, "respond-send").click()
+        out, err = client.communicate(timeout=30)
+    finally:
+        if client.poll() is None:
+            client.kill()
+    assert client.returncode == 0, err
+    head, _, body = out.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 503 "), head
+    assert b"Retry-After: 60" in head and body == answer.encode(), out
+    assert not fresh_origin.requests and fresh_origin.connections == 0, "the origin saw the answered request"
+
+    form = wait_form(browser, "the form gone and the answer listed", lambda f: not f["shown"] and f["edits"])
+    assert form["edits"] == ["response: answered by afproxy: 503"], form["edits"]
+    assert browser.find_element(By.ID, "task-action-result").text.startswith("answered 503 by afproxy")
+    record = wait_for(lambda: (lambda r: r if r["state"] == "completed" else None)(daemon.task(task["id"])), 15,
+                      message="the task to complete")
+    assert record["status"] == 503 and record["download"]["completed"] == len(answer.encode()), record
+
+
+@needs_browser
+def test_a_refused_edit_shows_the_daemons_reason_and_the_task_stays_held(daemon, token, browser, fresh_origin):
+    t = tag()
+    url = fresh_origin.url(f"/upload?{t}")
+    hold_once(daemon, t)
+    client = start_curl(daemon, "--data-binary", "kept as it is", url, stdout=subprocess.PIPE)
+    try:
+        task = held(daemon, url)
+        open_dashboard(browser, daemon, token)
+        show_task(browser, task["id"])
+        form = wait_form(browser, "the form", lambda f: f["shown"])
+        # No record rule: the body is not shown, and an empty box keeps it.
+        assert form["body"] == "" and "no record rule kept it" in form["note"] and "leave this empty" in form["note"]
+
+        # A POST cannot become a HEAD: the daemon's reason, inline; nothing changed.
+        method = browser.find_element(By.ID, "edit-method")
+        replace_text(method, "HEAD")
+        browser.find_element(By.ID, "edit-save").click()
+        form = wait_form(browser, "the HEAD refusal", lambda f: f["result"].startswith("refused"))
+        assert "a HEAD stays a HEAD and another method cannot become one" in form["result"], form["result"]
+        assert form["resultClass"] == "error" and form["shown"] and not form["editsShown"]
+
+        # Host is the proxy's: refused too, with its reason (the row for it is not editable, a new
+        # one is sent and refused).
+        replace_text(method, "POST")
+        browser.find_element(By.ID, "edit-add-header").click()
+        browser.find_element(By.CSS_SELECTOR, "#edit-headers tr[data-added] .edit-name").send_keys("Host")
+        browser.find_element(By.CSS_SELECTOR, "#edit-headers tr[data-added] .edit-value").send_keys("example.com")
+        browser.find_element(By.ID, "edit-send").click()
+        form = wait_form(browser, "the Host refusal", lambda f: "Host is written by the proxy" in f["result"])
+        assert form["resultClass"] == "error" and form["shown"], form
+        record = daemon.task(task["id"])
+        assert record["state"] == "suspended" and record["heldBy"] is not None and record["edits"] == [], record
+        assert client.poll() is None and not fresh_origin.requests
+
+        # A credential typed as <redacted> is not sent: the page says what to do.
+        browser.find_element(By.CSS_SELECTOR, "#edit-headers tr[data-added] .edit-remove button").click()
+        browser.find_element(By.ID, "edit-add-header").click()
+        browser.find_element(By.CSS_SELECTOR, "#edit-headers tr[data-added] .edit-name").send_keys("Cookie")
+        browser.find_element(By.CSS_SELECTOR, "#edit-headers tr[data-added] .edit-value").send_keys("<redacted>")
+        browser.find_element(By.ID, "edit-save").click()
+        form = wait_form(browser, "the page's own refusal", lambda f: "stands for a value not shown" in f["result"])
+        assert daemon.task(task["id"])["edits"] == []
+
+        # Cancel: the client is answered 503, the form goes away, the origin never saw it.
+        browser.find_element(By.ID, "edit-cancel").click()
+        out, err = client.communicate(timeout=30)
+    finally:
+        if client.poll() is None:
+            client.kill()
+    assert client.returncode == 0, err
+    record = wait_for(lambda: (lambda r: r if r["state"] == "completed" else None)(daemon.task(task["id"])), 15,
+                      message="the task to complete")
+    assert record["errorCode"] == "canceled" and record["edits"] == [], record
+    wait_form(browser, "the form gone", lambda f: not f["shown"])
+    assert browser.find_element(By.ID, "task-action-result").text == "canceled: its client was answered 503"
+    assert not fresh_origin.requests

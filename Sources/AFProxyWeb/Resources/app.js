@@ -7,9 +7,10 @@
 // touching only what changed; a long first list is drawn a screenful first, the rest in later
 // frames. A click on a row opens the task's page (#task/ID in the address): its headers, phases,
 // recorded bodies (read from GET /v1/tasks/{id}/body when the task completed, viewed by type),
-// the request as a curl command line, and a replay button. The access token is in an HttpOnly
-// cookie this script never sees; every request here is same-origin, so the cookie and the Origin
-// header go with it.
+// the request as a curl command line, a replay button, and for a request a hold rule stopped, a
+// form that changes it, sends it or answers it (PATCH …/request, …/resume, …/respond). The access
+// token is in an HttpOnly cookie this script never sees; every request here is same-origin, so
+// the cookie and the Origin header go with it.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -111,8 +112,10 @@ function setPill(id, state, text) {
 
 function store(record) {
   const old = tasks.get(record.id);
-  // A list fetched while a task ended may still have it running: its final record stays.
+  // A list fetched while a task ended may still have it running: its final record stays. So does
+  // one edited since (edits only grow): a feed line made before an edit here came back after it.
   if (old && old.state === "completed" && record.state !== "completed") return;
+  if (old && (old.edits || []).length > (record.edits || []).length) return;
   const progress = progressOf(record);
   const now = performance.now();
   const speed = speeds.get(record.id);
@@ -545,6 +548,7 @@ function renderDetail() {
   if (r.relay) facts.push(["relay", r.relay === "splice" ? "splice (in the kernel)" : r.relay]);
   if (r.file && r.file.path) facts.push(["file", r.file.path]);
   if (r.replayOf != null) facts.push(["replay of", taskLink(r.replayOf)]);
+  if (r.heldBy != null) facts.push(["held by", `hold rule ${r.heldBy}`]);
   const p = r.clientProcess;
   if (p) {
     // As afproxyctl shows it: curl[1234], the user after it.
@@ -585,6 +589,8 @@ function renderDetail() {
   const replayable = r.state === "completed" && (r.kind === "data" || r.kind === "upload");
   replay.disabled = !replayable;
   replay.title = replayable ? "send this request again as a new task" : r.state !== "completed" ? "replay it once it completed" : `a ${r.kind} task is not replayed`;
+  showEdit(r);
+  showEdits(r);
   showBodies(r);
   showCurl(r);
 }
@@ -1066,6 +1072,353 @@ async function replay(id) {
   }
 }
 
+// ---------- the task page: a held request's edit ----------
+
+// A task a hold rule stopped before it went upstream (`heldBy`, suspended) can be changed, sent or
+// answered from the page, as `afproxyctl edit / resume / respond / cancel` do: the form starts as
+// the request is, and Save sends only what the person changed (PATCH /v1/tasks/{id}/request). The
+// form is made again when the task's `edits` grow (a save here or an edit elsewhere) and goes away
+// once the task is no longer held; the feed's redraws in between leave what is typed alone.
+// Fields the proxy writes itself are shown but not editable (the daemon refuses them too).
+const FIXED_FIELDS = new Set(["host", "content-length", "transfer-encoding", "expect", "connection", "keep-alive",
+  "te", "trailer", "upgrade", "proxy-connection"]);
+const EDIT_TEXT_MAX = 1024 * 1024;  // a recorded request body up to this size is put in the form
+const REDACTED = "<redacted>";
+// The form's task and the record it was made from (`key`: id and number of edits), the body it
+// was filled with (null: none, an empty box keeps the request's body), whether the person typed
+// in the body box, and the text of the last body a save here sent (the form is filled with it
+// when no record rule kept it); `released`: tasks this page let go (sent, answered, canceled), whose
+// form stays away when a feed line made before that still has them held.
+const editing = { key: null, id: null, record: null, bodyBase: null, bodyTouched: false, bodyLoad: null, sent: new Map(),
+  released: new Set() };
+
+function isHeld(r) {
+  return r.state === "suspended" && r.heldBy != null;
+}
+
+/// The path and query of an absolute URL, as the daemon cuts it (no normalization).
+function targetOf(url) {
+  const at = url.indexOf("://");
+  if (at < 0) return url;
+  const rest = url.slice(at + 3);
+  const end = rest.search(/[/?]/);
+  return end < 0 ? "/" : rest.slice(end);
+}
+
+/// UTF-8 bytes of text in base64, as the API takes a body.
+function base64(text) {
+  const data = new TextEncoder().encode(text);
+  let binary = "";
+  for (let i = 0; i < data.length; i += 0x8000) binary += String.fromCharCode(...data.subarray(i, i + 0x8000));
+  return btoa(binary);
+}
+
+function editSay(text, isError) {
+  const result = $("edit-result");
+  result.className = isError ? "error" : "muted";
+  result.textContent = text;
+}
+
+function actionSay(text, isError) {
+  const result = $("task-action-result");
+  delete result.dataset.newId;
+  result.className = isError ? "error" : "muted";
+  result.textContent = text;
+}
+
+function showEdit(r) {
+  const section = $("task-edit");
+  if (!isHeld(r) || editing.released.has(r.id)) {
+    if (!section.hidden || editing.key != null) {
+      section.hidden = true;
+      editing.key = null;
+      editing.record = null;
+    }
+    return;
+  }
+  const key = `${r.id} ${(r.edits || []).length}`;
+  if (editing.key !== key) {
+    if (editing.id !== r.id) {
+      editSay("", false);
+      showRespond(false);
+      $("respond-status").value = "503";
+      $("respond-headers").value = "";
+      $("respond-body").value = "";
+    }
+    buildEdit(r, key);
+  }
+  section.hidden = false;
+  editing.record = r;
+  prefillBody(r);
+}
+
+function buildEdit(r, key) {
+  // An edit of the same task that left the body alone leaves the body box as it was.
+  const before = editing.id === r.id && editing.record ? (editing.record.edits || []).length : null;
+  const bodyKept = before != null && !(r.edits || []).slice(before).some((e) => e.change.startsWith("body replaced"));
+  editing.key = key;
+  editing.id = r.id;
+  editing.record = r;
+  $("edit-method").value = r.method || "";
+  $("edit-path").value = targetOf(r.url || "");
+  $("edit-headers").tBodies[0].replaceChildren(...(r.requestHeaders || []).map((h, index) => headerRow(h, index)));
+  if (!bodyKept) {
+    editing.bodyBase = null;
+    editing.bodyTouched = false;
+    editing.bodyLoad = null;
+    const sent = editing.sent.get(r.id);
+    $("edit-body").value = sent == null ? "" : sent;
+    if (sent != null) editing.bodyBase = sent;
+  }
+  bodyNote(r);
+}
+
+/// A row of the form: an existing field (its name fixed, its value editable, a credential's shown
+/// `<redacted>`), or a new one (index null: name and value typed).
+function headerRow(h, index) {
+  const tr = document.createElement("tr");
+  const name = element("td");
+  const value = element("td");
+  const remove = element("td", "edit-remove");
+  const input = element("input");
+  input.spellcheck = false;
+  input.className = "edit-value";
+  if (index == null) {
+    tr.dataset.added = "1";
+    const nameInput = element("input");
+    nameInput.className = "edit-name";
+    nameInput.placeholder = "Name";
+    nameInput.spellcheck = false;
+    nameInput.setAttribute("aria-label", "new header name");
+    name.append(nameInput);
+    input.placeholder = "value";
+    input.setAttribute("aria-label", "new header value");
+  } else {
+    tr.dataset.index = String(index);
+    tr.dataset.name = h.name;
+    name.textContent = h.name;
+    input.value = SECRETS.has(h.name.toLowerCase()) ? REDACTED : h.value;
+    input.setAttribute("aria-label", `${h.name} value`);
+  }
+  value.append(input);
+  const fixed = index != null && FIXED_FIELDS.has(h.name.toLowerCase());
+  if (fixed) {
+    input.readOnly = true;
+    tr.classList.add("fixed");
+    tr.title = `${h.name} is written by the proxy: it follows the URL and the body`;
+  } else {
+    const button = element("button", "small", "×");
+    button.type = "button";
+    button.title = index == null ? "drop this row" : `remove ${h.name} from the request (again: keep it)`;
+    button.setAttribute("aria-label", button.title);
+    button.addEventListener("click", () => {
+      if (index == null) { tr.remove(); return; }
+      const removed = tr.dataset.removed !== "1";
+      tr.dataset.removed = removed ? "1" : "0";
+      input.disabled = removed;
+    });
+    remove.append(button);
+  }
+  tr.append(name, value, remove);
+  return tr;
+}
+
+/// The recorded request body goes in the form when it was kept whole and is text (a small body is
+/// read from the client while the request is held), unless the person typed there first.
+function prefillBody(r) {
+  if (editing.bodyBase != null || editing.bodyTouched || editing.bodyLoad != null) return;
+  const kept = r.bodies && r.bodies.request;
+  const total = r.upload ? r.upload.total : null;
+  if (!kept || kept.cut || total == null || total === 0 || kept.size !== total || kept.size > EDIT_TEXT_MAX) return;
+  if (codingsOf(r.requestHeaders).length) return;
+  const key = editing.key;
+  editing.bodyLoad = key;
+  bodyNote(r, "loading the recorded body…");
+  (async () => {
+    const response = await fetch(`/v1/tasks/${r.id}/body?side=request`, { cache: "no-store", credentials: "same-origin" });
+    if (response.status === 401) locked();
+    if (!response.ok) throw new Error(`${response.status}`);
+    const raw = new Uint8Array(await response.arrayBuffer());
+    if (editing.key !== key || editing.bodyTouched) return;
+    const type = headerValue(r.requestHeaders, "content-type") || "";
+    const media = mediaType(type);
+    const text = isJSON(media) || isText(media) || looksLikeText(raw) ? textOf(raw, type) : null;
+    if (text == null || raw.includes(0)) { editing.bodyLoad = "binary"; bodyNote(r); return; }
+    $("edit-body").value = text;
+    editing.bodyBase = text;
+    bodyNote(r);
+  })().catch(() => {
+    if (editing.key === key) { editing.bodyLoad = "failed"; bodyNote(r); }
+  });
+}
+
+function bodyNote(r, text) {
+  const total = r.upload ? r.upload.total : null;
+  let note = text;
+  if (note == null) {
+    if (editing.bodyBase != null) {
+      note = "The request's body, as text: what you change here replaces it whole (sent as UTF-8); emptied, the request goes without a body.";
+    } else if (total === 0 || (total == null && r.kind !== "upload")) {
+      note = "The request has no body: text here becomes its body (UTF-8).";
+    } else {
+      const size = total != null ? ` (${bytes(total)})` : "";
+      const why = !(r.bodies && r.bodies.request) ? "no record rule kept it" : editing.bodyLoad === "binary" ? "it is not text" : "it is not recorded whole as plain text";
+      note = `The request's body${size} is not shown here (${why}): leave this empty to keep it; text here replaces it whole (UTF-8).`;
+    }
+  }
+  const p = $("edit-body-note");
+  if (p.textContent !== note) p.textContent = note;
+}
+
+/// The smallest edit that makes the request what the form shows: {edit} (empty: nothing changed)
+/// or {error} for a form that cannot be sent as it is. A field's rows are compared by name: the
+/// API sets a field whole (every value of that name), so a changed name is sent with all its
+/// values (joined with commas, as HTTP joins them; a Cookie's with semicolons). A credential left
+/// `<redacted>` keeps its value: only what the person typed is sent.
+function editOf(r) {
+  const edit = {};
+  const method = $("edit-method").value.trim();
+  if (!method) return { error: "the method is empty" };
+  if (method !== r.method) edit.method = method;
+  const path = $("edit-path").value.trim();
+  if (path !== targetOf(r.url || "")) edit.path = path;
+  const group = (map, name, value) => {
+    const lower = name.toLowerCase();
+    if (!map.has(lower)) map.set(lower, { name, values: [] });
+    map.get(lower).values.push(value);
+  };
+  const original = new Map();
+  for (const h of r.requestHeaders || []) group(original, h.name, h.value);
+  const wanted = new Map();
+  for (const tr of $("edit-headers").tBodies[0].rows) {
+    if (tr.dataset.removed === "1") continue;
+    const value = tr.querySelector(".edit-value").value.trim();
+    if (tr.dataset.added === "1") {
+      const name = tr.querySelector(".edit-name").value.trim();
+      if (!name && !value) continue;
+      if (!name) return { error: `a new header field needs a name (its value: ${value})` };
+      if (SECRETS.has(name.toLowerCase()) && value === REDACTED) return { error: `${name}: ${REDACTED} stands for a value not shown: type the value to send` };
+      group(wanted, name, value);
+    } else {
+      const h = r.requestHeaders[Number(tr.dataset.index)];
+      group(wanted, h.name, SECRETS.has(h.name.toLowerCase()) && value === REDACTED ? h.value : value);
+    }
+  }
+  const removeHeaders = [];
+  for (const [lower, o] of original) if (!wanted.has(lower)) removeHeaders.push(o.name);
+  const setHeaders = [];
+  for (const [lower, w] of wanted) {
+    const o = original.get(lower);
+    if (o && o.values.length === w.values.length && o.values.every((v, i) => v === w.values[i])) continue;
+    setHeaders.push(`${w.name}: ${w.values.join(lower === "cookie" ? "; " : ", ")}`);
+  }
+  if (removeHeaders.length) edit.removeHeaders = removeHeaders;
+  if (setHeaders.length) edit.setHeaders = setHeaders;
+  const text = $("edit-body").value;
+  if (editing.bodyBase != null ? text !== editing.bodyBase : text !== "") edit.body = text;
+  return { edit };
+}
+
+function editBusy(busy) {
+  for (const id of ["edit-save", "edit-send", "edit-respond", "edit-cancel", "respond-send"]) $(id).disabled = busy;
+}
+
+/// Saves what changed; true when the request is now as the form shows it.
+async function saveEdit(r, edit) {
+  const body = edit.body;
+  const sent = { ...edit };
+  if (body !== undefined) sent.body = base64(body);
+  try {
+    const record = await api("PATCH", `/v1/tasks/${r.id}/request`, sent);
+    if (body !== undefined) editing.sent.set(r.id, body);
+    const added = (record.edits || []).length - (r.edits || []).length;
+    store(record);
+    if (selected === r.id) editSay(`saved: ${added} change${added === 1 ? "" : "s"}, listed under Edits; the request is still held`);
+    return true;
+  } catch (e) {
+    if (selected === r.id) editSay(`refused: ${e.message}`, true);
+    return false;
+  }
+}
+
+async function editAction(name) {
+  const r = editing.record;
+  if (!r || selected !== r.id) return;
+  editBusy(true);
+  try {
+    if (name === "cancel") {
+      const record = await api("POST", `/v1/tasks/${r.id}/cancel`);
+      editing.released.add(r.id);
+      store(record);
+      actionSay("canceled: its client was answered 503");
+      return;
+    }
+    const { edit, error } = editOf(r);
+    if (error) { editSay(error, true); return; }
+    const changed = Object.keys(edit).length > 0;
+    if (name === "save") {
+      if (!changed) { editSay("nothing to save: the form shows the request as it is"); return; }
+      await saveEdit(r, edit);
+      return;
+    }
+    if (changed && !(await saveEdit(r, edit))) return;
+    const record = await api("POST", `/v1/tasks/${r.id}/resume`);
+    editing.released.add(r.id);
+    store(record);
+    actionSay((r.edits || []).length || changed ? "sent upstream as edited" : "sent upstream");
+  } catch (e) {
+    editSay(`refused: ${e.message}`, true);
+  } finally {
+    editBusy(false);
+  }
+}
+
+function showRespond(shown) {
+  $("edit-form").hidden = shown;
+  $("respond-form").hidden = !shown;
+  if (shown) $("respond-status").focus();
+}
+
+async function respond(event) {
+  event.preventDefault();
+  const r = editing.record;
+  if (!r || selected !== r.id) return;
+  const status = Number($("respond-status").value);
+  const headers = $("respond-headers").value.split("\n").map((line) => line.trim()).filter(Boolean);
+  const text = $("respond-body").value;
+  const answer = { status };
+  if (headers.length) answer.headers = headers;
+  if (text) answer.body = base64(text);
+  editBusy(true);
+  try {
+    const record = await api("POST", `/v1/tasks/${r.id}/respond`, answer);
+    editing.released.add(r.id);
+    store(record);
+    actionSay(`answered ${status} by afproxy: the origin never saw the request`);
+  } catch (e) {
+    if (selected === r.id) editSay(`refused: ${e.message}`, true);
+  } finally {
+    editBusy(false);
+  }
+}
+
+/// What a person changed, in order: listed whenever there is something.
+function showEdits(r) {
+  const list = $("detail-edits");
+  const edits = r.edits || [];
+  const key = JSON.stringify(edits);
+  if (list.dataset.key === key) return;
+  list.dataset.key = key;
+  list.hidden = !edits.length;
+  $("edits-title").hidden = !edits.length;
+  list.replaceChildren(...edits.map((e) => {
+    const li = element("li", null, e.change);
+    li.dataset.side = e.side;
+    if (e.side !== "request") li.prepend(element("span", "muted", `${e.side}: `));
+    return li;
+  }));
+}
+
 // ---------- actions ----------
 
 async function verb(id, name) {
@@ -1148,6 +1501,18 @@ function start() {
   });
   $("task-replay").addEventListener("click", () => { if (selected != null) replay(selected); });
   $("task-curl").addEventListener("click", copyCurl);
+  $("edit-form").addEventListener("submit", (event) => { event.preventDefault(); editAction("save"); });
+  $("edit-send").addEventListener("click", () => editAction("send"));
+  $("edit-cancel").addEventListener("click", () => editAction("cancel"));
+  $("edit-respond").addEventListener("click", () => showRespond(true));
+  $("respond-back").addEventListener("click", () => showRespond(false));
+  $("respond-form").addEventListener("submit", respond);
+  $("edit-body").addEventListener("input", () => { editing.bodyTouched = true; });
+  $("edit-add-header").addEventListener("click", () => {
+    const tr = headerRow(null, null);
+    $("edit-headers").tBodies[0].append(tr);
+    tr.querySelector(".edit-name").focus();
+  });
   $("filter-state").addEventListener("change", (e) => { filters.state = e.target.value; refilter(); });
   $("filter-kind").addEventListener("change", (e) => { filters.kind = e.target.value; refilter(); });
   $("filter-text").addEventListener("input", (e) => { filters.text = e.target.value.trim().toLowerCase(); refilter(); });
