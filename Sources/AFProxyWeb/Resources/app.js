@@ -1092,8 +1092,10 @@ const REDACTED = "<redacted>";
 const editing = { key: null, id: null, record: null, bodyBase: null, bodyTouched: false, bodyLoad: null, sent: new Map(),
   released: new Set() };
 
+/// A request stopped by a hold rule before it went upstream, of a kind an edit can change (not a
+/// tunnel, not a download afproxy makes itself: the daemon answers those 409).
 function isHeld(r) {
-  return r.state === "suspended" && r.heldBy != null;
+  return r.state === "suspended" && r.heldBy != null && (r.kind === "data" || r.kind === "upload");
 }
 
 /// The path and query of an absolute URL, as the daemon cuts it (no normalization).
