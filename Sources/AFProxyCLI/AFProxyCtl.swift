@@ -22,7 +22,7 @@ package struct AFProxyCtl: ParsableCommand {
             Web.self,
             Throttle.self, Unthrottle.self,
             Hold.self, Intercept.self, Rules.self,
-            Record.self, Body.self, Replay.self, Edit.self, Respond.self,
+            Record.self, Body.self, Replay.self, Edit.self, Respond.self, Map.self,
             Env.self, Run.self, Capture.self, CaptureInit.self, CaptureHold.self,
         ]
     )

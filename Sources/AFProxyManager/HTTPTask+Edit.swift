@@ -61,4 +61,14 @@ extension HTTPTask {
         }
         self.perform(action)
     }
+
+    /// A map-local rule's file (or why it cannot answer) is ready: the task completes with it.
+    func answerLocally(_ answer: ProxyAnswer) {
+        let action = self.machine.withLock { machine in
+            let action = machine.answerLocally()
+            if action != .none { self.recorded.withLock { $0.answer = answer } }
+            return action
+        }
+        self.perform(action)
+    }
 }

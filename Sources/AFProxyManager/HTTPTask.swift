@@ -62,14 +62,15 @@ package final class HTTPTask: @unchecked Sendable {
     /// `.proxy` for a proxied request, TLS verified for one read inside an intercepted connection.
     init(
         id: Int, request: ProxyRequest, client: any TaskClient, context: TaskContext, heldBy: Int? = nil,
-        options: TransferOptions = .proxy, edits: [TaskEdit] = []
+        options: TransferOptions = .proxy, edits: [TaskEdit] = [], answersLocally: Bool = false
     ) {
         self.id = id
         self.machine = Locked(
             HTTPTaskStateMachine(
                 heldBy: heldBy,
                 continuation: TransparentResume(
-                    method: request.method, headers: request.headers, limit: context.transparentResumeLimit)))
+                    method: request.method, headers: request.headers, limit: context.transparentResumeLimit),
+                answersLocally: answersLocally))
         self.requestNow = Locked(request)
         self.kind = request.kind
         self.client = client

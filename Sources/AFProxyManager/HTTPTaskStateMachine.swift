@@ -131,13 +131,17 @@ struct HTTPTaskStateMachine {
     private(set) var bodyTaken: Int64 = 0
     /// A person replaced the request body at the hold: the client's own is read and dropped.
     private(set) var clientBodyIgnored = false
-    /// A person answered the held request (`respond`): the transfer's end, which its cancel
-    /// brings, completes the task with that answer.
+    /// A person answered the held request (`respond`), or a map-local rule's file did: the
+    /// transfer's end, which its cancel brings, completes the task with that answer.
     private(set) var answered = false
+    /// A map-local rule answers the task: its transfer never starts, and the file's answer
+    /// (`answerLocally`) ends it.
+    private let answersLocally: Bool
 
     /// `heldBy`: the hold rule that caught the task, which is then created suspended (no byte
     /// goes upstream until a resume). `continuation`: how a broken response may be continued.
-    init(heldBy rule: Int? = nil, continuation: TransparentResume? = nil) {
+    init(heldBy rule: Int? = nil, continuation: TransparentResume? = nil, answersLocally: Bool = false) {
+        self.answersLocally = answersLocally
         if let rule {
             self.state = .suspended
             self.heldBy = rule
@@ -152,7 +156,7 @@ struct HTTPTaskStateMachine {
     mutating func begin() -> Action {
         guard !self.begun else { return .none }
         self.begun = true
-        guard !self.answered else { return .none }
+        guard !self.answered, !self.answersLocally else { return .none }
         if let rule = self.heldBy { return self.state == .suspended ? .hold(rule: rule) : .none }
         return .start
     }
@@ -211,6 +215,16 @@ struct HTTPTaskStateMachine {
         try self.mayEdit("respond to")
         try self.state.apply(.resume)
         self.heldBy = nil
+        self.answered = true
+        return .abort(.canceled("answered by afproxy"))
+    }
+
+    /// A map-local rule's answer is ready: the transfer, never started, is ended, and its end
+    /// completes the task with the answer; nothing when a person canceled the task meanwhile.
+    mutating func answerLocally() -> Action {
+        guard self.answersLocally, !self.answered, self.state == .running || self.state == .suspended else {
+            return .none
+        }
         self.answered = true
         return .abort(.canceled("answered by afproxy"))
     }

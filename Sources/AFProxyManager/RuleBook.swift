@@ -55,6 +55,10 @@ package final class RuleBook: Sendable {
     package let holds: HoldBook
     /// Record rules (`records.json`): a new task one of them names keeps its bodies (`BodyStore`).
     package let records: LiveRules<RecordRuleSet>
+    /// Map-remote rules (`map-remote.json`): a new request one of them names goes to another origin.
+    package let mapRemote: LiveRules<MapRemoteRuleSet>
+    /// Map-local rules (`map-local.json`): a new request one of them names is answered from a file.
+    package let mapLocal: LiveRules<MapLocalRuleSet>
     /// Intercept rules: `intercept-hosts` and `intercept-exclude` from the configuration, hosts
     /// added at runtime and the hosts passed through after a refused certificate (`intercept.json`).
     package let intercept: LiveRules<InterceptRuleSet>
@@ -91,7 +95,11 @@ package final class RuleBook: Sendable {
         self.holds = holds
         let records = Self.editable(RecordRuleSet(), in: stateDirectory, logger: logger)
         self.records = records
-        let editable: [any EditableRules] = [holds, records]
+        let mapRemote = Self.editable(MapRemoteRuleSet(), in: stateDirectory, logger: logger)
+        self.mapRemote = mapRemote
+        let mapLocal = Self.editable(MapLocalRuleSet(), in: stateDirectory, logger: logger)
+        self.mapLocal = mapLocal
+        let editable: [any EditableRules] = [holds, records, mapRemote, mapLocal]
         self.editable = editable
         let interceptFile = stateDirectory.flatMap {
             StateFiles.file(for: InterceptRuleSet.self, directory: $0, logger: logger)
@@ -142,6 +150,18 @@ package final class RuleBook: Sendable {
     package func recordPlan(_ request: ProxyRequest) -> RecordPlan? {
         guard self.records.isActive else { return nil }
         return self.records.ruleSet.plan(host: request.host, url: request.url)
+    }
+
+    /// Where a map-remote rule sends `request`, and which rule; one atomic load when there is none.
+    package func remoteTarget(_ request: ProxyRequest) -> (rule: Int, url: String)? {
+        guard self.mapRemote.isActive else { return nil }
+        return self.mapRemote.ruleSet.target(host: request.host, url: request.url)
+    }
+
+    /// The file a map-local rule answers `request` with; one atomic load when there is no rule.
+    package func localAnswer(_ request: ProxyRequest) -> MapLocalPlan? {
+        guard self.mapLocal.isActive else { return nil }
+        return self.mapLocal.ruleSet.answer(host: request.host, url: request.url)
     }
 
     /// The rules each new transfer and tunnel is checked against.

@@ -34,6 +34,8 @@ package final class SessionManager: Sendable {
     let trust: TransferTrust
     /// Where record rules keep bodies (nil without a state directory).
     package let bodies: BodyStore?
+    /// Where map-local rules' files are read.
+    let localFiles = LocalFileReader()
     /// Where replayed tasks' client calls run (nil in tests: at once).
     let timers: (any EventLoopGroup)?
     /// The safety net's view of tasks without a client (`endStalledTasks`).
@@ -89,17 +91,38 @@ package final class SessionManager: Sendable {
 
     /// Registers a task for `request`, publishes `created` and starts its transfer, or, when a
     /// hold rule catches it, publishes `held` and leaves it suspended before anything was sent.
-    /// `edits`: what a replay changed of the request it sends again.
+    /// A map-remote rule sends it to another origin first; a map-local rule answers it from a
+    /// file instead (never held: there is nothing to hold). `edits`: what a replay changed of
+    /// the request it sends again.
     package func startTask(_ request: ProxyRequest, client: any TaskClient, edits: [TaskEdit] = []) -> HTTPTask {
+        var request = request
+        var edits = edits
+        if let (rule, url) = self.rules.remoteTarget(request) {
+            edits.append(TaskEdit(.request, "map-remote rule \(rule): \(request.url) → \(url)"))
+            request.url = url
+            if let host = LoopbackHost.authority(ofURL: url),
+                let index = request.headers.firstIndex(where: { $0.hasName("host") })
+            {
+                request.headers[index].value = host
+            }
+        }
+        let local = self.rules.localAnswer(request)
+        if let local {
+            edits.append(
+                TaskEdit(
+                    .response, "map-local rule \(local.rule): \(local.file ?? "refused: the path leaves its directory")"
+                ))
+        }
         let options =
             request.isIntercepted
             ? self.trust.interceptedOptions(host: request.host) : .proxy
-        let task = self.gate.admit(request.kind, HoldFacts(request)) { id, heldBy in
+        let task = self.gate.admit(request.kind, HoldFacts(request), holdable: local == nil) { id, heldBy in
             HTTPTask(
                 id: id, request: request, client: client, context: self.taskContext, heldBy: heldBy, options: options,
-                edits: edits)
+                edits: edits, answersLocally: local != nil)
         }
         task.begin()
+        if let local { self.answer(task, from: local) }
         return task
     }
 

@@ -13,10 +13,12 @@ struct TaskGate: Sendable {
     let events: EventBus
 
     /// `make` builds the task from its id and the hold rule that caught it (nil: none did).
+    /// `holdable` false: the hold rules are not asked (a task a map-local rule answers at once).
     func admit<NewTask: ManagedTask>(
-        _ kind: TaskKind, _ facts: @autoclosure () -> HoldFacts, _ make: (_ id: Int, _ heldBy: Int?) -> NewTask
+        _ kind: TaskKind, _ facts: @autoclosure () -> HoldFacts, holdable: Bool = true,
+        _ make: (_ id: Int, _ heldBy: Int?) -> NewTask
     ) -> NewTask {
-        let heldBy = self.rules.holds.catchTask(facts())
+        let heldBy = holdable ? self.rules.holds.catchTask(facts()) : nil
         let task = self.registry.register(kind) { id in make(id, heldBy) }
         self.events.publish(.created, task.record())
         return task

@@ -39,4 +39,14 @@ package enum LoopbackHost {
         if let colon = rest.utf8.lastIndex(of: UInt8(ascii: ":")) { rest = rest[..<colon] }
         return rest.isEmpty ? nil : String(rest)
     }
+
+    /// `host[:port]` of an absolute URL as a `Host` field names it (brackets kept, userinfo
+    /// dropped); nil when there is none.
+    package static func authority(ofURL url: String) -> String? {
+        guard let colon = url.firstIndex(of: ":"), url[colon...].hasPrefix("://") else { return nil }
+        let rest = url[url.index(colon, offsetBy: 3)...]
+        var authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        return authority.isEmpty ? nil : String(authority)
+    }
 }

@@ -16,9 +16,7 @@ package struct RecordRuleSet: Sendable, Equatable, Codable {
     /// What the first rule that names the request says to keep; nil when none does. `url` is
     /// absolute: its path starts at the first `/` after the authority.
     package func plan(host: String, url: String) -> RecordPlan? {
-        let afterScheme = url.firstRange(of: "://").map { url[$0.upperBound...] } ?? url[...]
-        let path = afterScheme.firstIndex(of: "/").map { String(afterScheme[$0...]) } ?? "/"
-        return self.plan(host: host, path: path)
+        self.plan(host: host, path: HostPathPattern.path(ofURL: url))
     }
 
     package func plan(host: String, path: String) -> RecordPlan? {
@@ -71,9 +69,7 @@ package struct RecordRule: Sendable, Equatable, Codable, Identifiable {
     }
 
     package func matches(host: String, path: String) -> Bool {
-        guard self.host.matches(host: host) else { return false }
-        guard let prefix = self.path else { return true }
-        return path.hasPrefix(prefix.hasSuffix("*") ? String(prefix.dropLast()) : prefix)
+        HostPathPattern(host: self.host, path: self.path).matches(host: host, path: path)
     }
 
     private enum CodingKeys: String, CodingKey {
@@ -139,15 +135,7 @@ extension RecordRuleSet: EditableRuleSet {
     package static let requestFields = ["host", "path", "max", "request", "response"]
 
     package mutating func add(_ request: RecordRequestBody) throws(RuleRequestError) -> RecordRule {
-        let host: HostPattern
-        do {
-            host = try HostPattern(request.host)
-        } catch {
-            throw RuleRequestError(error.message)
-        }
-        if let path = request.path, !path.hasPrefix("/") {
-            throw RuleRequestError("path must start with /, got \(path.prefix(80))")
-        }
+        let pattern = try HostPathPattern.parse(host: request.host, path: request.path)
         let max = request.max ?? RecordRule.defaultMax
         guard max > 0, max <= RecordRule.largestMax else {
             throw RuleRequestError("max must be from 1 byte to \(RecordRule.largestMax) (64 MiB), got \(max)")
@@ -157,7 +145,7 @@ extension RecordRuleSet: EditableRuleSet {
             throw RuleRequestError("a record rule keeps the request body, the response body or both")
         }
         let rule = RecordRule(
-            id: self.nextID, host: host, path: request.path.map { $0.isEmpty ? "/" : $0 }, max: max,
+            id: self.nextID, host: pattern.host, path: pattern.path, max: max,
             request: requestSide, response: responseSide)
         self.nextID += 1
         self.rules.append(rule)

@@ -57,7 +57,8 @@ import Testing
         }
         #expect(
             refusal("GET", "/v1/rules/blocks")
-                == RouteRefusal(status: 404, message: "no such rule kind: blocks (kinds: holds, records)"))
+                == RouteRefusal(
+                    status: 404, message: "no such rule kind: blocks (kinds: holds, records, map-remote, map-local)"))
         #expect(refusal("DELETE", "/v1/rules/blocks/1")?.status == 404)
         #expect(refusal("POST", "/v1/rules") == .notAllowed("POST", on: "/v1/rules"))
         #expect(refusal("PUT", "/v1/rules/holds")?.status == 405)
@@ -88,6 +89,10 @@ import Testing
             try api.decode(RuleKindList.self, "GET", "/v1/rules").kinds == [
                 RuleKindSummary(kind: "holds", rule: "hold rule", fields: HoldRuleSet.requestFields, count: 2),
                 RuleKindSummary(kind: "records", rule: "record rule", fields: RecordRuleSet.requestFields, count: 0),
+                RuleKindSummary(
+                    kind: "map-remote", rule: "map-remote rule", fields: MapRemoteRuleSet.requestFields, count: 0),
+                RuleKindSummary(
+                    kind: "map-local", rule: "map-local rule", fields: MapLocalRuleSet.requestFields, count: 0),
             ])
 
         #expect(try api.decode(HoldRule.self, "DELETE", "/v1/rules/holds/1") == added)

@@ -17,11 +17,13 @@ import Testing
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
-    @Test func theBookListsTheHoldsAndTheRecordsAsItsEditableKinds() {
+    @Test func theBookListsItsEditableKinds() {
         let book = RuleBook()
-        #expect(book.editable.map(\.kind) == ["holds", "records"])
+        #expect(book.editable.map(\.kind) == ["holds", "records", "map-remote", "map-local"])
         #expect(book.editable[0] as AnyObject === book.holds)
         #expect(book.editable[1] as AnyObject === book.records)
+        #expect(book.editable[2] as AnyObject === book.mapRemote)
+        #expect(book.editable[3] as AnyObject === book.mapLocal)
     }
 
     @Test func anEditThroughTheListIsAnEditOfTheKind() throws {
@@ -65,8 +67,14 @@ import Testing
     @Test func theEditableKindsFilesAreAmongTheStateFilesAndKeepTheirEdits() throws {
         let scratch = TemporaryDirectory("editable")
         let first = RuleBook(stateDirectory: scratch.path)
-        #expect(Set(first.stateFiles.map(\.name)) == ["throttle.json", "intercept.json", "holds.json", "records.json"])
-        #expect(first.editable.compactMap(\.stateFile?.name) == ["holds.json", "records.json"])
+        #expect(
+            Set(first.stateFiles.map(\.name)) == [
+                "throttle.json", "intercept.json", "holds.json", "records.json", "map-remote.json", "map-local.json",
+            ])
+        #expect(
+            first.editable.compactMap(\.stateFile?.name) == [
+                "holds.json", "records.json", "map-remote.json", "map-local.json",
+            ])
         _ = try first.editable[0].add(json: self.json(#"{"host": "example.org"}"#))
         for file in first.stateFiles { file.flush() }
 

@@ -62,4 +62,22 @@ import Testing
         _ = try machine.answer()
         #expect(machine.begin() == .none)
     }
+
+    @Test func aMapLocalTaskNeverStartsAndEndsWithItsFile() throws {
+        var machine = HTTPTaskStateMachine(answersLocally: true)
+        #expect(machine.begin() == .none)
+        #expect(machine.answerLocally() == .abort(.canceled("answered by afproxy")))
+        #expect(machine.answerLocally() == .none)
+        #expect(machine.complete(.failure(.canceled("answered by afproxy"))) == .finishAnswered(release: 0))
+        var plain = HTTPTaskStateMachine()
+        #expect(plain.answerLocally() == .none)  // only a task a map-local rule answers
+    }
+
+    @Test func aMapLocalTaskCanceledBeforeItsFileEndsCanceled() throws {
+        var machine = HTTPTaskStateMachine(answersLocally: true)
+        _ = machine.begin()
+        #expect(try machine.cancel(.canceled()) == .abort(.canceled()))
+        #expect(machine.answerLocally() == .none)
+        #expect(machine.complete(.failure(.canceled())) == .finish(.failure(.canceled()), release: 0))
+    }
 }

@@ -50,6 +50,8 @@ def test_hold_rules_through_rules_are_the_hold_rules(start_proxy, tmp_path, fres
         {"kind": "holds", "rule": "hold rule", "fields": HOLD_FIELDS, "count": 0},
         {"kind": "records", "rule": "record rule", "fields": ["host", "path", "max", "request", "response"],
          "count": 0},
+        {"kind": "map-remote", "rule": "map-remote rule", "fields": ["host", "path", "to"], "count": 0},
+        {"kind": "map-local", "rule": "map-local rule", "fields": ["host", "path", "file"], "count": 0},
     ]}
     table = ok(ctl(proxy, "rules")).splitlines()
     assert table[0].split() == ["KIND", "RULES", "FIELDS"] and table[1].split() == ["holds", "0", *HOLD_FIELDS]
@@ -106,8 +108,8 @@ def test_refusals_say_why_with_the_exit_codes(start_proxy, tmp_path):
     proxy = start_proxy("--state-dir", str(tmp_path / "state"))
     # An unknown kind: 404, exit 1.
     r = ctl(proxy, "rules", "blocks")
-    assert r.returncode == 1 and "no such rule kind: blocks (kinds: holds, records)" in r.stderr, r
-    assert socket_curl(proxy, "GET", "/v1/rules/blocks") == (404, {"error": "no such rule kind: blocks (kinds: holds, records)"})
+    assert r.returncode == 1 and "no such rule kind: blocks (kinds: holds, records, map-remote, map-local)" in r.stderr, r
+    assert socket_curl(proxy, "GET", "/v1/rules/blocks") == (404, {"error": "no such rule kind: blocks (kinds: holds, records, map-remote, map-local)"})
     r = ctl(proxy, "rules", "blocks", "--add", "host=x")
     assert r.returncode == 1 and "no such rule kind" in r.stderr, r
 
