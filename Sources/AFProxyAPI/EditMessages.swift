@@ -33,3 +33,19 @@ package struct RespondBody: Sendable, Codable, Equatable {
         self.body = body
     }
 }
+
+/// `PATCH /v1/tasks/{id}/response`: what to change in a response held at its head. Every part
+/// optional; a `body` (base64) makes the edited head and that body the answer in the origin's place.
+package struct ResponseEditBody: Sendable, Codable, Equatable {
+    package var status: Int?
+    package var setHeaders: [String]?
+    package var removeHeaders: [String]?
+    package var body: String?
+
+    package init(status: Int? = nil, setHeaders: [String]? = nil, removeHeaders: [String]? = nil, body: String? = nil) {
+        self.status = status
+        self.setHeaders = setHeaders
+        self.removeHeaders = removeHeaders
+        self.body = body
+    }
+}

@@ -30,6 +30,15 @@ struct EditOptions: ParsableArguments {
         }
     }
 
+    /// A response edit as the API takes it (`status`, fields, body).
+    func responseBody(status: Int?) throws -> [UInt8] {
+        let edit = ResponseEditBody(
+            status: status, setHeaders: self.headers.isEmpty ? nil : self.headers,
+            removeHeaders: self.removeHeaders.isEmpty ? nil : self.removeHeaders,
+            body: try self.body.map { Data(try BodyArgument.bytes($0)).base64EncodedString() })
+        return Array(try JSONEncoder().encode(edit))
+    }
+
     /// The edit as the API takes it, the body read (a file that cannot be read exits 1 here).
     func requestBody() throws -> [UInt8] {
         let edit = RequestEditBody(

@@ -32,6 +32,10 @@ struct HoldAddCommand: ParsableCommand {
     @Option(name: .long, help: "The task kind: data, upload, stream or download.") var kind: String?
     @Flag(name: .long, help: "Hold every new task (a rule with no condition).") var all = false
     @Flag(name: .long, help: "Remove the rule once it caught a task.") var once = false
+    @Flag(
+        name: .long,
+        help: "Hold at the response: once the origin's head came, before anything reaches the client (HTTP requests).")
+    var response = false
     @Flag(name: .long, help: "Print the API's JSON.") var json = false
 
     func validate() throws {
@@ -45,7 +49,7 @@ struct HoldAddCommand: ParsableCommand {
     var body: HoldRequestBody {
         HoldRequestBody(
             host: self.host, method: self.method, url: self.url, kind: self.kind, all: self.all ? true : nil,
-            once: self.once ? true : nil)
+            once: self.once ? true : nil, response: self.response ? true : nil)
     }
 
     func run() throws {
@@ -90,15 +94,19 @@ struct HoldRemoveCommand: ParsableCommand {
     }
 }
 
-/// The `hold list` table: ID CONDITIONS ONCE CAUGHT.
+/// The `hold list` table: ID CONDITIONS AT ONCE CAUGHT.
 struct HoldTable {
     var rules: [HoldRule]
 
     func render() -> String {
         guard !self.rules.isEmpty else { return "no hold rules" }
-        var rows = [["ID", "CONDITIONS", "ONCE", "CAUGHT"]]
+        var rows = [["ID", "CONDITIONS", "AT", "ONCE", "CAUGHT"]]
         for rule in self.rules {
-            rows.append([String(rule.id), rule.conditions.summary, rule.once ? "yes" : "no", String(rule.caught)])
+            rows.append([
+                String(rule.id), rule.conditions.summary, rule.response ? "response" : "request",
+                rule.once ? "yes" : "no",
+                String(rule.caught),
+            ])
         }
         return RuleTable.aligned(rows)
     }

@@ -28,7 +28,7 @@ final class ControlBodyLimitHandler: ChannelInboundHandler {
     /// A change to a held task's request or its answer.
     private static func isEdit(_ head: HTTPRequestHead) -> Bool {
         let path = head.uri.split(separator: "?", maxSplits: 1).first ?? ""
-        return (head.method == .PATCH && path.hasSuffix("/request"))
+        return (head.method == .PATCH && (path.hasSuffix("/request") || path.hasSuffix("/response")))
             || (head.method == .POST && (path.hasSuffix("/respond") || path.hasSuffix("/replay")))
     }
 

@@ -13,6 +13,7 @@ import NIOHTTP1
 ///     POST /v1/tasks/{id}/suspend|resume|cancel
 ///     POST /v1/tasks/{id}/replay              the request sent again as a new task (201 with it)
 ///     PATCH /v1/tasks/{id}/request            change a held request before it goes (RequestEditBody)
+///     PATCH /v1/tasks/{id}/response           change a response held at its head (ResponseEditBody)
 ///     POST /v1/tasks/{id}/respond             answer a held request in the origin's place (RespondBody)
 ///     POST /v1/tasks/suspend|resume?all=1     every live task
 struct TasksEndpoint: ControlEndpoint {
@@ -28,6 +29,7 @@ struct TasksEndpoint: ControlEndpoint {
         case body(Int, BodySide)
         case replay(Int)
         case edit(Int)
+        case editResponse(Int)
         case respond(Int)
         case verb(Verb, Int)
         case verbAll(Verb)
@@ -63,9 +65,9 @@ struct TasksEndpoint: ControlEndpoint {
                 }
                 return ControlRequest.id(rest[1]).map { .body($0, side) }
             }
-            if rest[2] == "request" {
+            if rest[2] == "request" || rest[2] == "response" {
                 guard method == "PATCH" else { return .failure(notAllowed) }
-                return ControlRequest.id(rest[1]).map { .edit($0) }
+                return ControlRequest.id(rest[1]).map { rest[2] == "request" ? .edit($0) : .editResponse($0) }
             }
             guard method == "POST" else { return .failure(notAllowed) }
             if rest[2] == "replay" { return ControlRequest.id(rest[1]).map { .replay($0) } }
@@ -109,6 +111,8 @@ struct TasksEndpoint: ControlEndpoint {
             return self.edit(id, request)
         case .respond(let id):
             return self.respond(id, request)
+        case .editResponse(let id):
+            return self.editResponse(id, request)
         case .list(let includeHistory):
             return .tasks(.ok, TaskList(tasks: self.manager.tasks(includeHistory: includeHistory)))
         case .task(let id):
@@ -167,6 +171,33 @@ struct TasksEndpoint: ControlEndpoint {
         }
         do throws(ManagerError) {
             return .task(.ok, try self.manager.edit(id: id, edit))
+        } catch {
+            return .refusal(error)
+        }
+    }
+
+    private func editResponse(_ id: Int, _ request: ControlRequest) -> ControlAnswer {
+        let body: ResponseEditBody
+        do {
+            body = try JSONDecoder().decode(ResponseEditBody.self, from: Data(request.body.readableBytesView))
+        } catch {
+            return .error(
+                .badRequest,
+                #"expected a JSON object {"status": …, "setHeaders": ["Name: value"], "removeHeaders": […], "body": base64}"#
+            )
+        }
+        var edit = ResponseEdit(status: body.status, removeHeaders: body.removeHeaders ?? [])
+        switch Self.fields(body.setHeaders) {
+        case .success(let fields): edit.setHeaders = fields
+        case .failure(let refusal): return .error(.badRequest, refusal.message)
+        }
+        if let text = body.body {
+            guard let bytes = Data(base64Encoded: text) else { return .error(.badRequest, "body must be base64") }
+            edit.body = [UInt8](bytes)
+        }
+        guard !edit.isEmpty else { return .error(.badRequest, "the edit changes nothing: name what to change") }
+        do throws(ManagerError) {
+            return .task(.ok, try self.manager.editResponse(id: id, edit))
         } catch {
             return .refusal(error)
         }

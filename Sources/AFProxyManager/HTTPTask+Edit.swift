@@ -71,4 +71,50 @@ extension HTTPTask {
         }
         self.perform(action)
     }
+
+    /// Changes the response held at its head: status and fields, which the client gets at the
+    /// release; with a body, the edited head and that body answer the client in place of the
+    /// origin's response, whose transfer is ended.
+    func editResponse(_ edit: ResponseEdit) throws(ManagerError) {
+        let outcome: Result<HTTPTaskStateMachine.Action, ManagerError> = self.machine.withLock { machine in
+            do throws(IllegalTransition) {
+                try machine.mayEditResponse()
+            } catch {
+                return .failure(.illegal(error, task: self.id))
+            }
+            guard let held = self.recorded.withLock({ $0.responseHead }) else {
+                return .failure(.invalid("task \(self.id) has no response head to edit"))
+            }
+            let head: ProxyResponseHead
+            let changes: [TaskEdit]
+            var answer: ProxyAnswer?
+            do throws(RequestEdit.Refusal) {
+                (head, changes) = try edit.applied(to: held)
+                if let body = edit.body { answer = try ResponseEdit.answer(head, body: body) }
+            } catch {
+                return .failure(.invalid(error.message))
+            }
+            var action = HTTPTaskStateMachine.Action.none
+            if let answer {
+                do throws(IllegalTransition) {
+                    action = try machine.answer()
+                } catch {
+                    return .failure(.illegal(error, task: self.id))
+                }
+                self.recorded.withLock {
+                    $0.answer = answer
+                    $0.edits += changes + [TaskEdit(.response, "body replaced (\(answer.body.count) bytes)")]
+                }
+            } else {
+                self.recorded.withLock {
+                    $0.responseHead = head
+                    $0.edits += changes
+                }
+            }
+            return .success(action)
+        }
+        let action = try outcome.get()
+        self.context.events.publish(.edited, self.record())
+        self.perform(action)
+    }
 }

@@ -57,6 +57,9 @@ package final class HTTPTask: @unchecked Sendable {
     /// when it is not known ahead: chunked, or until the connection closes); the machine hears
     /// of the whole response once that many bytes came.
     private var awaitedBody: Int64?
+    /// Session thread only: a response hold caught the head now in `pendingHead`, which goes to
+    /// the client only once released, as a person may have edited it (`recorded.responseHead`).
+    private var responseWasHeld = false
 
     /// `heldBy`: the hold rule that caught the task, which is then created suspended. `options`:
     /// `.proxy` for a proxied request, TLS verified for one read inside an intercepted connection.
@@ -188,17 +191,40 @@ package final class HTTPTask: @unchecked Sendable {
             }
             self.context.events.publish(.resumed, self.record())
         case .finish(let result, let release):
-            if case .failure(let failure) = result { self.recorded.withLock { $0.failure = failure } }
-            self.context.budget.release(release)
-            var delivery = self.takePending(end: result.end)!
-            if result == .success { delivery.trailers = self.transfer.trailers }
-            self.client.task(self, deliver: delivery)
-            self.context.completed(self)
+            self.finish(result, release: release)
         case .finishAnswered(let release):
             self.finishAnswered(release: release)
         case .requestRest(let range):
             self.requestRest(range)
+        case .holdResponse:
+            self.transfer.suspend()
+            self.context.events.publish(.held, self.record())
+        case .releaseResponse(let end, let release):
+            self.context.events.publish(.resumed, self.record())
+            if let end {
+                self.finish(end, release: release)
+            } else {
+                self.transfer.resume()
+            }
         }
+    }
+
+    /// Records the end, answers the client, completes. On the session thread, or, for a task
+    /// whose transfer ended while its response was held, on the thread of the verb that ends it:
+    /// its transfer calls nothing any more, and the machine's lock ordered its last callback
+    /// before this, so the session thread's gathered state is this thread's now.
+    private func finish(_ result: UpstreamResult, release: Int) {
+        if case .failure(let failure) = result { self.recorded.withLock { $0.failure = failure } }
+        self.context.budget.release(release)
+        if self.machine.withLock({ $0.heldResponseDropped }) {
+            // Canceled while its response was held: the client gets the cancel, not that head.
+            self.pendingHead = nil
+            self.pendingBody = nil
+        }
+        var delivery = self.takePending(end: result.end)!
+        if result == .success { delivery.trailers = self.transfer.trailers }
+        self.client.task(self, deliver: delivery)
+        self.context.completed(self)
     }
 
     /// The answer a person gave in the origin's place goes to the client as the whole response;
@@ -323,6 +349,13 @@ extension HTTPTask: HTTPTransferDelegate {
             recorded.metrics = metrics
         }
         self.pendingHead = head
+        if let rule = self.context.responseHold(self) {
+            let action = self.machine.withLock { $0.holdResponse(rule: rule) }
+            if action != .none {
+                self.responseWasHeld = true
+                self.perform(action)
+            }
+        }
         let length: Int64? =
             self.request.isHead || head.status == 204 || head.status == 304 ? 0 : head.contentLength
         if let length {
@@ -433,6 +466,11 @@ extension HTTPTask: HTTPTransferDelegate {
     }
 
     private func takePending(end: ResponseEnd?) -> ResponseDelivery? {
+        if self.responseWasHeld, self.pendingHead != nil {
+            guard end != nil || !self.machine.withLock({ $0.heldAtResponse }) else { return nil }
+            // As a person left it at the hold.
+            self.pendingHead = self.recorded.withLock { $0.responseHead } ?? self.pendingHead
+        }
         let body = self.pendingBody
         guard self.pendingHead != nil || body != nil || end != nil || !self.pendingInterim.isEmpty else { return nil }
         if let body {

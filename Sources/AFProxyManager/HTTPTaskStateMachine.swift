@@ -76,6 +76,12 @@ struct HTTPTaskStateMachine {
         /// The origin broke the response off and it may be continued: hand the client what
         /// arrived, then start a new transfer for the rest (`Range`, `If-Range`).
         case requestRest(DownloadStateMachine.RangeRequest)
+        /// A response hold caught the task at the origin's head: pause the transfer, hold what
+        /// is gathered for the client, publish `held`.
+        case holdResponse(rule: Int)
+        /// A person released a response hold: publish `resumed`, then continue the transfer, or,
+        /// when it ended while held, finish with its result (`finish`'s work).
+        case releaseResponse(finish: UpstreamResult?, release: Int)
     }
 
     /// What a final head was: the first response's, or a continuation's (the rest of the same
@@ -137,6 +143,13 @@ struct HTTPTaskStateMachine {
     /// A map-local rule answers the task: its transfer never starts, and the file's answer
     /// (`answerLocally`) ends it.
     private let answersLocally: Bool
+    /// `heldBy` holds the task at its response (the origin's head came), not before its start.
+    private(set) var heldAtResponse = false
+    /// The transfer ended while the response was held: the end the release finishes with.
+    private var endWhileHeld: UpstreamResult?
+    /// The task ended (canceled) while its response was held: the client gets the cancel's
+    /// answer, never the held head.
+    private(set) var heldResponseDropped = false
 
     /// `heldBy`: the hold rule that caught the task, which is then created suspended (no byte
     /// goes upstream until a resume). `continuation`: how a broken response may be continued.
@@ -175,11 +188,22 @@ struct HTTPTaskStateMachine {
         self.receiveBlockedSince = nil
         guard self.heldBy != nil else { return .resume }
         self.heldBy = nil
-        return .release(start: self.begun)
+        guard self.heldAtResponse else { return .release(start: self.begun) }
+        self.heldAtResponse = false
+        guard let end = self.endWhileHeld else { return .releaseResponse(finish: nil, release: 0) }
+        self.state = .completed
+        return .releaseResponse(
+            finish: self.stoppedAfterResponse ? .success : self.checked(end), release: self.window.reserved)
     }
 
     mutating func cancel(_ failure: TaskFailure) throws(IllegalTransition) -> Action {
         try self.state.apply(.cancel)
+        if self.heldAtResponse, self.endWhileHeld != nil {
+            // Its transfer ended while held: no end of it is to come, the cancel ends the task.
+            self.heldResponseDropped = true
+            self.state = .completed
+            return .finish(.failure(failure), release: self.window.reserved)
+        }
         return .abort(failure)
     }
 
@@ -188,6 +212,13 @@ struct HTTPTaskStateMachine {
     /// Only a request a hold rule stopped before it went upstream can be changed (`verb`: what
     /// the person asked for, for the refusal).
     func mayEdit(_ verb: String) throws(IllegalTransition) {
+        if self.heldAtResponse {
+            throw IllegalTransition(
+                verb: verb, state: self.state,
+                reason:
+                    "it is held at its response: the request went already (edit the response: --status, --header, --body)"
+            )
+        }
         guard self.heldBy != nil, self.state == .suspended else {
             let reason =
                 self.state == .suspended
@@ -212,11 +243,41 @@ struct HTTPTaskStateMachine {
     /// A person answers the held request in the origin's place: the transfer, never started, is
     /// ended, and its end completes the task with the answer (`finishAnswered`).
     mutating func answer() throws(IllegalTransition) -> Action {
+        if self.heldAtResponse {
+            try self.mayEditResponse()
+            // The origin's response is dropped: it stays paused (suspended: no byte of it is
+            // taken) until its transfer's end, or has ended already.
+            self.answered = true
+            guard self.endWhileHeld != nil else { return .abort(.canceled("answered by afproxy")) }
+            self.state = .completed
+            return .finishAnswered(release: self.window.reserved)
+        }
         try self.mayEdit("respond to")
         try self.state.apply(.resume)
         self.heldBy = nil
         self.answered = true
         return .abort(.canceled("answered by afproxy"))
+    }
+
+    /// A person may change the held response (status, fields) before the client gets it.
+    func mayEditResponse() throws(IllegalTransition) {
+        guard self.heldAtResponse, self.state == .suspended else {
+            throw IllegalTransition(
+                verb: "edit the response of", state: self.state,
+                reason: self.heldBy != nil
+                    ? "it is held before its request went: there is no response yet (edit the request)" : nil)
+        }
+    }
+
+    /// The origin's final head came (the session thread): a response hold caught the task, which
+    /// waits, its transfer paused, until a person releases, edits, answers or cancels it. Not
+    /// when a person suspended or canceled it already.
+    mutating func holdResponse(rule: Int) -> Action {
+        guard self.state == .running else { return .none }
+        self.state = .suspended
+        self.heldBy = rule
+        self.heldAtResponse = true
+        return .holdResponse(rule: rule)
     }
 
     /// A map-local rule's answer is ready: the transfer, never started, is ended, and its end
@@ -391,6 +452,14 @@ struct HTTPTaskStateMachine {
         if self.answered, self.state != .completed {
             self.state = .completed
             return .finishAnswered(release: self.window.reserved)
+        }
+        if self.heldAtResponse {
+            guard self.state != .suspended else {
+                // Ended while its response is held (a short body, a broken one): the release says.
+                self.endWhileHeld = result
+                return .none
+            }
+            self.heldResponseDropped = true  // canceled while held
         }
         if case .failure(let failure) = result, let range = self.continueAfterBreak(failure) {
             return .requestRest(range)

@@ -9,15 +9,16 @@ package typealias HoldBook = LiveRules<HoldRuleSet>
 extension LiveRules where State == HoldRuleSet {
     package var all: [HoldRule] { self.ruleSet.rules }
 
-    package func add(_ conditions: HoldConditions, once: Bool) -> HoldRule {
-        self.change { $0.add(conditions, once: once) }
+    package func add(_ conditions: HoldConditions, once: Bool, response: Bool = false) -> HoldRule {
+        self.change { $0.add(conditions, once: once, response: response) }
     }
 
-    /// The rule that catches a task with these facts, if any (a `once` rule is used up).
-    func catchTask(_ facts: @autoclosure () -> HoldFacts) -> Int? {
+    /// The rule that catches a task with these facts, if any (a `once` rule is used up);
+    /// `response`: a rule that holds at the response, asked once the origin's head came.
+    func catchTask(_ facts: @autoclosure () -> HoldFacts, response: Bool = false) -> Int? {
         guard self.isActive else { return nil }
         let facts = facts()
-        return self.change { $0.catchTask(facts) }
+        return self.change { $0.catchTask(facts, response: response) }
     }
 }
 

@@ -18,6 +18,14 @@ extension SessionManager {
         return task.record()
     }
 
+    /// Changes a response held at its head (`PATCH /v1/tasks/{id}/response`): 409 for a task
+    /// that is not held there. With a body it answers the client in the origin's place.
+    package func editResponse(id: Int, _ edit: ResponseEdit) throws(ManagerError) -> TaskRecord {
+        let task = try self.heldRequest(id, verb: "edit the response of")
+        try task.editResponse(edit)
+        return task.record()
+    }
+
     private func heldRequest(_ id: Int, verb: String) throws(ManagerError) -> HTTPTask {
         let (live, recorded) = self.registry.find(id: id)
         guard let live else {

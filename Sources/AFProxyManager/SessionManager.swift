@@ -77,6 +77,7 @@ package final class SessionManager: Sendable {
             completed: { task in Self.complete(task, registry: registry, events: events, throttler: throttler) })
         if let tunnelTLS { context.tunnelTLS = tunnelTLS }
         context.recordPlan = { rules.recordPlan($0) }
+        context.responseHold = { task in rules.holds.catchTask(HoldFacts(task.request), response: true) }
         // Bodies of a previous run belonged to tasks that are gone: they go too.
         let bodies = downloads.stateDirectory.map { BodyStore(directory: "\($0)/bodies", maxTotal: recordMaxTotal) }
         bodies?.clear()

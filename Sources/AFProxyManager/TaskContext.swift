@@ -25,6 +25,9 @@ struct TaskContext: Sendable {
     var tunnelTLS: any TunnelTLSMaker = NoTunnelTLS()
     /// What of a request's bodies the record rules keep; nil (one atomic load) with no rule.
     var recordPlan: @Sendable (ProxyRequest) -> RecordPlan? = { _ in nil }
+    /// The response hold that catches a request once the origin's head came (nil: none).
+    /// The task is asked for its request only when some hold rule is in force.
+    var responseHold: @Sendable (HTTPTask) -> Int? = { _ in nil }
     /// Where kept bodies go (nil: no state directory, nothing is kept).
     var bodies: BodyStore?
 

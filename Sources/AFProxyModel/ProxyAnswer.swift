@@ -35,7 +35,7 @@ package struct ProxyAnswer: Sendable, Equatable {
 
     /// The reason phrases of the common statuses; others get none, which HTTP allows. A table of
     /// our own: the model depends on no NIO module, whose `HTTPResponseStatus` has them all.
-    private static func reason(_ status: Int) -> String {
+    package static func reason(_ status: Int) -> String {
         switch status {
         case 200: "OK"
         case 201: "Created"

@@ -80,30 +80,8 @@ package struct RequestEdit: Sendable, Equatable {
                 edited.url = url
             }
         }
-        for name in self.removeHeaders {
-            let lower = name.lowercased()
-            guard !Self.fixedFields.contains(lower) else { throw Self.fixed(name) }
-            guard edited.headers.contains(where: { $0.hasName(lower) }) else { continue }
-            edited.headers.removeAll { $0.hasName(lower) }
-            changes.append(TaskEdit(.request, "removed header \(name)"))
-        }
-        for field in self.setHeaders {
-            guard field.isWellFormed else {
-                throw Refusal(
-                    message:
-                        "the header \(field.name) is not a field (a token name, a value without control characters)")
-            }
-            let lower = field.name.lowercased()
-            guard !Self.fixedFields.contains(lower) else { throw Self.fixed(field.name) }
-            if let index = edited.headers.firstIndex(where: { $0.hasName(lower) }) {
-                edited.headers[index] = field
-                edited.headers.removeAll { $0.hasName(lower) && $0 != field }
-            } else {
-                edited.headers.append(field)
-            }
-            let value = field.isSecret ? "<redacted>" : field.value
-            changes.append(TaskEdit(.request, "set header \(field.name): \(value)"))
-        }
+        changes += try Self.editFields(
+            &edited.headers, set: self.setHeaders, remove: self.removeHeaders, side: .request)
         if let body = self.body {
             edited.body = body.isEmpty ? .none : .length(Int64(body.count))
             changes.append(TaskEdit(.request, "body replaced (\(body.count) bytes)"))
@@ -111,10 +89,43 @@ package struct RequestEdit: Sendable, Equatable {
         return (edited, changes)
     }
 
+    /// Removes the fields named in `remove`, then sets those in `set` (each replacing every field
+    /// of its name, or added): the field part of a request's and a response's edit, listed as
+    /// changes of `side`.
+    package static func editFields(
+        _ headers: inout HTTPHeaderList, set: HTTPHeaderList, remove: [String], side: BodySide
+    ) throws(Refusal) -> [TaskEdit] {
+        var changes: [TaskEdit] = []
+        for name in remove {
+            let lower = name.lowercased()
+            guard !Self.fixedFields.contains(lower) else { throw Self.fixed(name) }
+            guard headers.contains(where: { $0.hasName(lower) }) else { continue }
+            headers.removeAll { $0.hasName(lower) }
+            changes.append(TaskEdit(side, "removed header \(name)"))
+        }
+        for field in set {
+            guard field.isWellFormed else {
+                throw Refusal(
+                    message:
+                        "the header \(field.name) is not a field (a token name, a value without control characters)")
+            }
+            let lower = field.name.lowercased()
+            guard !Self.fixedFields.contains(lower) else { throw Self.fixed(field.name) }
+            if let index = headers.firstIndex(where: { $0.hasName(lower) }) {
+                headers[index] = field
+                headers.removeAll { $0.hasName(lower) && $0 != field }
+            } else {
+                headers.append(field)
+            }
+            changes.append(TaskEdit(side, "set header \(field.name): \(field.isSecret ? "<redacted>" : field.value)"))
+        }
+        return changes
+    }
+
     private static func fixed(_ name: String) -> Refusal {
         Refusal(
             message:
-                "\(name) is written by the proxy (the host follows the URL, the framing follows the body): it cannot be edited"
+                "\(name) is written by the proxy (the host follows the URL, the framing the body, the connection is the client's): it cannot be edited"
         )
     }
 

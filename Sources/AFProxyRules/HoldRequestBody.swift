@@ -8,11 +8,14 @@ package struct HoldRequestBody: Sendable, Codable, Equatable {
     package var kind: String?
     package var all: Bool?
     package var once: Bool?
+    /// Hold at the response rather than before the request goes.
+    package var response: Bool?
 
     package init(
         host: String? = nil, method: String? = nil, url: String? = nil, kind: String? = nil, all: Bool? = nil,
-        once: Bool? = nil
+        once: Bool? = nil, response: Bool? = nil
     ) {
+        self.response = response
         self.host = host
         self.method = method
         self.url = url

@@ -11,18 +11,22 @@ package struct HoldRule: Sendable, Equatable {
     package var once: Bool
     /// The tasks it caught so far.
     package var caught: Int
+    /// Holds at the response: after the origin's head arrived, before anything reaches the
+    /// client (an HTTP request only); false: before the request goes upstream.
+    package var response: Bool
 
-    package init(id: Int, conditions: HoldConditions, once: Bool = false, caught: Int = 0) {
+    package init(id: Int, conditions: HoldConditions, once: Bool = false, caught: Int = 0, response: Bool = false) {
         self.id = id
         self.conditions = conditions
         self.once = once
         self.caught = caught
+        self.response = response
     }
 }
 
 extension HoldRule: Codable {
     private enum CodingKeys: String, CodingKey {
-        case id, host, method, url, kind, all, once, caught
+        case id, host, method, url, kind, all, once, caught, response
     }
 
     package init(from decoder: any Decoder) throws {
@@ -30,6 +34,7 @@ extension HoldRule: Codable {
         self.id = try container.decode(Int.self, forKey: .id)
         self.once = try container.decodeIfPresent(Bool.self, forKey: .once) ?? false
         self.caught = try container.decodeIfPresent(Int.self, forKey: .caught) ?? 0
+        self.response = try container.decodeIfPresent(Bool.self, forKey: .response) ?? false
         do {
             self.conditions = try HoldConditions(
                 host: container.decodeIfPresent(String.self, forKey: .host),
@@ -54,5 +59,6 @@ extension HoldRule: Codable {
         try container.encode(self.conditions.all, forKey: .all)
         try container.encode(self.once, forKey: .once)
         try container.encode(self.caught, forKey: .caught)
+        try container.encode(self.response, forKey: .response)
     }
 }

@@ -14,8 +14,8 @@ package struct HoldRuleSet: Sendable, Equatable, Codable {
 
     package var isEmpty: Bool { self.rules.isEmpty }
 
-    package mutating func add(_ conditions: HoldConditions, once: Bool = false) -> HoldRule {
-        let rule = HoldRule(id: self.nextID, conditions: conditions, once: once)
+    package mutating func add(_ conditions: HoldConditions, once: Bool = false, response: Bool = false) -> HoldRule {
+        let rule = HoldRule(id: self.nextID, conditions: conditions, once: once, response: response)
         self.nextID += 1
         self.rules.append(rule)
         return rule
@@ -29,8 +29,12 @@ package struct HoldRuleSet: Sendable, Equatable, Codable {
 
     /// The id of the first rule that matches `facts`, which counts the catch (a `once` rule
     /// leaves the set with it); nil when none does.
-    package mutating func catchTask(_ facts: HoldFacts) -> Int? {
-        guard let index = self.rules.firstIndex(where: { $0.conditions.matches(facts) }) else { return nil }
+    /// `response`: the rules that hold at the response are asked (once the origin's head came),
+    /// else those that hold before the request goes.
+    package mutating func catchTask(_ facts: HoldFacts, response: Bool = false) -> Int? {
+        guard
+            let index = self.rules.firstIndex(where: { $0.response == response && $0.conditions.matches(facts) })
+        else { return nil }
         let id = self.rules[index].id
         if self.rules[index].once {
             self.rules.remove(at: index)

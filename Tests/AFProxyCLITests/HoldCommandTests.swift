@@ -12,13 +12,13 @@ import Testing
                 id: 1,
                 conditions: try HoldConditions(host: "*.example.org", method: "POST", url: nil, kind: nil, all: false),
                 caught: 3),
-            HoldRule(id: 4, conditions: HoldConditions(all: true), once: true),
+            HoldRule(id: 4, conditions: HoldConditions(all: true), once: true, response: true),
         ]
         #expect(
             HoldTable(rules: rules).render() == """
-                ID  CONDITIONS                      ONCE  CAUGHT
-                1   host=*.example.org method=POST  no    3
-                4   all                             yes   0
+                ID  CONDITIONS                      AT        ONCE  CAUGHT
+                1   host=*.example.org method=POST  request   no    3
+                4   all                             response  yes   0
                 """)
         #expect(HoldTable(rules: []).render() == "no hold rules")
     }

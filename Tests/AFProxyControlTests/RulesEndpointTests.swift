@@ -106,12 +106,13 @@ import Testing
             let (status, text) = api.call(method, target, body)
             return (status, try JSONDecoder().decode(ControlErrorBody.self, from: Data(text.utf8)).error)
         }
-        let expected = #"expected a JSON object {"host": …, "method": …, "url": …, "kind": …, "all": …, "once": …}"#
+        let expected =
+            #"expected a JSON object {"host": …, "method": …, "url": …, "kind": …, "all": …, "once": …, "response": …}"#
         #expect(try error("POST", "/v1/rules/holds", "not json") == (400, expected))
         #expect(try error("POST", "/v1/rules/holds", #"{"all": "yes"}"#) == (400, expected))
         #expect(
             try error("POST", "/v1/rules/holds", #"{"hots": "a.org"}"#)
-                == (400, "unknown field hots: holds rules take host, method, url, kind, all, once"))
+                == (400, "unknown field hots: holds rules take host, method, url, kind, all, once, response"))
         #expect(try error("POST", "/v1/rules/holds", #"{"url": "("}"#).1.contains("regular expression"))
         #expect(try error("DELETE", "/v1/rules/holds/9") == (404, "no hold rule with id 9"))
         #expect(try error("DELETE", "/v1/holds/9") == (404, "no hold rule with id 9"))

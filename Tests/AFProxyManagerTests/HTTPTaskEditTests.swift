@@ -81,3 +81,63 @@ import Testing
         #expect(machine.complete(.failure(.canceled())) == .finish(.failure(.canceled()), release: 0))
     }
 }
+
+/// A hold at the response, as the machine decides it: the head waits, the body is refused
+/// (curl keeps it), and every way out — release, an answer, a cancel, an end while held — ends
+/// the task once.
+@Suite struct HTTPTaskResponseHoldTests {
+    private func held() -> HTTPTaskStateMachine {
+        var machine = HTTPTaskStateMachine()
+        _ = machine.begin()
+        #expect(machine.holdResponse(rule: 5) == .holdResponse(rule: 5))
+        return machine
+    }
+
+    @Test func theHeadWaitsAndTheBodyIsRefusedUntilTheRelease() throws {
+        var machine = self.held()
+        #expect(machine.state == .suspended && machine.heldBy == 5 && machine.heldAtResponse)
+        #expect(machine.responseBodyArrived(waiting: 100, now: .now) == .refused)
+        #expect(throws: IllegalTransition.self) { try machine.mayEdit("edit") }
+        try machine.mayEditResponse()
+        #expect(try machine.resume() == .releaseResponse(finish: nil, release: 0))
+        #expect(machine.state == .running && machine.heldBy == nil && !machine.heldAtResponse)
+        #expect(machine.responseBodyArrived(waiting: 100, now: .now) == .taken)
+    }
+
+    @Test func anEndWhileHeldWaitsForTheRelease() throws {
+        var machine = self.held()
+        #expect(machine.complete(.success) == .none)
+        #expect(machine.state == .suspended)
+        #expect(try machine.resume() == .releaseResponse(finish: .success, release: 0))
+        #expect(machine.state == .completed)
+    }
+
+    @Test func aCancelWhileHeldDropsTheHead() throws {
+        var live = self.held()
+        #expect(try live.cancel(.canceled()) == .abort(.canceled()))
+        #expect(live.complete(.failure(.canceled())) == .finish(.failure(.canceled()), release: 0))
+        #expect(live.heldResponseDropped)
+        var ended = self.held()
+        _ = ended.complete(.success)
+        #expect(try ended.cancel(.canceled()) == .finish(.failure(.canceled()), release: 0))
+        #expect(ended.heldResponseDropped && ended.state == .completed)
+    }
+
+    @Test func anAnswerReplacesTheOriginsResponse() throws {
+        var live = self.held()
+        #expect(try live.answer() == .abort(.canceled("answered by afproxy")))
+        #expect(live.responseBodyArrived(waiting: 10, now: .now) == .refused)  // none of the origin's is taken
+        #expect(live.complete(.failure(.canceled("answered by afproxy"))) == .finishAnswered(release: 0))
+        var ended = self.held()
+        _ = ended.complete(.success)
+        #expect(try ended.answer() == .finishAnswered(release: 0))
+    }
+
+    @Test func aSuspendedTaskIsNotHeldAgain() throws {
+        var machine = HTTPTaskStateMachine()
+        _ = machine.begin()
+        _ = try machine.suspend()
+        #expect(machine.holdResponse(rule: 1) == .none)
+        #expect(!machine.heldAtResponse)
+    }
+}

@@ -74,3 +74,41 @@ import Testing
         #expect(try ProxyAnswer(status: 299).head.reason == "")
     }
 }
+
+/// What an edit of a held response makes of its head, and what it refuses.
+@Suite struct ResponseEditTests {
+    static let head = ProxyResponseHead(
+        status: 200, reason: "OK", version: "1.1",
+        headers: [.init("Content-Type", "text/plain"), .init("Content-Length", "5"), .init("Set-Cookie", "a=1")])
+
+    @Test func statusAndFieldsChange() throws {
+        let (edited, changes) = try ResponseEdit(
+            status: 404, setHeaders: [.init("Set-Cookie", "b=2"), .init("X-A", "1")], removeHeaders: ["content-type"]
+        ).applied(to: Self.head)
+        #expect(edited.status == 404 && edited.reason == "Not Found")
+        #expect(edited.headers == [.init("Content-Length", "5"), .init("Set-Cookie", "b=2"), .init("X-A", "1")])
+        #expect(
+            changes.map(\.change) == [
+                "status 200 → 404", "removed header content-type", "set header Set-Cookie: <redacted>",
+                "set header X-A: 1",
+            ])
+        #expect(changes.allSatisfy { $0.side == .response })
+    }
+
+    @Test func aBodylessStatusNeedsTheBody() throws {
+        #expect(throws: RequestEdit.Refusal.self) { try ResponseEdit(status: 204).applied(to: Self.head) }
+        #expect(throws: RequestEdit.Refusal.self) { try ResponseEdit(status: 100).applied(to: Self.head) }
+        #expect(throws: RequestEdit.Refusal.self) {
+            try ResponseEdit(removeHeaders: ["Content-Length"]).applied(to: Self.head)
+        }
+        let (edited, _) = try ResponseEdit(status: 204, body: []).applied(to: Self.head)
+        let answer = try ResponseEdit.answer(edited, body: [])
+        #expect(answer.head.status == 204 && !answer.head.headers.contains { $0.hasName("content-length") })
+    }
+
+    @Test func aNewBodyIsFramedByItself() throws {
+        let answer = try ResponseEdit.answer(Self.head, body: Array("hello world".utf8))
+        #expect(answer.head.headers.filter { $0.hasName("content-length") } == [.init("Content-Length", "11")])
+        #expect(answer.head.headers.first == .init("Content-Type", "text/plain"))
+    }
+}

@@ -7,7 +7,8 @@ import Testing
 /// adds and refuses, as values.
 @Suite struct HoldRuleSetEditableTests {
     @Test func theFieldsItNamesAreTheKeysItsRequestTakes() throws {
-        let full = HoldRequestBody(host: "a.org", method: "GET", url: "x", kind: "data", all: false, once: true)
+        let full = HoldRequestBody(
+            host: "a.org", method: "GET", url: "x", kind: "data", all: false, once: true, response: true)
         let object = try JSONDecoder().decode([String: AnyKey].self, from: JSONEncoder().encode(full))
         #expect(Set(object.keys) == Set(HoldRuleSet.requestFields))
         #expect(HoldRuleSet.kind == "holds" && HoldRuleSet.ruleName == "hold rule")
@@ -31,7 +32,8 @@ import Testing
     @Test func theErrorsSayWhatWasExpected() {
         #expect(
             RuleRequestError.expected(fields: HoldRuleSet.requestFields).message
-                == #"expected a JSON object {"host": …, "method": …, "url": …, "kind": …, "all": …, "once": …}"#)
+                == #"expected a JSON object {"host": …, "method": …, "url": …, "kind": …, "all": …, "once": …, "response": …}"#
+        )
         #expect(
             RuleRequestError.unknown(fields: ["hots"], kind: "holds", takes: ["host", "url"]).message
                 == "unknown field hots: holds rules take host, url")

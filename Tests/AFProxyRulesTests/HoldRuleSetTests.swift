@@ -114,7 +114,7 @@ import Testing
         let text = String(decoding: try encoder.encode(rule), as: UTF8.self)
         #expect(
             text
-                == #"{"all":false,"caught":2,"host":"*.example.org","id":3,"kind":null,"method":null,"once":true,"url":"/a"}"#
+                == #"{"all":false,"caught":2,"host":"*.example.org","id":3,"kind":null,"method":null,"once":true,"response":false,"url":"/a"}"#
         )
         #expect(try JSONDecoder().decode(HoldRule.self, from: Data(text.utf8)) == rule)
         let bad = #"{"id":1,"kind":"tunnel"}"#

@@ -215,3 +215,73 @@ def test_replay_takes_the_same_edits(start_proxy, tmp_path, fresh_origin):
     assert replayed["upload"]["completed"] == 10
     bad = ctl(proxy, "replay", str(original["id"]), "--header", "Content-Length: 3", "--body", "x")
     assert bad.returncode == 1 and "Content-Length is written by the proxy" in bad.stderr, bad
+
+
+def test_a_response_hold_changes_what_the_client_gets(start_proxy, tmp_path, fresh_origin):
+    proxy = start_proxy("--state-dir", str(tmp_path / "state"))
+    rule = add_rule(proxy, "--host", "127.0.0.1", "--url", "/bytes/", "--response")
+    assert "response" in ctl(proxy, "hold", "list").stdout
+    n = 200_000
+    client = start_curl(proxy, "-sS", "-D", "-", fresh_origin.url(f"/bytes/{n}"), stdout=subprocess.PIPE)
+    [task] = wait_held(proxy)
+    assert task["heldBy"] == rule and task["status"] == 200 and task["download"]["completed"] == 0, task
+    assert [r.target for r in fresh_origin.requests] == [f"/bytes/{n}"]  # the request went; the answer waits
+    # The request went already: only the response can be changed.
+    r = ctl(proxy, "edit", str(task["id"]), "--method", "PUT")
+    assert r.returncode == 1 and "held at its response" in r.stderr, r
+    status, answer = proxy.api("PATCH", f"/v1/tasks/{task['id']}/request", {"method": "PUT"})
+    assert status == 409 and "held at its response" in answer["error"], answer
+    r = ctl(proxy, "edit", str(task["id"]), "--status", "203", "--header", "X-Held: yes",
+            "--remove-header", "Content-Type")
+    assert r.returncode == 0 and "status 200 → 203" in r.stdout, r
+    bad = ctl(proxy, "edit", str(task["id"]), "--status", "204")
+    assert bad.returncode == 1 and "give the body too" in bad.stderr, bad
+    assert client.poll() is None
+    assert ctl(proxy, "resume", str(task["id"])).returncode == 0
+    rc, out, err = finish(client)
+    assert rc == 0, err
+    head, _, body = out.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 203") and b"X-Held: yes" in head and b"Content-Type" not in head, head
+    assert body == payload(n)
+    record = proxy.history_record(fresh_origin.url(f"/bytes/{n}"))
+    assert record["status"] == 203 and record["download"]["completed"] == n
+    assert [e["change"] for e in record["edits"]] == [
+        "status 200 → 203", "removed header Content-Type", "set header X-Held: yes"]
+
+
+def test_a_held_response_replaced_answered_or_canceled(start_proxy, tmp_path, fresh_origin):
+    proxy = start_proxy("--state-dir", str(tmp_path / "state"))
+    add_rule(proxy, "--host", "127.0.0.1", "--url", "/bytes/", "--response")
+
+    # A new body: the edited head and that body are the answer, the origin's is dropped.
+    client = start_curl(proxy, "-sS", "-D", "-", fresh_origin.url("/bytes/100000"), stdout=subprocess.PIPE)
+    [task] = wait_held(proxy)
+    assert ctl(proxy, "edit", str(task["id"]), "--header", "X-Edited: 1", "--body", "replaced").returncode == 0
+    rc, out, err = finish(client)
+    head, _, body = out.partition(b"\r\n\r\n")
+    assert rc == 0 and head.startswith(b"HTTP/1.1 200") and b"X-Edited: 1" in head and body == b"replaced", out[:300]
+    assert b"Content-Length: 8" in head
+
+    # respond at a response hold: the proxy's answer instead of the origin's.
+    client = start_curl(proxy, "-sS", "-w", "%{http_code}", fresh_origin.url("/bytes/100001"), stdout=subprocess.PIPE)
+    [task] = wait_held(proxy)
+    assert ctl(proxy, "respond", str(task["id"]), "--status", "502", "--body", "held and answered").returncode == 0
+    rc, out, _ = finish(client)
+    assert rc == 0 and out == b"held and answered502", out
+
+    # A short body ends its transfer while held: the release still sends it whole.
+    client = start_curl(proxy, "-sS", fresh_origin.url("/bytes/10"), stdout=subprocess.PIPE)
+    [task] = wait_held(proxy)
+    assert ctl(proxy, "resume", str(task["id"])).returncode == 0
+    rc, out, _ = finish(client)
+    assert rc == 0 and out == payload(10)
+
+    # A cancel while held: the client gets the cancel's 503, never the held head.
+    client = start_curl(proxy, "-sS", "-w", "%{http_code}", fresh_origin.url("/bytes/11"), stdout=subprocess.PIPE)
+    [task] = wait_held(proxy)
+    wait_for(lambda: proxy.task(task["id"])["download"]["completed"] == 0, 5)
+    assert ctl(proxy, "cancel", str(task["id"])).returncode == 0
+    rc, out, _ = finish(client)
+    assert out.endswith(b"503"), out
+    record = proxy.history_record(fresh_origin.url("/bytes/11"))
+    assert record["errorCode"] == "canceled", record

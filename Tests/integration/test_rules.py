@@ -15,7 +15,7 @@ import pytest
 from helpers import clean_env, ctl, short_socket_dir, start_curl, wait_for
 from origin import start_origin
 
-HOLD_FIELDS = ["host", "method", "url", "kind", "all", "once"]
+HOLD_FIELDS = ["host", "method", "url", "kind", "all", "once", "response"]
 
 
 @pytest.fixture
@@ -72,8 +72,8 @@ def test_hold_rules_through_rules_are_the_hold_rules(start_proxy, tmp_path, fres
     assert proxy.api("GET", "/v1/holds") == (200, {"holds": listed["rules"]})
     assert json.loads(ok(ctl(proxy, "hold", "list", "--json")))["holds"] == listed["rules"]
     table = ok(ctl(proxy, "rules", "holds")).splitlines()
-    assert table[0].split() == ["ID", "HOST", "METHOD", "URL", "KIND", "ALL", "ONCE", "CAUGHT"], table
-    assert table[1].split() == [str(first), "127.0.0.1", "-", "/bytes/", "-", "false", "false", "0"], table
+    assert table[0].split() == ["ID", "HOST", "METHOD", "URL", "KIND", "ALL", "ONCE", "RESPONSE", "CAUGHT"], table
+    assert table[1].split() == [str(first), "127.0.0.1", "-", "/bytes/", "-", "false", "false", "false", "0"], table
     assert json.loads(ok(ctl(proxy, "rules", "--json")))["kinds"][0]["count"] == 3
 
     # The rule added through `rules` catches a task.
@@ -114,7 +114,7 @@ def test_refusals_say_why_with_the_exit_codes(start_proxy, tmp_path):
     assert r.returncode == 1 and "no such rule kind" in r.stderr, r
 
     # A body that is not the kind's: 400 naming the fields it takes, exit 1.
-    expected = 'expected a JSON object {"host": …, "method": …, "url": …, "kind": …, "all": …, "once": …}'
+    expected = 'expected a JSON object {"host": …, "method": …, "url": …, "kind": …, "all": …, "once": …, "response": …}'
     assert socket_curl(proxy, "POST", "/v1/rules/holds", "not json") == (400, {"error": expected})
     assert socket_curl(proxy, "POST", "/v1/rules/holds", '{"once": "yes"}') == (400, {"error": expected})
     r = ctl(proxy, "rules", "holds", "--add", "hots=127.0.0.1")
