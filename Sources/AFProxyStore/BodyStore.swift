@@ -1,6 +1,7 @@
 import AFProxyModel
 import FoundationEssentials
 import NIOCore
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -16,17 +17,28 @@ package final class BodyStore: Sendable {
     private let lane = IOExecutor.shared.lane()
     private let state = Locked(State())
 
-    private struct State {
-        /// The bytes each body's file holds (lane only), oldest first in `order`.
+    fileprivate struct State {
+        /// The bytes each body's file holds (lane only), oldest first in `order`: a ring, since
+        /// at the total every new body removes the oldest, and an array's front removal walked
+        /// every kept name (hundreds of thousands of 1 KiB bodies under 256 MiB).
         var sizes: [String: Int64] = [:]
-        var order: [String] = []
+        var order = CircularBuffer<String>()
         var total: Int64 = 0
-        /// Bodies removed to keep the total: their recorders hear of it.
+        /// Bodies removed to keep the total: their recorders, and the records of their completed
+        /// tasks, hear of it. The latest `removedKept` only (`removedOrder`), so that a daemon that
+        /// records for months does not keep a name for every body it ever dropped.
         var removed: Set<String> = []
+        var removedOrder = CircularBuffer<String>()
         var madeDirectory = false
     }
 
     package static let defaultMaxTotal: Int64 = 256 << 20
+    /// How many removed bodies are remembered as removed (410 rather than 404).
+    static let removedKept = 65536
+    /// What may wait for the disk across every body: each body's own bound (`BodyRecording`)
+    /// holds per body, and many small bodies at once would otherwise queue without end.
+    package static let unwrittenLimit: Int64 = 64 << 20
+    private let unwritten = Atomic<Int64>(0)
 
     package init(directory: String, maxTotal: Int64 = BodyStore.defaultMaxTotal) {
         self.directory = directory
@@ -86,11 +98,12 @@ package final class BodyStore: Sendable {
         let count = Int64(bytes.readableBytes)
         guard self.makeDirectory() else { return .failed }
         let fits = self.state.withLock { state -> Bool in
-            while state.total + count > self.maxTotal, let oldest = state.order.first(where: { $0 != name }) {
+            while state.total + count > self.maxTotal, let index = state.order.firstIndex(where: { $0 != name }) {
+                // The oldest, or the one after it when the oldest is the body written now.
+                let oldest = state.order.remove(at: index)
                 unlink("\(self.directory)/\(oldest)")
                 state.total -= state.sizes.removeValue(forKey: oldest) ?? 0
-                state.order.removeAll { $0 == oldest }
-                state.removed.insert(oldest)
+                state.remember(removed: oldest)
             }
             return state.total + count <= self.maxTotal
         }
@@ -99,7 +112,12 @@ package final class BodyStore: Sendable {
         let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return .failed }
         defer { close(fd) }
-        guard bytes.withUnsafeReadableBytes({ Files.writeAll(fd, $0) }) == nil else { return .failed }
+        guard bytes.withUnsafeReadableBytes({ Files.writeAll(fd, $0) }) == nil else {
+            // A write the disk cut short: the file goes back to what was whole before it, so it
+            // never holds more than the body's recorded size.
+            _ = ftruncate(fd, off_t(self.state.withLock { $0.sizes[name] ?? 0 }))
+            return .failed
+        }
         self.state.withLock { state in
             if state.sizes[name] == nil { state.order.append(name) }
             state.sizes[name, default: 0] += count
@@ -127,6 +145,21 @@ package final class BodyStore: Sendable {
 
     fileprivate func submit(_ job: @escaping @Sendable () -> Void) {
         self.lane.submit(job)
+    }
+
+    /// Claims room for `count` bytes waiting for the disk across every body; false when the
+    /// disk is that far behind (the body is then cut, never the transfer slowed).
+    fileprivate func reserve(_ count: Int) -> Bool {
+        let after = self.unwritten.add(Int64(count), ordering: .relaxed).newValue
+        guard after <= Self.unwrittenLimit else {
+            self.unwritten.subtract(Int64(count), ordering: .relaxed)
+            return false
+        }
+        return true
+    }
+
+    fileprivate func written(_ count: Int) {
+        self.unwritten.subtract(Int64(count), ordering: .relaxed)
     }
 
     /// Lane only.
@@ -161,8 +194,15 @@ package final class BodyRecorder: Sendable {
     package func append(_ buffer: ByteBuffer) {
         let (keep, generation) = self.recording.withLock { ($0.0.arrived(buffer.readableBytes), $0.generation) }
         guard keep > 0, let slice = buffer.getSlice(at: buffer.readerIndex, length: keep) else { return }
+        guard self.store.reserve(keep) else {
+            return self.recording.withLock { recording in
+                guard recording.generation == generation else { return recording.0.wroteBeforeRestart(keep) }
+                recording.0.failed(unwritten: keep)
+            }
+        }
         self.store.submit {
             let result = self.store.write(slice, to: self.name)
+            self.store.written(keep)
             self.recording.withLock { recording in
                 guard recording.generation == generation else { return recording.0.wroteBeforeRestart(keep) }
                 switch result {
@@ -191,5 +231,13 @@ package final class BodyRecorder: Sendable {
             self.recording.withLock { $0.0.removed() }
         }
         return self.recording.withLock { $0.0.body }
+    }
+}
+
+extension BodyStore.State {
+    fileprivate mutating func remember(removed name: String) {
+        guard self.removed.insert(name).inserted else { return }
+        self.removedOrder.append(name)
+        if self.removedOrder.count > BodyStore.removedKept { self.removed.remove(self.removedOrder.removeFirst()) }
     }
 }

@@ -9,9 +9,9 @@ No assertion on time: the waits poll, the bounds are on bytes (memory, disk). Ab
 shared 2-core machine with the debug build, a release build compiling beside it; the 1 GiB
 download takes 6-7 s of it, so it runs in the normal suite at its full size.
 
-Two tests here are expected failures, each naming a bug found while writing them (a removed
-body's task still saying it is kept; a write a full disk cut short leaving its part in the file):
-remove the mark with the fix."""
+Two tests here found bugs, fixed since: a removed body's completed task still said it was kept
+(its record now shows the removal), and a write a full disk cut short left its part in the file
+(the file is cut back to what was whole)."""
 
 from __future__ import annotations
 
@@ -215,11 +215,6 @@ def test_a_full_disk_cuts_the_body_not_the_transfer(start_proxy, origin, small_b
     assert proxy.alive()
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "known bug: a write the full disk cut short leaves its first part in the file (BodyStore.write "
-    "answers .failed after Files.writeAll wrote some of the chunk), so the file and `afproxyctl body` "
-    "hold more than `size` (e.g. 4194304 against 4182016); not strict: a chunk that ends exactly at "
-    "the disk's end leaves nothing over"))
 def test_a_full_disk_keeps_exactly_what_the_task_says(start_proxy, origin, small_bodies_dir, tmp_path):
     """The body a full disk cut: `afproxyctl body` gives exactly `size` bytes, the start of what passed."""
     n = 16 * MiB
@@ -235,10 +230,6 @@ def test_a_full_disk_keeps_exactly_what_the_task_says(start_proxy, origin, small
     assert file_sha256(got) == (recorded["size"], payload_sha256(recorded["size"]))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known bug: a completed task's `bodies` is the record made when it ended; a body removed later "
-    "to keep record-max-total still shows its size, cut false, while its body answers 410 "
-    "(BodyRecorder.recorded notices the removal only while the task is live)"))
 def test_a_body_removed_for_the_total_says_so_in_its_task(start_proxy, origin):
     """The oldest body removed to keep record-max-total: its task's `bodies.response` says cut by
     `total`, size 0 (docs/control-api.md), as its 410 does."""

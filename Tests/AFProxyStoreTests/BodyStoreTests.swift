@@ -1,0 +1,46 @@
+import AFProxyModel
+import AFProxyTestSupport
+import FoundationEssentials
+import NIOCore
+import Testing
+
+@testable import AFProxyStore
+
+/// The store on a real directory: the total removes the oldest body first, a replaced body holds
+/// only its new bytes, and a restarted recording counts from nothing.
+@Suite struct BodyStoreTests {
+    @Test func theTotalRemovesTheOldestFirst() throws {
+        let scratch = TemporaryDirectory("bodies")
+        let store = BodyStore(directory: scratch.path + "/bodies", maxTotal: 10)
+        for task in 1...3 {
+            store.recorder(task: task, side: .response, rule: 1, limit: 100).append(ByteBuffer(string: "abcd"))
+        }
+        #expect(try store.contents(task: 3, side: .response) == Data("abcd".utf8))  // waits for the writes
+        #expect(store.wasRemoved(task: 1, side: .response))
+        #expect(!store.wasRemoved(task: 2, side: .response) && !store.wasRemoved(task: 3, side: .response))
+        #expect(try store.contents(task: 1, side: .response) == nil)
+        #expect(store.usage.bodies == 2 && store.usage.bytes == 8)
+    }
+
+    @Test func aReplacedBodyHoldsOnlyItsNewBytes() throws {
+        let scratch = TemporaryDirectory("bodies")
+        let store = BodyStore(directory: scratch.path + "/bodies")
+        let recorder = store.recorder(task: 7, side: .request, rule: 2, limit: 100)
+        recorder.append(ByteBuffer(string: "the client's"))
+        recorder.replace(with: ByteBuffer(string: "edited"))
+        #expect(try store.contents(task: 7, side: .request) == Data("edited".utf8))
+        #expect(recorder.recorded == RecordedBody(rule: 2, size: 6, seen: 6))
+        #expect(store.usage.bytes == 6)
+    }
+
+    @Test func aRestartedRecordingCountsFromNothing() {
+        var recording = BodyRecording(rule: 1, limit: 10)
+        #expect(recording.arrived(8) == 8)
+        recording.restart()
+        #expect(recording.arrived(4) == 4)
+        recording.wroteBeforeRestart(8)
+        recording.wrote(4)
+        #expect(recording.body == RecordedBody(rule: 1, size: 4, seen: 4))
+        #expect(recording.unwritten == 0 && recording.written == 4)
+    }
+}
