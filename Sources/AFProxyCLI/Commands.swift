@@ -46,8 +46,15 @@ struct Show: ParsableCommand {
     var global: GlobalOptions { self.root.global }
     @Argument(help: "The task's id.", completion: TaskIDCompletion.kind) var id: Int
     @Flag(name: .long, help: "Print the API's JSON.") var json = false
+    @Flag(name: .long, help: "List the WebSocket messages a record rule kept, one a line.") var messages = false
 
     func run() throws {
+        if self.messages {
+            let body = try self.global.call("GET", "/v1/tasks/\(self.id)/messages")
+            if self.json { return Console.output(String(decoding: body, as: UTF8.self)) }
+            let list = try Console.decoder().decode(MessageList.self, from: Data(body))
+            return Console.output(MessageLines(list: list).render())
+        }
         let body = try self.global.call("GET", "/v1/tasks/\(self.id)")
         if self.json { return Console.output(String(decoding: body, as: UTF8.self)) }
         let task = try Console.decoder().decode(TaskRecord.self, from: Data(body))

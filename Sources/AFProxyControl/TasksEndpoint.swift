@@ -10,6 +10,7 @@ import NIOHTTP1
 ///     GET  /v1/tasks[?all=1]                  live tasks (and the history)
 ///     GET  /v1/tasks/{id}                     one, live or from the history
 ///     GET  /v1/tasks/{id}/body[?side=request|response]  a body a record rule kept (response by default)
+///     GET  /v1/tasks/{id}/messages            a WebSocket task's messages a record rule kept
 ///     POST /v1/tasks/{id}/suspend|resume|cancel
 ///     POST /v1/tasks/{id}/replay              the request sent again as a new task (201 with it)
 ///     PATCH /v1/tasks/{id}/request            change a held request before it goes (RequestEditBody)
@@ -27,6 +28,7 @@ struct TasksEndpoint: ControlEndpoint {
         case list(includeHistory: Bool)
         case task(Int)
         case body(Int, BodySide)
+        case messages(Int)
         case replay(Int)
         case edit(Int)
         case editResponse(Int)
@@ -58,6 +60,10 @@ struct TasksEndpoint: ControlEndpoint {
             guard method == "GET" else { return .failure(notAllowed) }
             return ControlRequest.id(rest[1]).map { .task($0) }
         default:
+            if rest[2] == "messages" {
+                guard method == "GET" else { return .failure(notAllowed) }
+                return ControlRequest.id(rest[1]).map { .messages($0) }
+            }
             if rest[2] == "body" {
                 guard method == "GET" else { return .failure(notAllowed) }
                 guard let side = BodySide(rawValue: request.query["side"] ?? "response") else {
@@ -92,6 +98,8 @@ struct TasksEndpoint: ControlEndpoint {
 
     func answer(_ route: Route, to request: ControlRequest) -> ControlAnswer {
         switch route {
+        case .messages(let id):
+            return self.messages(id)
         case .body(let id, let side):
             return self.body(id, side)
         case .replay(let id):

@@ -148,8 +148,13 @@ package final class RuleBook: Sendable {
 
     /// What the record rules keep of `request`'s bodies; one atomic load when there is no rule.
     package func recordPlan(_ request: ProxyRequest) -> RecordPlan? {
+        self.recordPlan(host: request.host, url: request.url)
+    }
+
+    /// The same for any absolute URL (a WebSocket task's `ws://…`).
+    package func recordPlan(host: String, url: String) -> RecordPlan? {
         guard self.records.isActive else { return nil }
-        return self.records.ruleSet.plan(host: request.host, url: request.url)
+        return self.records.ruleSet.plan(host: host, url: url)
     }
 
     /// Where a map-remote rule sends `request`, and which rule; one atomic load when there is none.

@@ -34,6 +34,8 @@ package final class SessionManager: Sendable {
     let trust: TransferTrust
     /// Where record rules keep bodies (nil without a state directory).
     package let bodies: BodyStore?
+    /// The messages record rules keep of WebSocket tasks, in memory (`WebSocketMessageLog`).
+    private let messageBook = WebSocketMessageBook()
     /// Where map-local rules' files are read.
     let localFiles = LocalFileReader()
     /// Where replayed tasks' client calls run (nil in tests: at once).
@@ -134,8 +136,18 @@ package final class SessionManager: Sendable {
         let upgrade = request.upgrade.map { upgrade in
             TunnelUpgrade(head: upgrade.head, tls: upgrade.tls ? self.tunnelTLS(host: request.host) : nil)
         }
+        // A WebSocket a record rule names has its messages read as they pass; one atomic load
+        // when no rule is in force.
+        let plan = request.upgrade.flatMap { self.rules.recordPlan(host: request.host, url: $0.url) }
         let task = self.gate.admit(.stream, HoldFacts(request)) { id, heldBy in
-            StreamTask(
+            var upgrade = upgrade
+            if let plan, upgrade != nil {
+                let recorder = WebSocketRecorder(
+                    rule: plan.rule, limit: plan.limit, sent: plan.request, received: plan.response)
+                self.messageBook.add(recorder, task: id)
+                upgrade?.recorder = recorder
+            }
+            return StreamTask(
                 id: id, request: request, eventLoop: eventLoop, context: self.taskContext, heldBy: heldBy,
                 upgrade: upgrade)
         }
@@ -165,6 +177,12 @@ package final class SessionManager: Sendable {
     }
 
     // MARK: queries
+
+    /// The WebSocket messages a record rule kept of task `id`, live or completed; nil when none
+    /// did (no rule named it, not a WebSocket, or let go from `WebSocketMessageBook`).
+    package func messages(id: Int) -> WebSocketMessageLog? {
+        self.messageBook.messages(task: id)
+    }
 
     package func task(id: Int) -> TaskRecord? {
         let (live, recorded) = self.registry.find(id: id)

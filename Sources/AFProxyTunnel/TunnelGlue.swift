@@ -1,5 +1,6 @@
 import AFProxyModel
 import AFProxyRules
+import FoundationEssentials
 import NIOCore
 
 /// One side of a tunnel's byte relay: the last handler of that side's pipeline, glued to its
@@ -39,6 +40,10 @@ final class TunnelGlue: ChannelDuplexHandler, RemovableChannelHandler {
     /// This side's input goes through the kernel (`SpliceRelay`): no `read()` goes through, and
     /// what NIO reads all the same is held and reported, to follow what the pipe holds.
     private(set) var spliced = false
+    /// Reads the WebSocket messages this side passes on, for a record rule; nil (the usual case,
+    /// and once the framing broke): nothing reads them.
+    private var messageReader: WebSocketFrameReader?
+    private var recorder: WebSocketRecorder?
 
     init(side: TunnelLifecycle.Side, relay: TunnelRelay, counters: TunnelCounters, throttle: ThrottleTicket? = nil) {
         self.side = side
@@ -258,10 +263,24 @@ final class TunnelGlue: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
+    /// From now on the messages this side passes on are read into `recorder`.
+    func record(with recorder: WebSocketRecorder) {
+        self.recorder = recorder
+        self.messageReader = recorder.reader(for: self.side)
+    }
+
     private func forward(_ buffer: ByteBuffer) {
         self.counters.add(buffer.readableBytes, from: self.side)
+        if self.messageReader != nil { self.readMessages(buffer) }
         if let throttle = self.throttle, throttle.isActive { throttle.take(self.direction, buffer.readableBytes) }
         self.partner?.context?.write(self.wrapOutboundOut(buffer), promise: nil)
+    }
+
+    /// Reads the very buffer that goes on (no copy but the payload bytes kept), in place.
+    private func readMessages(_ buffer: ByteBuffer) {
+        let messages = self.messageReader!.read(buffer, at: Date())
+        if !messages.isEmpty { self.recorder?.keep(messages) }
+        if self.messageReader!.stopped { self.messageReader = nil }
     }
 
     /// Writes complete in order, so an empty write's completion comes after every byte queued

@@ -146,6 +146,7 @@ final class TunnelRelay: SpliceRelayOwner {
     private func didEstablish(_ connected: TunnelConnector.Connected) {
         do {
             let glue = TunnelGlue(side: .upstream, relay: self, counters: self.counters, throttle: self.throttle)
+            if let recorder = self.upgrade?.recorder { glue.record(with: recorder) }
             try connected.channel.pipeline.syncOperations.addHandler(glue)
             // The origin's first bytes, read with the upstream proxy's answer: from the pipeline's
             // head (through TLS, if any) to the glue, which holds them until the client joins.
@@ -175,6 +176,7 @@ final class TunnelRelay: SpliceRelayOwner {
             return false
         }
         let glue = TunnelGlue(side: .client, relay: self, counters: self.counters, throttle: self.throttle)
+        if let recorder = self.upgrade?.recorder { glue.record(with: recorder) }
         // An upgrade's client waits for the origin's answer: what it sends before the 101 (a
         // request pipelined behind its handshake) must not reach the origin unseen.
         if self.awaitsAnswer { glue.waitForAnswer() }
@@ -209,7 +211,8 @@ final class TunnelRelay: SpliceRelayOwner {
 
     // MARK: the kernel relay
 
-    /// A tunnel whose bytes afproxy need not see (no upgrade, whose answer it reads) moves them
+    /// A tunnel whose bytes afproxy need not see (no upgrade, whose answer it reads and whose
+    /// messages a record rule may read: `WebSocketRecorder`) moves them
     /// with splice(2) once both channels expose their sockets. Through an upstream proxy too: its
     /// handshake is over by now, its handler gone from the pipeline, and what it sent after its
     /// answer went to the client through NIO, so the socket carries the origin's bytes only. NIO

@@ -9,10 +9,14 @@ package struct TunnelUpgrade: Sendable {
     /// The request head, sent upstream as the tunnel's first bytes.
     package var head: String
     package var tls: TunnelTLS?
+    /// Reads the messages that pass, for a record rule that names the task; nil (the usual
+    /// case): nothing reads them.
+    package var recorder: WebSocketRecorder?
 
-    package init(head: String, tls: TunnelTLS? = nil) {
+    package init(head: String, tls: TunnelTLS? = nil, recorder: WebSocketRecorder? = nil) {
         self.head = head
         self.tls = tls
+        self.recorder = recorder
     }
 }
 

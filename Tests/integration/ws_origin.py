@@ -51,6 +51,11 @@ def read_exact(sock, n: int) -> bytes:
 
 def read_frame(sock) -> tuple[int, bytes]:
     """(opcode, payload) of one frame, unmasked."""
+    return read_frame_fin(sock)[1:]
+
+
+def read_frame_fin(sock) -> tuple[bool, int, bytes]:
+    """(FIN, opcode, payload) of one frame, unmasked."""
     b0, b1 = read_exact(sock, 2)
     n = b1 & 0x7F
     if n == 126:
@@ -61,7 +66,7 @@ def read_frame(sock) -> tuple[int, bytes]:
     payload = read_exact(sock, n)
     if key:
         payload = bytes(b ^ key[i % 4] for i, b in enumerate(payload))
-    return b0 & 0x0F, payload
+    return bool(b0 & 0x80), b0 & 0x0F, payload
 
 
 def read_head(sock, rest: bytes = b"") -> tuple[bytes, bytes]:
@@ -129,8 +134,19 @@ class WebSocketOrigin:
             conn.close()
 
     def _echo(self, conn) -> None:
+        """A fragmented message is echoed whole, as one frame, once its last fragment came; a
+        ping between its fragments is answered at once."""
+        fragments: list[bytes] = []
+        first = 0
         while True:
-            opcode, payload = read_frame(conn)
+            fin, opcode, payload = read_frame_fin(conn)
+            if opcode in (0, 1, 2) and not fin:
+                first = first or opcode
+                fragments.append(payload)
+                continue
+            if opcode == 0:
+                opcode, payload = first, b"".join(fragments) + payload
+                fragments, first = [], 0
             if opcode == 8:  # close: answered, then the server closes (RFC 6455 §5.5.1)
                 conn.sendall(frame(8, payload[:2], mask=False))
                 return
