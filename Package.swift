@@ -94,6 +94,12 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        /// zlib and brotli's decoder, to show recorded bodies decoded (CDecode/shim.h says why);
+        /// only AFProxyStore uses them.
+        .systemLibrary(
+            name: "CDecode",
+            providers: [.apt(["zlib1g-dev", "libbrotli-dev"])]
+        ),
         /// libxcrypt's crypt_rn for `proxy-auth-file` hashes (CCrypt/shim.h says why); only
         /// AFProxyStore uses it.
         .systemLibrary(
@@ -125,7 +131,8 @@ let package = Package(
         .target(
             name: "AFProxyStore",
             dependencies: [
-                "CCrypto", "CCrypt", "AFProxyModel", "AFProxyRules", .product(name: "Logging", package: "swift-log"),
+                "CCrypto", "CCrypt", "CDecode", "AFProxyModel", "AFProxyRules",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]

@@ -13,21 +13,23 @@ struct Body: ParsableCommand {
         abstract: "Print (or save) a task's recorded response body, or its request body.",
         discussion: """
             Only tasks a record rule named when they started have bodies (afproxyctl record HOST). The bytes \
-            are those that passed, content codings included (a gzip-coded body prints as gzip). Exit status 1 \
-            with the reason when the task has no such body.
+            are those that passed, content codings included (a gzip-coded body prints as gzip); --decoded \
+            undoes gzip, deflate and br for reading (a body kept cut decodes to its start). Exit status 1 with \
+            the reason when the task has no such body, or a coding that cannot be decoded.
             """)
 
     @ParentCommand var root: AFProxyCtl
 
     @Argument(help: "The task id.") var id: Int
     @Flag(help: "The request body rather than the response body.") var request = false
+    @Flag(help: "Undo the body's content codings (gzip, deflate, br) for reading.") var decoded = false
     @Option(name: .short, help: ArgumentHelp("Write the body to FILE (overwritten).", valueName: "file"))
     var output: String?
 
     func run() throws {
         let side = self.request ? "request" : "response"
         let global = self.root.global
-        let bytes = try global.call("GET", "/v1/tasks/\(self.id)/body?side=\(side)")
+        let bytes = try global.call("GET", "/v1/tasks/\(self.id)/body?side=\(side)\(self.decoded ? "&decoded=1" : "")")
         if let recorded = try? Console.decoder().decode(
             TaskRecord.self, from: Data(global.call("GET", "/v1/tasks/\(self.id)"))),
             let body = recorded.bodies?[self.request ? .request : .response], body.cut
@@ -55,6 +57,7 @@ struct Body: ParsableCommand {
                 let wrote = write(fd, raw.baseAddress! + done, raw.count - done)
                 if wrote < 0 {
                     if errno == EINTR { continue }
+                    Console.error("afproxyctl: cannot write the body: \(String(cString: strerror(errno)))")
                     return
                 }
                 done += wrote

@@ -1,6 +1,7 @@
 import AFProxyAPI
 import AFProxyManager
 import AFProxyModel
+import AFProxyStore
 import FoundationEssentials
 import NIOCore
 import NIOHTTP1
@@ -9,7 +10,8 @@ import NIOHTTP1
 ///
 ///     GET  /v1/tasks[?all=1]                  live tasks (and the history)
 ///     GET  /v1/tasks/{id}                     one, live or from the history
-///     GET  /v1/tasks/{id}/body[?side=request|response]  a body a record rule kept (response by default)
+///     GET  /v1/tasks/{id}/body[?side=request|response][&decoded=1]  a body a record rule kept
+///                                             (response by default), its content codings undone
 ///     GET  /v1/tasks/{id}/messages            a WebSocket task's messages a record rule kept
 ///     POST /v1/tasks/{id}/suspend|resume|cancel
 ///     POST /v1/tasks/{id}/replay              the request sent again as a new task (201 with it)
@@ -101,7 +103,7 @@ struct TasksEndpoint: ControlEndpoint {
         case .messages(let id):
             return self.messages(id)
         case .body(let id, let side):
-            return self.body(id, side)
+            return self.body(id, side, decoded: request.query["decoded"] == "1")
         case .replay(let id):
             var edit: RequestEdit?
             if request.body.readableBytes > 0 {
@@ -256,10 +258,13 @@ struct TasksEndpoint: ControlEndpoint {
         return .success(fields)
     }
 
+    /// What a decoded body may grow to: a small body may stand for a huge one (a zip bomb).
+    static let decodedLimit = 256 << 20
+
     /// The kept bytes as they passed (content codings and all), typed as the task's own
     /// `Content-Type` said; 404 when no rule kept that body, 410 when it was removed to keep
     /// `record-max-total`.
-    private func body(_ id: Int, _ side: BodySide) -> ControlAnswer {
+    private func body(_ id: Int, _ side: BodySide, decoded: Bool) -> ControlAnswer {
         guard let record = self.manager.task(id: id) else { return .error(.notFound, "no task with id \(id)") }
         guard let bodies = record.bodies, let store = self.manager.bodies else {
             return .error(
@@ -282,6 +287,15 @@ struct TasksEndpoint: ControlEndpoint {
         }
         let headers = side == .request ? record.requestHeaders : record.responseHeaders ?? []
         let type = headers.first { $0.name.lowercased() == "content-type" }?.value ?? "application/octet-stream"
-        return .body(.ok, contentType: type, ByteBuffer(bytes: bytes))
+        let codings = headers.filter { $0.hasName("content-encoding") }.flatMap { $0.value.split(separator: ",") }
+            .map { String($0.trimmingSpaces()) }
+        guard decoded, !codings.isEmpty else { return .body(.ok, contentType: type, ByteBuffer(bytes: bytes)) }
+        switch ContentDecoder.decode([UInt8](bytes), codings: codings, limit: Self.decodedLimit) {
+        case .success(let result):
+            // The decoded body, whole or its start (a body kept cut, or past the limit).
+            return .body(.ok, contentType: type, ByteBuffer(bytes: result.bytes))
+        case .failure(let failure):
+            return .error(.unprocessableEntity, "task \(id)'s \(side.rawValue) body: \(failure)")
+        }
     }
 }

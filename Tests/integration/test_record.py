@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from helpers import ca_path, ctl, curl, wait_for
-from origin import GZIP_BODY, payload, payload_sha256
+from origin import GZIP_BODY, GZIP_PLAIN, payload, payload_sha256
 from test_intercept import intercepting  # noqa: F401 (a fixture)
 from test_rules import fresh_origin  # noqa: F401 (a fixture: an origin whose requests are this test's alone)
 
@@ -74,6 +74,9 @@ def test_bodies_are_kept_byte_exact_up_to_the_limit(proxy, origin, tmp_path):
     assert chunked_task["bodies"]["response"]["cut"] is False
     gzip_task = by_url[origin.url("/gzip")]
     assert body(proxy, gzip_task["id"]) == GZIP_BODY  # as it passed, still coded
+    assert body(proxy, gzip_task["id"], "--decoded") == GZIP_PLAIN  # decoded for reading only
+    plain_task = by_url[origin.url("/chunked/70000")]
+    assert body(proxy, plain_task["id"], "--decoded") == small.stdout  # no coding: as it passed
     uploads = [t for t in proxy.tasks(all=True) if t["url"] == origin.url("/upload")]
     assert body(proxy, uploads[0]["id"], "--request") == upload
     assert body(proxy, uploads[1]["id"], "--request") == b"hello " * 1000
