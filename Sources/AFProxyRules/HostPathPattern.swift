@@ -34,6 +34,23 @@ package struct HostPathPattern: Sendable, Equatable {
         return rest.first == "?" ? "/" + rest : String(rest)
     }
 
+    /// The first of `rules` whose pattern names the request, with the URL's path. The host is
+    /// matched first: a request to a host no rule names (the usual case while some rule is in
+    /// force) costs host comparisons only, not the path, a String made from the URL.
+    package static func first<Rule>(
+        of rules: [Rule], host: String, url: String, pattern: (Rule) -> HostPathPattern
+    ) -> (rule: Rule, path: String)? {
+        var path: String?
+        for rule in rules {
+            let named = pattern(rule)
+            guard named.host.matches(host: host) else { continue }
+            let requestPath = path ?? Self.path(ofURL: url)
+            path = requestPath
+            if requestPath.hasPrefix(named.prefix) { return (rule, requestPath) }
+        }
+        return nil
+    }
+
     /// `host` as a pattern and `path` as a prefix from the JSON a rule kind's `POST` takes, or why not.
     package static func parse(host: String, path: String?) throws(RuleRequestError) -> HostPathPattern {
         let pattern: HostPattern

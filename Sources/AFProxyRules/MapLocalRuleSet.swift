@@ -15,8 +15,8 @@ package struct MapLocalRuleSet: Sendable, Equatable, Codable {
 
     /// What the first rule that names the request answers it with; nil when none does.
     package func answer(host: String, url: String) -> MapLocalPlan? {
-        let path = HostPathPattern.path(ofURL: url)
-        guard let rule = self.rules.first(where: { $0.pattern.matches(host: host, path: path) }) else { return nil }
+        guard let (rule, path) = HostPathPattern.first(of: self.rules, host: host, url: url, pattern: \.pattern)
+        else { return nil }
         return MapLocalPlan(rule: rule.id, file: rule.file(for: path))
     }
 

@@ -16,8 +16,8 @@ package struct MapRemoteRuleSet: Sendable, Equatable, Codable {
 
     /// The URL the first rule that names the request sends it to, and that rule; nil when none does.
     package func target(host: String, url: String) -> (rule: Int, url: String)? {
-        let path = HostPathPattern.path(ofURL: url)
-        guard let rule = self.rules.first(where: { $0.pattern.matches(host: host, path: path) }) else { return nil }
+        guard let (rule, path) = HostPathPattern.first(of: self.rules, host: host, url: url, pattern: \.pattern)
+        else { return nil }
         return (rule.id, rule.mapped(path: path))
     }
 

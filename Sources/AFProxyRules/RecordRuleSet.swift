@@ -16,7 +16,11 @@ package struct RecordRuleSet: Sendable, Equatable, Codable {
     /// What the first rule that names the request says to keep; nil when none does. `url` is
     /// absolute: its path starts at the first `/` after the authority.
     package func plan(host: String, url: String) -> RecordPlan? {
-        self.plan(host: host, path: HostPathPattern.path(ofURL: url))
+        let found = HostPathPattern.first(of: self.rules, host: host, url: url) {
+            HostPathPattern(host: $0.host, path: $0.path)
+        }
+        guard let rule = found?.rule else { return nil }
+        return RecordPlan(rule: rule.id, limit: rule.max, request: rule.request, response: rule.response)
     }
 
     package func plan(host: String, path: String) -> RecordPlan? {
