@@ -488,6 +488,7 @@ class Origin:
         self._tls_resumed = 0
         self._open: set[socket.socket] = set()
         self.requests: deque[_Request] = deque(maxlen=1000)
+        self._received = 0
         self._server = _OriginTCPServer(self, tls, ipv6)
         self.port: int = self._server.server_address[1]
         self._thread = threading.Thread(
@@ -522,6 +523,13 @@ class Origin:
             return len(self._open)
 
     @property
+    def received(self) -> int:
+        """Every request ever received: `requests` keeps only the latest 1000, so a count taken
+        from it stops moving on a busy shared origin."""
+        with self._lock:
+            return self._received
+
+    @property
     def last_request(self) -> _Request | None:
         with self._lock:
             return self.requests[-1] if self.requests else None
@@ -543,6 +551,7 @@ class Origin:
     def _record(self, req: _Request) -> None:
         with self._lock:
             self.requests.append(req)
+            self._received += 1
 
     def stop(self) -> None:
         self._stopping.set()

@@ -169,13 +169,13 @@ def auth_proxy(start_proxy, origin, tmp_path):
 
 
 def test_requests_without_or_with_wrong_credentials_get_407(auth_proxy, origin):
-    before = len(origin.requests)
+    before = origin.received
     for extra in ([], ["--proxy-user", "alice:wrong"], ["--proxy-user", "mallory:" + PASSWORD]):
         result = curl(auth_proxy, "-i", *extra, origin.url("/echo"))
         head = result.stdout.decode("utf-8", "replace")
         assert head.startswith("HTTP/1.1 407 Proxy Authentication Required\r\n"), (extra, head)
         assert 'Proxy-Authenticate: Basic realm="afproxy"' in head, head
-    assert len(origin.requests) == before
+    assert origin.received == before
 
 
 def test_right_credentials_are_served_and_not_forwarded(auth_proxy, origin):
@@ -388,10 +388,10 @@ def test_destination_rules_are_reloaded(start_proxy, origin, tmp_path):
     wait_for(lambda: "configuration reloaded" in proxy.log(), message="the reload")
     # curl kept the connection to 127.0.0.1 for reuse, and opens no socket for this request:
     # the address is checked again before the request goes out on it.
-    requests = len(origin.requests)
+    requests = origin.received
     code, body = fetch(proxy, url)
     assert code == 403 and "deny-hosts 127.0.0.0/8" in body, body
-    assert len(origin.requests) == requests
+    assert origin.received == requests
 
 
 def test_a_redirect_a_download_follows_is_checked(start_proxy, origin, tmp_path):

@@ -293,7 +293,7 @@ def test_copy_as_curl_makes_the_same_request(daemon, token, browser, origin, rec
                     "the clipboard refused: the command is selected below, copy it from there"), said
 
     # Run as it is (straight to the origin): the origin gets the same method, field and body.
-    before = len(origin.requests)
+    before = origin.received
     run = subprocess.run(["bash", "-c", command.replace("curl ", "curl -sS --noproxy '*' ", 1)],
                          capture_output=True, timeout=30, env=clean_env())
     assert run.returncode == 0, run.stderr
@@ -301,7 +301,8 @@ def test_copy_as_curl_makes_the_same_request(daemon, token, browser, origin, rec
     assert again["method"] == "POST" and again["length"] == len(form)
     assert again["sha256"] == hashlib.sha256(form.encode()).hexdigest()
     assert again["headers"]["x-trace"] == "trace-42" and again["headers"]["authorization"] == "<redacted>"
-    assert len(origin.requests) > before
+    got = origin.last_request
+    assert origin.received > before and got.method == "POST" and url.endswith(got.target), got
 
     show_task(browser, deleted["id"])
     command = wait_for(lambda: (lambda c: c if deleted_url in c else None)(

@@ -417,6 +417,9 @@ function handle(line) {
     speeds.delete(id);
     touch(id);
     unknownEnds = true;
+    // The open page's task ended unseen (a replay's record came back after the line with its
+    // end): its page would stay as it was last drawn, so its final record is read.
+    if (id === selected) refreshSelected(id);
   }
   if (unknownEnds && history) loadHistory().catch(() => {});
   totals(line.stats);
@@ -508,6 +511,15 @@ async function select(id) {
     try { store(await api("GET", `/v1/tasks/${id}`)); } catch (e) { say(e.message, true); }
   }
   renderDetail();
+}
+
+async function refreshSelected(id) {
+  try {
+    const record = await api("GET", `/v1/tasks/${id}`);
+    if (selected !== id) return;
+    store(record);
+    renderDetail();
+  } catch (_) { /* gone from the history too: the page stays as last drawn */ }
 }
 
 function fillTable(table, pairs) {
