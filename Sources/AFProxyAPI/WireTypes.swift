@@ -16,6 +16,7 @@
 @_exported import struct AFProxyModel.MissedEvents
 @_exported import struct AFProxyModel.NetworkEvent
 @_exported import struct AFProxyModel.Reachability
+@_exported import enum AFProxyModel.ReadRights
 @_exported import struct AFProxyModel.RecordedBodies
 @_exported import struct AFProxyModel.RecordedBody
 @_exported import struct AFProxyModel.SessionStats

@@ -60,9 +60,11 @@ struct Map: ParsableCommand {
             let localRules = try Console.decoder().decode(Listed<Local>.self, from: Data(local)).rules
             guard !remoteRules.isEmpty || !localRules.isEmpty else { return Console.output("no map rule") }
             let rows =
-                [["ID", "KIND", "HOST", "PATH", "TARGET"]]
-                + remoteRules.map { [String($0.id), "remote", $0.host, $0.path ?? "*", $0.to] }
-                + localRules.map { [String($0.id), "local", $0.host, $0.path ?? "*", $0.file] }
+                [["ID", "KIND", "HOST", "PATH", "TARGET", "READ AS"]]
+                + remoteRules.map { [String($0.id), "remote", $0.host, $0.path ?? "*", $0.to, "-"] }
+                + localRules.map {
+                    [String($0.id), "local", $0.host, $0.path ?? "*", $0.file, $0.readAs?.description ?? "anyone"]
+                }
             return Console.output(RuleTable.aligned(rows))
         }
         guard let pattern = self.pattern, let target = self.target else { return }
@@ -128,6 +130,7 @@ struct Map: ParsableCommand {
         var host: String
         var path: String?
         var file: String
+        var readAs: ReadRights?
     }
 
     private struct Identified: Decodable {

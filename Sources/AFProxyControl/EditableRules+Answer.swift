@@ -1,5 +1,6 @@
 import AFProxyAPI
 import AFProxyManager
+import AFProxyModel
 import AFProxyRules
 import FoundationEssentials
 import NIOHTTP1
@@ -13,7 +14,9 @@ extension EditableRules {
             return .json(.ok, RuleList(kind: self.kind, fields: self.requestFields, rules: self.listed))
         case .add:
             do throws(RuleRequestError) {
-                return .json(.created, try self.add(json: Data(request.body.readableBytesView)))
+                return .json(
+                    .created,
+                    try self.add(json: Data(request.body.readableBytesView), readingAs: request.caller.readRights))
             } catch {
                 return .error(.badRequest, error.message)
             }

@@ -1,3 +1,4 @@
+import AFProxyModel
 import NIOCore
 
 #if canImport(Glibc)
@@ -32,14 +33,25 @@ package struct PeerCredentials: Sendable, Equatable {
 
     package func isAllowed(daemonUID: uid_t = geteuid(), daemonGID: gid_t = getegid()) -> Bool {
         if self.uid == 0 || self.uid == daemonUID || self.gid == daemonGID { return true }
-        return Self.user(self.uid, isMemberOf: daemonGID)
+        return Self.groups(of: self.uid).contains(daemonGID)
     }
 
-    private static func user(_ uid: uid_t, isMemberOf gid: gid_t) -> Bool {
-        guard let password = getpwuid(uid), let name = password.pointee.pw_name else { return false }
+    /// The rights a file is read with for this caller: the daemon's when it is root or the
+    /// daemon's user, else its uid with its group and every group the user database gives it
+    /// (SO_PEERCRED carries no supplementary groups).
+    package func readRights(daemonUID: uid_t = geteuid()) -> ReadRights {
+        if self.uid == 0 || self.uid == daemonUID { return .daemon }
+        var groups = Self.groups(of: self.uid)
+        if !groups.contains(self.gid) { groups.insert(self.gid, at: 0) }
+        return .user(uid: self.uid, groups: groups)
+    }
+
+    /// The user's groups from the user database (its primary first); none for a uid it lacks.
+    private static func groups(of uid: uid_t) -> [gid_t] {
+        guard let password = getpwuid(uid), let name = password.pointee.pw_name else { return [] }
         var groups = [gid_t](repeating: 0, count: 256)
         var count = Int32(groups.count)
-        guard getgrouplist(name, password.pointee.pw_gid, &groups, &count) >= 0 else { return false }
-        return groups.prefix(Int(count)).contains(gid)
+        guard getgrouplist(name, password.pointee.pw_gid, &groups, &count) >= 0 else { return [] }
+        return Array(groups.prefix(Int(count)))
     }
 }

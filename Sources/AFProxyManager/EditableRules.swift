@@ -1,3 +1,4 @@
+import AFProxyModel
 import AFProxyRules
 import AFProxyStore
 import FoundationEssentials
@@ -16,9 +17,9 @@ package protocol EditableRules: Sendable {
     var requestFields: [String] { get }
     /// The rules in force, in order.
     var listed: [AnyRule] { get }
-    /// Adds a rule from a `POST` body, or says why not; a body that is not the kind's JSON object
-    /// is answered with the keys it should have had.
-    func add(json: Data) throws(RuleRequestError) -> AnyRule
+    /// Adds a rule from a `POST` body for a caller with `rights`, or says why not; a body that is
+    /// not the kind's JSON object is answered with the keys it should have had.
+    func add(json: Data, readingAs rights: ReadRights) throws(RuleRequestError) -> AnyRule
     /// The rule removed, nil when there is none with `id`.
     func remove(id: Int) -> AnyRule?
     /// Where the kind's rules survive a restart; nil without a state directory.
@@ -31,7 +32,7 @@ extension LiveRules: EditableRules where State.Rules: EditableRuleSet {
     package var requestFields: [String] { State.Rules.requestFields }
     package var listed: [AnyRule] { self.ruleSet.rules.map(AnyRule.init) }
 
-    package func add(json: Data) throws(RuleRequestError) -> AnyRule {
+    package func add(json: Data, readingAs rights: ReadRights) throws(RuleRequestError) -> AnyRule {
         let request: State.Rules.Request
         do {
             request = try JSONDecoder().decode(State.Rules.Request.self, from: json)
@@ -40,7 +41,7 @@ extension LiveRules: EditableRules where State.Rules: EditableRuleSet {
         }
         // `change` takes no throwing body: the refusal comes out as a value, made under the lock.
         let added = self.change { rules in
-            Result { () throws(RuleRequestError) in try rules.add(request) }
+            Result { () throws(RuleRequestError) in try rules.add(request, readingAs: rights) }
         }
         return AnyRule(try added.get())
     }

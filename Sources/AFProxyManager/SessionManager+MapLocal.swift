@@ -10,7 +10,7 @@ extension SessionManager {
             return task.answerLocally(
                 Self.refusal(403, "afproxy: map-local rule \(plan.rule): the path leaves the rule's directory"))
         }
-        self.localFiles.load(file) { result in
+        self.localFiles.load(file, as: plan.readAs) { result in
             switch result {
             case .success(let bytes):
                 let head = task.request.isHead
@@ -20,6 +20,8 @@ extension SessionManager {
                 task.answerLocally(answer ?? Self.refusal(500, "afproxy: map-local rule \(plan.rule): no answer"))
             case .failure(.notFound(let reason)):
                 task.answerLocally(Self.refusal(404, "afproxy: map-local rule \(plan.rule): \(reason)"))
+            case .failure(.forbidden(let reason)):
+                task.answerLocally(Self.refusal(403, "afproxy: map-local rule \(plan.rule): \(reason)"))
             case .failure(.tooLarge(let reason)), .failure(.unreadable(let reason)):
                 task.answerLocally(Self.refusal(500, "afproxy: map-local rule \(plan.rule): \(reason)"))
             }

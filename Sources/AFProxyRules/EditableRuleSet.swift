@@ -1,3 +1,5 @@
+import AFProxyModel
+
 /// A rule kind a person edits at runtime: its rules have ids, the control API lists, adds and
 /// removes them under `/v1/rules/{kind}` and `afproxyctl rules KIND` does the same from the JSON
 /// alone. Conforming is all a kind does for that edge: the rule book lists the kind once, and the
@@ -23,6 +25,15 @@ package protocol EditableRuleSet: RuleSet {
     var rules: [Rule] { get }
     /// Adds a rule as asked, or says why not (a bad pattern, a missing condition).
     mutating func add(_ request: Request) throws(RuleRequestError) -> Rule
+    /// Adds a rule for a caller with `rights`: a kind that reads files for its rules (map-local)
+    /// keeps them; the others add as `add(_:)` does.
+    mutating func add(_ request: Request, readingAs rights: ReadRights) throws(RuleRequestError) -> Rule
     /// The rule removed, nil when there is none with `id`.
     mutating func remove(id: Int) -> Rule?
+}
+
+extension EditableRuleSet {
+    package mutating func add(_ request: Request, readingAs rights: ReadRights) throws(RuleRequestError) -> Rule {
+        try self.add(request)
+    }
 }

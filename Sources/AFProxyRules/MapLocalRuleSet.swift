@@ -17,7 +17,7 @@ package struct MapLocalRuleSet: Sendable, Equatable, Codable {
     package func answer(host: String, url: String) -> MapLocalPlan? {
         guard let (rule, path) = HostPathPattern.first(of: self.rules, host: host, url: url, pattern: \.pattern)
         else { return nil }
-        return MapLocalPlan(rule: rule.id, file: rule.file(for: path))
+        return MapLocalPlan(rule: rule.id, file: rule.file(for: path), readAs: rule.readAs)
     }
 
     package mutating func remove(id: Int) -> MapLocalRule? {
@@ -27,29 +27,34 @@ package struct MapLocalRuleSet: Sendable, Equatable, Codable {
 }
 
 /// The file a map-local rule answers a request with, or nil when the request's path leaves the
-/// rule's directory (`..`); the rule's id in either case.
+/// rule's directory (`..`); the rule's id in either case, and whose rights the file is read with.
 package struct MapLocalPlan: Sendable, Equatable {
     package var rule: Int
     package var file: String?
+    package var readAs: ReadRights
 
-    package init(rule: Int, file: String?) {
+    package init(rule: Int, file: String?, readAs: ReadRights) {
         self.rule = rule
         self.file = file
+        self.readAs = readAs
     }
 }
 
 /// One map-local rule: the requests it names and the file, or the directory (its path ends with
-/// `/`), that answers them.
+/// `/`), that answers them, read with the rights of whoever added the rule.
 package struct MapLocalRule: Sendable, Equatable, Codable, Identifiable {
     package var id: Int
     package var pattern: HostPathPattern
     /// Absolute; a directory when it ends with `/`.
     package var file: String
+    /// The rule's author's: a file that author could not read is not served.
+    package var readAs: ReadRights
 
-    package init(id: Int, pattern: HostPathPattern, file: String) {
+    package init(id: Int, pattern: HostPathPattern, file: String, readAs: ReadRights) {
         self.id = id
         self.pattern = pattern
         self.file = file
+        self.readAs = readAs
     }
 
     /// The file for a request's `path` (path and query): the rule's file, or under its directory
@@ -69,7 +74,7 @@ package struct MapLocalRule: Sendable, Equatable, Codable, Identifiable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case id, host, path, file
+        case id, host, path, file, readAs
     }
 
     package init(from decoder: any Decoder) throws {
@@ -88,6 +93,8 @@ package struct MapLocalRule: Sendable, Equatable, Codable, Identifiable {
             throw DecodingError.dataCorruptedError(
                 forKey: .file, in: container, debugDescription: "map-local rule \(self.id): not an absolute path")
         }
+        // A rule kept without it (made before rules had authors) reads as no one in particular.
+        self.readAs = try container.decodeIfPresent(ReadRights.self, forKey: .readAs) ?? .anyone
     }
 
     // Encode nil as null: clients see every documented key.
@@ -97,6 +104,7 @@ package struct MapLocalRule: Sendable, Equatable, Codable, Identifiable {
         try container.encode(self.pattern.host.description, forKey: .host)
         try container.encode(self.pattern.path, forKey: .path)
         try container.encode(self.file, forKey: .file)
+        try container.encode(self.readAs, forKey: .readAs)
     }
 }
 
@@ -128,12 +136,19 @@ extension MapLocalRuleSet: EditableRuleSet {
 
     /// The file is read when a request comes (it may be made later); only its form is checked here.
     package mutating func add(_ request: MapLocalRequestBody) throws(RuleRequestError) -> MapLocalRule {
+        try self.add(request, readingAs: .anyone)
+    }
+
+    /// The caller's rights go with the rule: its files are served only when the caller could read them.
+    package mutating func add(
+        _ request: MapLocalRequestBody, readingAs rights: ReadRights
+    ) throws(RuleRequestError) -> MapLocalRule {
         let pattern = try HostPathPattern.parse(host: request.host, path: request.path)
         guard request.file.hasPrefix("/"), !request.file.contains("\0"), request.file.utf8.count <= 4096 else {
             throw RuleRequestError(
                 "file must be an absolute path (a directory when it ends with /), got \(request.file.prefix(200))")
         }
-        let rule = MapLocalRule(id: self.nextID, pattern: pattern, file: request.file)
+        let rule = MapLocalRule(id: self.nextID, pattern: pattern, file: request.file, readAs: rights)
         self.nextID += 1
         self.rules.append(rule)
         return rule

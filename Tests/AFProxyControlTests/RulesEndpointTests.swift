@@ -8,6 +8,10 @@ import Testing
 
 @testable import AFProxyControl
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `/v1/rules`: one endpoint for every kind in the rule book's list, driven through the API's
 /// router with no socket; `/v1/holds` answers the same rules.
 @Suite struct RulesEndpointTests {
@@ -22,8 +26,11 @@ import Testing
         }
 
         /// The status and body of the answer, or of the refusal.
-        func call(_ method: String, _ target: String, _ body: String? = nil) -> (Int, String) {
+        func call(
+            _ method: String, _ target: String, _ body: String? = nil, caller: ControlCaller = .socket(nil)
+        ) -> (Int, String) {
             var request = ControlRouterFixture.request(method, target)
+            request.caller = caller
             if let body { request.body = ByteBuffer(string: body) }
             switch self.router.route(request) {
             case .failure(let refusal):
@@ -42,6 +49,23 @@ import Testing
 
     private func route(_ method: String, _ target: String) -> RulesEndpoint.Route? {
         ControlRouterFixture.route(method, target, to: RulesEndpoint.self)
+    }
+
+    /// A map-local rule keeps its caller's rights: the web's token names no one, the daemon's own
+    /// user reads as the daemon, another user by its uid.
+    @Test func aMapLocalRuleKeepsWhoAddedIt() {
+        let api = API()
+        let body = #"{"host": "a.test", "file": "/srv/a"}"#
+        let me = PeerCredentials(pid: 1, uid: geteuid(), gid: getegid())
+        let other = PeerCredentials(pid: 1, uid: geteuid() &+ 4242, gid: 4242)
+        for (caller, expected) in [
+            (ControlCaller.web, #""readAs":"anyone""#), (.socket(nil), #""readAs":"anyone""#),
+            (.socket(me), #""readAs":"daemon""#),
+            (.socket(other), #""readAs":{"groups":[4242],"uid":\#(geteuid() &+ 4242)}"#),
+        ] {
+            let (status, answer) = api.call("POST", "/v1/rules/map-local", body, caller: caller)
+            #expect(status == 201 && answer.contains(expected), "\(caller): \(answer)")
+        }
     }
 
     @Test func routesTheKindsAndEachKindsCollection() {

@@ -29,7 +29,7 @@ import Testing
     @Test func anEditThroughTheListIsAnEditOfTheKind() throws {
         let book = RuleBook()
         let holds = book.editable[0]
-        let added = try holds.add(json: self.json(#"{"kind": "stream", "once": true}"#))
+        let added = try holds.add(json: self.json(#"{"kind": "stream", "once": true}"#), readingAs: .daemon)
         #expect(added.id == 1)
         #expect(book.holds.all.map(\.conditions.kind) == [.stream])
         #expect(book.holds.isActive)
@@ -43,12 +43,12 @@ import Testing
     @Test func aBodyItCannotReadOrARuleItRefusesIsSaidAndChangesNothing() {
         let holds = RuleBook().editable[0]
         #expect(throws: RuleRequestError.expected(fields: HoldRuleSet.requestFields)) {
-            try holds.add(json: self.json("[1]"))
+            try holds.add(json: self.json("[1]"), readingAs: .daemon)
         }
         #expect(throws: RuleRequestError.expected(fields: HoldRuleSet.requestFields)) {
-            try holds.add(json: self.json(#"{"once": "yes"}"#))
+            try holds.add(json: self.json(#"{"once": "yes"}"#), readingAs: .daemon)
         }
-        #expect(throws: RuleRequestError.self) { try holds.add(json: self.json(#"{"url": "("}"#)) }
+        #expect(throws: RuleRequestError.self) { try holds.add(json: self.json(#"{"url": "("}"#), readingAs: .daemon) }
         #expect(holds.listed.isEmpty)
     }
 
@@ -56,11 +56,13 @@ import Testing
     @Test func anyKindThatConformsIsEditedTheSameWay() throws {
         let labels: any EditableRules = LiveRules(LabelRuleSet())
         #expect(labels.kind == "labels" && labels.requestFields == ["label"])
-        #expect(try labels.add(json: self.json(#"{"label": "a"}"#)).id == 1)
+        #expect(try labels.add(json: self.json(#"{"label": "a"}"#), readingAs: .daemon).id == 1)
         #expect(throws: RuleRequestError("label: expected some text")) {
-            try labels.add(json: self.json(#"{"label": ""}"#))
+            try labels.add(json: self.json(#"{"label": ""}"#), readingAs: .daemon)
         }
-        #expect(throws: RuleRequestError.expected(fields: ["label"])) { try labels.add(json: self.json("{}")) }
+        #expect(throws: RuleRequestError.expected(fields: ["label"])) {
+            try labels.add(json: self.json("{}"), readingAs: .daemon)
+        }
         #expect(labels.listed.map(\.id) == [1])
     }
 
@@ -75,12 +77,12 @@ import Testing
             first.editable.compactMap(\.stateFile?.name) == [
                 "holds.json", "records.json", "map-remote.json", "map-local.json",
             ])
-        _ = try first.editable[0].add(json: self.json(#"{"host": "example.org"}"#))
+        _ = try first.editable[0].add(json: self.json(#"{"host": "example.org"}"#), readingAs: .daemon)
         for file in first.stateFiles { file.flush() }
 
         let second = RuleBook(stateDirectory: scratch.path)
         #expect(second.holds.all.map(\.conditions.summary) == ["host=example.org"])
-        #expect(try second.editable[0].add(json: self.json(#"{"all": true}"#)).id == 2)
+        #expect(try second.editable[0].add(json: self.json(#"{"all": true}"#), readingAs: .daemon).id == 2)
         // Written before the directory goes: a write after it made it again, left in /tmp.
         for file in second.stateFiles { file.flush() }
         withExtendedLifetime(scratch) {}

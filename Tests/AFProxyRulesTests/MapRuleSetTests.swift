@@ -51,7 +51,7 @@ import Testing
         #expect(set.answer(host: "api.test", url: "http://api.test/anything/at/all")?.file == "/srv/fixture.json")
         for escape in ["/static/../etc/passwd", "/static/%2e%2e/x", "/static/a/%2F..%2Fb", "/static/%00"] {
             let plan = set.answer(host: "app.test", url: "http://app.test" + escape)
-            #expect(plan == MapLocalPlan(rule: 1, file: nil), "\(escape)")
+            #expect(plan == MapLocalPlan(rule: 1, file: nil, readAs: .anyone), "\(escape)")
         }
     }
 
@@ -63,9 +63,27 @@ import Testing
         }
     }
 
+    @Test func aLocalRuleKeepsItsAuthorsRights() throws {
+        var set = MapLocalRuleSet()
+        let user = ReadRights.user(uid: 1000, groups: [1000, 27])
+        _ = try set.add(MapLocalRequestBody(host: "a.test", file: "/srv/a"), readingAs: user)
+        _ = try set.add(MapLocalRequestBody(host: "b.test", file: "/srv/b"), readingAs: .daemon)
+        _ = try set.add(MapLocalRequestBody(host: "c.test", file: "/srv/c"))  // no caller named: anyone's
+        #expect(set.answer(host: "a.test", url: "http://a.test/")?.readAs == user)
+        #expect(set.answer(host: "b.test", url: "http://b.test/")?.readAs == .daemon)
+        #expect(set.answer(host: "c.test", url: "http://c.test/")?.readAs == .anyone)
+        // Kept so in its state file; one saved before rules had authors reads as anyone's.
+        let old = #"{"rules": [{"id": 1, "host": "a.test", "path": null, "file": "/srv/a"}], "nextID": 2}"#
+        #expect(try JSONDecoder().decode(MapLocalRuleSet.self, from: Data(old.utf8)).rules[0].readAs == .anyone)
+        let json = String(decoding: try JSONEncoder().encode(set.rules[0]), as: UTF8.self)
+        #expect(json.contains(#""readAs":{"#) && json.contains(#""uid":1000"#), "\(json)")
+    }
+
     @Test func rulesRoundTripThroughTheirStateFile() throws {
         var local = MapLocalRuleSet()
         _ = try local.add(MapLocalRequestBody(host: "*.app.test", path: "/s/*", file: "/srv/"))
+        _ = try local.add(MapLocalRequestBody(host: "b.test", file: "/srv/b"), readingAs: .user(uid: 7, groups: [7]))
+        _ = try local.add(MapLocalRequestBody(host: "c.test", file: "/srv/c"), readingAs: .daemon)
         let decoded = try JSONDecoder().decode(MapLocalRuleSet.self, from: try JSONEncoder().encode(local))
         #expect(decoded == local)
         let remote = try self.remote("10.0.0.0/8", nil, "http://127.0.0.1:1/")

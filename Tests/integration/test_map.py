@@ -9,11 +9,18 @@ exit 2 or 1 with the reason)."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
 
+import pytest
 import requests
 
-from helpers import ca_path, ctl, curl, start_chromium, wait_for
+from helpers import ca_path, clean_env, ctl, curl, start_chromium, wait_for
 from origin import PNG_BODY, payload, payload_sha256
 from test_intercept import intercepting  # noqa: F401 (a fixture)
 from test_rules import fresh_origin  # noqa: F401 (a fixture: an origin whose requests are this test's alone)
@@ -166,3 +173,74 @@ def test_map_rules_apply_inside_an_intercepted_connection(intercepting, tls_orig
     assert local.returncode == 0 and local.stdout == b"answered locally", local.stderr
     mapped = [t for t in proxy.tasks(all=True) if t["kind"] != "stream" and t["edits"]]
     assert len(mapped) == 2 and all(t["parent"] is not None for t in mapped), mapped
+
+
+def _as(uid: str, gid: str, argv: list[str]) -> list[str]:
+    return ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", *argv]
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv to act as another user")
+def test_map_local_serves_only_what_its_author_could_read(start_proxy, tmp_path):
+    """A map-local rule's file is read with its author's rights: a caller of the control socket's
+    group who is not the daemon's user (nobody, in the daemon's group root), or a holder of the
+    dashboard's token (no user at all), cannot have the daemon serve a file only the daemon's user
+    may read, directly or through a link; what they can read themselves is served; the daemon's own
+    user (root here) is served anything."""
+    base = Path(tempfile.mkdtemp(prefix="afp-map-", dir="/tmp"))
+    try:
+        os.chmod(base, 0o755)
+        state = base / "state"  # the daemon's: private, as its CA key is
+        state.mkdir(mode=0o700)
+        (state / "ca.key").write_text("PRIVATE KEY")
+        os.chmod(state / "ca.key", 0o600)
+        site = base / "site"
+        site.mkdir(mode=0o755)
+        (site / "open.txt").write_text("for everyone")
+        os.chmod(site / "open.txt", 0o644)
+        (site / "private.txt").write_text("PRIVATE NOTE")
+        os.chmod(site / "private.txt", 0o600)
+        os.symlink(state / "ca.key", site / "logo.png")
+        sock = str(base / "control.sock")
+        proxy = start_proxy("--web", "127.0.0.1:0", control_socket=sock)
+        proxy.wait_control_ready()
+        os.chmod(sock, 0o666)  # the group's members reach it; the daemon checks who they are
+
+        def add_as_nobody(host: str, file: Path) -> dict:
+            body = json.dumps({"host": host, "file": str(file)})
+            r = subprocess.run(_as("nobody", "root", [
+                "curl", "-sS", "--max-time", "10", "--unix-socket", sock, "-H", "Content-Type: application/json",
+                "--data-binary", body, "http://localhost/v1/rules/map-local"]),
+                capture_output=True, timeout=30, env=clean_env())
+            assert r.returncode == 0, r.stderr
+            return json.loads(r.stdout)
+
+        nobody = pwd.getpwnam("nobody").pw_uid
+        key = add_as_nobody("key.test", state / "ca.key")
+        assert key["readAs"]["uid"] == nobody and 0 in key["readAs"]["groups"], key
+        add_as_nobody("link.test", site / "logo.png")
+        add_as_nobody("private.test", site / "private.txt")
+        add_as_nobody("open.test", site / "open.txt")
+        for host, reason in [("key.test", "may not reach it"), ("private.test", "may not read it"),
+                             ("link.test", "may not reach it")]:
+            got = curl(proxy, "-sS", "-w", "\n%{http_code}", f"http://{host}/")
+            text, _, code = got.stdout.decode().rpartition("\n")
+            assert code == "403" and f"uid {nobody} {reason}" in text and "PRIVATE" not in text, (host, text)
+        assert curl(proxy, "-sS", "http://open.test/").stdout == b"for everyone"
+
+        # The dashboard's token names no one: only what every user may read.
+        web = json.loads(ctl(proxy, "web", "--json").stdout)
+        for name, file in [("web-key.test", state / "ca.key"), ("web-open.test", site / "open.txt")]:
+            answer = requests.post(f"{web['url']}v1/rules/map-local", json={"host": name, "file": str(file)},
+                                   headers={"Authorization": f"Bearer {web['token']}"}, timeout=10)
+            assert answer.status_code == 201 and answer.json()["readAs"] == "anyone", answer.text
+        got = curl(proxy, "-sS", "-w", "\n%{http_code}", "http://web-key.test/")
+        assert got.stdout.decode().endswith("\n403") and b"anyone may not" in got.stdout, got.stdout
+        assert curl(proxy, "-sS", "http://web-open.test/").stdout == b"for everyone"
+
+        # The daemon's own user (root): anything the daemon reads.
+        add(proxy, "root.test", str(state / "ca.key"))
+        assert curl(proxy, "-sS", "http://root.test/").stdout == b"PRIVATE KEY"
+        listed = ctl(proxy, "map", "--list")
+        assert f"uid {nobody}" in listed.stdout and "anyone" in listed.stdout, listed.stdout
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
