@@ -30,6 +30,12 @@ package final class BodyStore: Sendable {
         var removed: Set<String> = []
         var removedOrder = CircularBuffer<String>()
         var madeDirectory = false
+        /// The files of bodies being kept, open for their appends (lane only): opening and
+        /// closing a file per chunk cost more than the write, and the lane fell behind a fast
+        /// transfer (bodies cut by `disk`). Closed when the recorder goes, when the body is
+        /// removed, and beyond `openKept` the oldest first.
+        var open: [String: Int32] = [:]
+        var openOrder = CircularBuffer<String>()
     }
 
     package static let defaultMaxTotal: Int64 = 256 << 20
@@ -38,6 +44,8 @@ package final class BodyStore: Sendable {
     /// What may wait for the disk across every body: each body's own bound (`BodyRecording`)
     /// holds per body, and many small bodies at once would otherwise queue without end.
     package static let unwrittenLimit: Int64 = 64 << 20
+    /// Files kept open at most: a body whose file was closed for another opens it again.
+    static let openKept = 256
     private let unwritten = Atomic<Int64>(0)
 
     package init(directory: String, maxTotal: Int64 = BodyStore.defaultMaxTotal) {
@@ -73,6 +81,11 @@ package final class BodyStore: Sendable {
         self.state.withLock { ($0.order.count, $0.total) }
     }
 
+    /// The bodies' files open now.
+    var openFiles: Int {
+        self.state.withLock { $0.open.count }
+    }
+
     /// Whether the body was removed to keep the total.
     package func wasRemoved(task: Int, side: BodySide) -> Bool {
         self.wasRemoved(name: Self.name(task: task, side: side))
@@ -92,31 +105,34 @@ package final class BodyStore: Sendable {
 
     private static func name(task: Int, side: BodySide) -> String { "\(task)-\(side.rawValue).body" }
 
-    /// Lane only: appends `bytes` to the body's file, first removing the oldest bodies while the
+    /// Lane only: appends `chunks` to the body's file, first removing the oldest bodies while the
     /// total would pass `maxTotal`. Answers the errno of a failed write, or why nothing was written.
-    fileprivate func write(_ bytes: ByteBuffer, to name: String) -> WriteResult {
-        let count = Int64(bytes.readableBytes)
+    fileprivate func write(_ chunks: [ByteBuffer], to name: String) -> WriteResult {
+        let count = chunks.reduce(Int64(0)) { $0 + Int64($1.readableBytes) }
         guard self.makeDirectory() else { return .failed }
-        let fits = self.state.withLock { state -> Bool in
+        let fits = self.state.withLock { state -> Bool? in
+            // Removed to keep the total: a write queued before would make it again with a tail.
+            if state.removed.contains(name) { return nil }
             while state.total + count > self.maxTotal, let index = state.order.firstIndex(where: { $0 != name }) {
                 // The oldest, or the one after it when the oldest is the body written now.
                 let oldest = state.order.remove(at: index)
+                state.close(oldest)
                 unlink("\(self.directory)/\(oldest)")
                 state.total -= state.sizes.removeValue(forKey: oldest) ?? 0
                 state.remember(removed: oldest)
             }
             return state.total + count <= self.maxTotal
         }
+        guard let fits else { return .removed }
         guard fits else { return .noRoom }
-        let path = "\(self.directory)/\(name)"
-        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return .failed }
-        defer { close(fd) }
-        guard bytes.withUnsafeReadableBytes({ Files.writeAll(fd, $0) }) == nil else {
-            // A write the disk cut short: the file goes back to what was whole before it, so it
-            // never holds more than the body's recorded size.
-            _ = ftruncate(fd, off_t(self.state.withLock { $0.sizes[name] ?? 0 }))
-            return .failed
+        guard let fd = self.file(name) else { return .failed }
+        for chunk in chunks {
+            guard chunk.withUnsafeReadableBytes({ Files.writeAll(fd, $0) }) == nil else {
+                // A write the disk cut short: the file goes back to what was whole before it, so
+                // it never holds more than the body's recorded size.
+                _ = ftruncate(fd, off_t(self.state.withLock { $0.sizes[name] ?? 0 }))
+                return .failed
+            }
         }
         self.state.withLock { state in
             if state.sizes[name] == nil { state.order.append(name) }
@@ -124,6 +140,24 @@ package final class BodyStore: Sendable {
             state.total += count
         }
         return .written
+    }
+
+    /// Lane only: the body's file open for appending, opened (made) now when it is not.
+    private func file(_ name: String) -> Int32? {
+        if let fd = self.state.withLock({ $0.open[name] }) { return fd }
+        let fd = open("\(self.directory)/\(name)", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return nil }
+        self.state.withLock { state in
+            if state.openOrder.count >= Self.openKept, let oldest = state.openOrder.first { state.close(oldest) }
+            state.open[name] = fd
+            state.openOrder.append(name)
+        }
+        return fd
+    }
+
+    /// Lane only: the body is complete (its recorder went): its file is closed.
+    fileprivate func close(_ name: String) {
+        self.state.withLock { $0.close(name) }
     }
 
     /// Lane only: empties the body's file, its bytes out of the total.
@@ -141,6 +175,8 @@ package final class BodyStore: Sendable {
         case failed
         /// The body alone would pass the total.
         case noRoom
+        /// The body was removed to keep the total.
+        case removed
     }
 
     fileprivate func submit(_ job: @escaping @Sendable () -> Void) {
@@ -178,63 +214,132 @@ package final class BodyStore: Sendable {
 
 /// One body being kept: the task hands it each chunk as it passes (any thread), and it decides
 /// what goes to the file (`BodyRecording`) and queues the write; the chunk itself goes on at once.
+/// Chunks queued while the lane is busy are written together by one job.
 package final class BodyRecorder: Sendable {
     private let store: BodyStore
     private let name: String
-    /// The recording and how many times it restarted: a write's completion counts for the
-    /// recording it was queued for only.
-    private let recording: Locked<(BodyRecording, generation: Int)>
+    private let state: Locked<State>
+
+    private struct State {
+        var recording: BodyRecording
+        /// How many times the recording restarted: a write counts for the recording it was
+        /// queued for only.
+        var generation = 0
+        /// What waits for the lane, in order.
+        var queued: [Queued] = []
+        /// A job to write `queued` is on the lane.
+        var draining = false
+    }
+
+    private enum Queued {
+        case chunk(ByteBuffer, generation: Int)
+        /// The file is emptied here (a restart).
+        case empty
+    }
 
     fileprivate init(store: BodyStore, name: String, recording: BodyRecording) {
         self.store = store
         self.name = name
-        self.recording = Locked((recording, 0))
+        self.state = Locked(State(recording: recording))
+    }
+
+    deinit {
+        let (store, name) = (self.store, self.name)
+        store.submit { store.close(name) }
     }
 
     package func append(_ buffer: ByteBuffer) {
-        let (keep, generation) = self.recording.withLock { ($0.0.arrived(buffer.readableBytes), $0.generation) }
+        let (keep, generation) = self.state.withLock { ($0.recording.arrived(buffer.readableBytes), $0.generation) }
         guard keep > 0, let slice = buffer.getSlice(at: buffer.readerIndex, length: keep) else { return }
         guard self.store.reserve(keep) else {
-            return self.recording.withLock { recording in
-                guard recording.generation == generation else { return recording.0.wroteBeforeRestart(keep) }
-                recording.0.failed(unwritten: keep)
+            return self.state.withLock { state in
+                guard state.generation == generation else { return state.recording.wroteBeforeRestart(keep) }
+                state.recording.failed(unwritten: keep)
             }
         }
-        self.store.submit {
-            let result = self.store.write(slice, to: self.name)
-            self.store.written(keep)
-            self.recording.withLock { recording in
-                guard recording.generation == generation else { return recording.0.wroteBeforeRestart(keep) }
-                switch result {
-                case .written: recording.0.wrote(keep)
-                case .failed: recording.0.failed(unwritten: keep)
-                case .noRoom: recording.0.failed(unwritten: keep)
-                }
-            }
-        }
+        self.enqueue(.chunk(slice, generation: generation))
     }
 
     /// Starts the body again with `buffer` (a person replaced it at a hold): the file is emptied
     /// on the lane after the writes queued before, then `buffer` kept as any chunk.
     package func replace(with buffer: ByteBuffer) {
-        self.recording.withLock { recording in
-            recording.0.restart()
-            recording.generation += 1
+        self.state.withLock { state in
+            state.recording.restart()
+            state.generation += 1
         }
-        self.store.submit { self.store.empty(self.name) }
+        self.enqueue(.empty)
         self.append(buffer)
+    }
+
+    private func enqueue(_ item: Queued) {
+        let start = self.state.withLock { state -> Bool in
+            state.queued.append(item)
+            defer { state.draining = true }
+            return !state.draining
+        }
+        if start { self.store.submit { self.drain() } }
+    }
+
+    /// Lane only: writes what is queued, runs of chunks in one write job each, until none is left.
+    private func drain() {
+        while true {
+            let items = self.state.withLock { state -> [Queued] in
+                defer { state.queued.removeAll(keepingCapacity: true) }
+                if state.queued.isEmpty { state.draining = false }
+                return state.queued
+            }
+            guard !items.isEmpty else { return }
+            var run: [(ByteBuffer, Int)] = []
+            for item in items {
+                switch item {
+                case .chunk(let bytes, let generation):
+                    run.append((bytes, generation))
+                case .empty:
+                    self.write(run)
+                    run.removeAll()
+                    self.store.empty(self.name)
+                }
+            }
+            self.write(run)
+        }
+    }
+
+    private func write(_ run: [(ByteBuffer, Int)]) {
+        guard !run.isEmpty else { return }
+        let result = self.store.write(run.map(\.0), to: self.name)
+        for (bytes, generation) in run {
+            let count = bytes.readableBytes
+            self.store.written(count)
+            self.state.withLock { state in
+                guard state.generation == generation else { return state.recording.wroteBeforeRestart(count) }
+                switch result {
+                case .written: state.recording.wrote(count)
+                case .failed, .noRoom: state.recording.failed(unwritten: count)
+                case .removed:
+                    state.recording.wroteBeforeRestart(count)  // no longer waiting, not in any file
+                    state.recording.removed()
+                }
+            }
+        }
     }
 
     /// The body as recorded so far.
     package var recorded: RecordedBody {
         if self.store.wasRemoved(name: self.name) {
-            self.recording.withLock { $0.0.removed() }
+            self.state.withLock { $0.recording.removed() }
         }
-        return self.recording.withLock { $0.0.body }
+        return self.state.withLock { $0.recording.body }
     }
 }
 
 extension BodyStore.State {
+    /// Closes the body's file if it is open.
+    fileprivate mutating func close(_ name: String) {
+        guard let fd = self.open.removeValue(forKey: name) else { return }
+        Glibc.close(fd)
+        if let index = self.openOrder.firstIndex(of: name) { self.openOrder.remove(at: index) }
+    }
+
     fileprivate mutating func remember(removed name: String) {
         guard self.removed.insert(name).inserted else { return }
         self.removedOrder.append(name)

@@ -43,4 +43,41 @@ import Testing
         #expect(recording.body == RecordedBody(rule: 1, size: 4, seen: 4))
         #expect(recording.unwritten == 0 && recording.written == 4)
     }
+
+    /// Many chunks queued at once are written together, in order, through one open file, which
+    /// is closed once its recorder goes; a restart among them empties the file where it stood.
+    @Test func queuedChunksLandInOrderAndTheFileClosesWithItsRecorder() throws {
+        let scratch = TemporaryDirectory("bodies")
+        let store = BodyStore(directory: scratch.path + "/bodies")
+        var expected = ""
+        do {
+            let recorder = store.recorder(task: 9, side: .response, rule: 1, limit: 1 << 20)
+            for index in 0..<2000 {
+                recorder.append(ByteBuffer(string: "\(index),"))
+                if index == 999 { recorder.replace(with: ByteBuffer(string: "[")) }
+                if index >= 999 { expected += index == 999 ? "[" : "\(index)," }
+            }
+            #expect(try store.contents(task: 9, side: .response) == Data(expected.utf8))
+            #expect(
+                recorder.recorded
+                    == RecordedBody(rule: 1, size: Int64(expected.utf8.count), seen: Int64(expected.utf8.count)))
+            #expect(store.openFiles == 1)
+        }
+        _ = try store.contents(task: 9, side: .response)  // after the close the recorder's end queued
+        #expect(store.openFiles == 0)
+        #expect(store.usage.bytes == Int64(expected.utf8.count))
+    }
+
+    /// A body removed to keep the total is not made again by a write queued before its removal.
+    @Test func aRemovedBodyIsNotWrittenAgain() throws {
+        let scratch = TemporaryDirectory("bodies")
+        let store = BodyStore(directory: scratch.path + "/bodies", maxTotal: 8)
+        let first = store.recorder(task: 1, side: .response, rule: 1, limit: 100)
+        first.append(ByteBuffer(string: "abcd"))
+        store.recorder(task: 2, side: .response, rule: 1, limit: 100).append(ByteBuffer(string: "efghijkl"))
+        first.append(ByteBuffer(string: "mn"))
+        #expect(try store.contents(task: 1, side: .response) == nil)
+        #expect(first.recorded.cut && first.recorded.cutBy == "total" && first.recorded.size == 0)
+        #expect(store.usage.bodies == 1 && store.usage.bytes == 8)
+    }
 }
