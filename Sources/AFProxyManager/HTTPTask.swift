@@ -236,7 +236,8 @@ package final class HTTPTask: @unchecked Sendable {
             return recorded.answer
         }
         guard let answer else { return }
-        let body = ByteBuffer(bytes: answer.body)
+        // A HEAD's answer is the head a GET would get (its Content-Length the body's), alone.
+        let body = self.request.isHead ? ByteBuffer() : ByteBuffer(bytes: answer.body)
         self.downloaded.add(Int64(body.readableBytes), ordering: .relaxed)
         self.machine.withLock { $0.delivered(body.readableBytes) }
         self.responseRecorder?.append(body)

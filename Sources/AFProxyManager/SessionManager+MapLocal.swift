@@ -13,10 +13,9 @@ extension SessionManager {
         self.localFiles.load(file, as: plan.readAs) { result in
             switch result {
             case .success(let bytes):
-                let head = task.request.isHead
                 let answer = try? ProxyAnswer(
                     status: 200, headers: [HTTPHeaderField("Content-Type", MediaType.forFile(named: file))],
-                    body: head ? [] : bytes)
+                    body: bytes)
                 task.answerLocally(answer ?? Self.refusal(500, "afproxy: map-local rule \(plan.rule): no answer"))
             case .failure(.notFound(let reason)):
                 task.answerLocally(Self.refusal(404, "afproxy: map-local rule \(plan.rule): \(reason)"))

@@ -9,6 +9,7 @@ exit 2 or 1 with the reason)."""
 from __future__ import annotations
 
 import hashlib
+import http.client
 import json
 import os
 import pwd
@@ -98,6 +99,19 @@ def test_map_local_answers_from_a_directory_and_a_file(start_proxy, tmp_path, fr
     record = proxy.history_record("http://app.test/data.bin")
     assert record["status"] == 200 and record["download"]["completed"] == len(big)
     assert record["edits"][0]["change"].endswith(f"{site}/data.bin"), record["edits"]
+
+    # A HEAD gets the head a GET would (the file's length) and no body: the next request on the
+    # same connection reads its own answer.
+    connection = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=30)
+    try:
+        connection.request("HEAD", "http://app.test/data.bin")
+        head = connection.getresponse()
+        assert head.status == 200 and head.getheader("Content-Length") == str(len(big)) and head.read() == b""
+        connection.request("GET", "http://api.test/v1/items")
+        after = connection.getresponse()
+        assert after.status == 200 and after.read() == fixture.read_bytes()
+    finally:
+        connection.close()
 
 
 def test_chromium_loads_a_mapped_page(start_proxy, tmp_path, fresh_origin):
