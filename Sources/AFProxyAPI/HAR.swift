@@ -1,4 +1,5 @@
 import AFProxyModel
+import FoundationEssentials
 
 /// An HTTP Archive (HAR 1.2) log as plain values: what `GET /v1/har` and `afproxyctl har` give to
 /// browser developer tools and HAR viewers, the format people already read network traffic in.
@@ -167,6 +168,9 @@ package struct HAREntry: Sendable, Codable, Equatable {
     package var edits: [TaskEdit] = []
     /// The task this one sent again (`replay`).
     package var replayOf: Int? = nil
+    /// A WebSocket stream task's messages a record rule kept, as Chrome's HAR export writes them:
+    /// absent for every other entry.
+    package var webSocketMessages: [HARWebSocketMessage]? = nil
 
     enum CodingKeys: String, CodingKey {
         case startedDateTime, time, request, response, cache, timings, serverIPAddress, connection
@@ -181,6 +185,7 @@ package struct HAREntry: Sendable, Codable, Equatable {
         case clientProcess = "_clientProcess"
         case edits = "_edits"
         case replayOf = "_replayOf"
+        case webSocketMessages = "_webSocketMessages"
     }
 
     // HAR's optional fields are left out when unknown, as the spec says; afproxy's own are always
@@ -206,5 +211,38 @@ package struct HAREntry: Sendable, Codable, Equatable {
         try container.encode(self.clientProcess, forKey: .clientProcess)
         try container.encode(self.edits, forKey: .edits)
         try container.encode(self.replayOf, forKey: .replayOf)
+        try container.encodeIfPresent(self.webSocketMessages, forKey: .webSocketMessages)
+    }
+}
+
+/// One WebSocket message in the form Chrome's DevTools export it in HAR (`_webSocketMessages`),
+/// which HAR viewers read: `type` `send` or `receive`, `time` in seconds since the epoch, the
+/// frame's `opcode` number, `data` the text (lossily decoded where a cut split a character) or,
+/// for the other opcodes, base64. afproxy adds the message's whole `_size` and whether fewer
+/// bytes were kept (`_cut`); `data` is empty where the rule keeps none of that direction.
+package struct HARWebSocketMessage: Sendable, Codable, Equatable {
+    package var type: String
+    package var time: Double
+    package var opcode: Int
+    package var data: String
+    package var size: Int64
+    package var cut: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case type, time, opcode, data
+        case size = "_size"
+        case cut = "_cut"
+    }
+
+    package init(_ message: WebSocketMessage) {
+        self.type = message.direction == .sent ? "send" : "receive"
+        self.time = message.at.timeIntervalSince1970
+        self.opcode = Int(message.opcode.code)
+        let payload = message.payload ?? []
+        self.data =
+            message.opcode == .text
+            ? String(decoding: payload, as: UTF8.self) : Data(payload).base64EncodedString()
+        self.size = message.size
+        self.cut = message.cut || (message.payload == nil && message.size > 0)
     }
 }

@@ -155,13 +155,20 @@ extension HARLog {
     /// One entry per task, oldest first as HAR prefers (by start, then id).
     package init(
         tasks: [TaskRecord], now: Date, reasonPhrase: (Int) -> String, secrets: Bool = false,
-        body: (Int, BodySide) -> [UInt8]? = { _, _ in nil }
+        body: (Int, BodySide) -> [UInt8]? = { _, _ in nil },
+        messages: (Int) -> WebSocketMessageLog? = { _ in nil }
     ) {
         let ordered = tasks.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
         self.init(
             creator: HARCreator(name: "afproxy", version: AFProxyVersion.current),
             entries: ordered.map { task in
-                HAREntry(task: task, now: now, reasonPhrase: reasonPhrase, secrets: secrets) { body(task.id, $0) }
+                var entry = HAREntry(task: task, now: now, reasonPhrase: reasonPhrase, secrets: secrets) {
+                    body(task.id, $0)
+                }
+                if task.kind == .stream, let log = messages(task.id) {
+                    entry.webSocketMessages = log.messages.map(HARWebSocketMessage.init)
+                }
+                return entry
             })
     }
 }

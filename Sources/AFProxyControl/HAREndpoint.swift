@@ -39,7 +39,8 @@ struct HAREndpoint: ControlEndpoint {
         let log = HARLog(
             tasks: tasks, now: Date(), reasonPhrase: { HTTPResponseStatus(statusCode: $0).reasonPhrase },
             secrets: secrets,
-            body: { id, side in (try? store?.contents(task: id, side: side)).flatMap { $0 }.map { [UInt8]($0) } })
+            body: { id, side in (try? store?.contents(task: id, side: side)).flatMap { $0 }.map { [UInt8]($0) } },
+            messages: { self.manager.messages(id: $0) })
         return .json(.ok, HARDocument(log: log))
     }
 

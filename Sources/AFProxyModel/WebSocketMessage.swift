@@ -30,6 +30,17 @@ package struct WebSocketMessage: Sendable, Equatable {
             default: return nil
             }
         }
+
+        /// The frame's opcode number (§5.2).
+        package var code: UInt8 {
+            switch self {
+            case .text: 1
+            case .binary: 2
+            case .close: 8
+            case .ping: 9
+            case .pong: 10
+            }
+        }
     }
 
     package var direction: Direction

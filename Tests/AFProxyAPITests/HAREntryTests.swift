@@ -44,6 +44,31 @@ import Testing
         #expect(self.entry(task).response.content.comment == "bodies are not recorded")  // no file read
     }
 
+    /// A WebSocket stream task's kept messages, as Chrome's HAR export has them; other entries
+    /// have none, and the key is left out for them.
+    @Test func webSocketMessagesAreChromesFormAndOnlyOnStreamTasks() throws {
+        let stream = TaskRecord(
+            id: 6, kind: .stream, state: .completed, method: "GET", url: "http://h/ws", client: "127.0.0.1:5000",
+            createdAt: self.start, status: 101)
+        let plain = TaskRecord(
+            id: 7, kind: .data, state: .completed, method: "GET", url: "http://h/", client: "127.0.0.1:5000",
+            createdAt: self.start, status: 200)
+        var log = WebSocketMessageLog(limit: 100)
+        let at = Date(timeIntervalSince1970: 1_795_000_001.5)
+        log.append(.init(direction: .sent, opcode: .text, size: 6, at: at, payload: Array("héllo".utf8), cut: false))
+        log.append(.init(direction: .received, opcode: .binary, size: 9, at: at, payload: [0xFF, 0, 1, 2], cut: true))
+        log.append(.init(direction: .sent, opcode: .ping, size: 2, at: at, payload: nil, cut: false))
+        let har = HARLog(tasks: [stream, plain], now: self.start, reasonPhrase: self.phrase, messages: { _ in log })
+        let messages = try #require(har.entries[0].webSocketMessages)
+        #expect(messages.map(\.type) == ["send", "receive", "send"] && messages.map(\.opcode) == [1, 2, 9])
+        #expect(messages[0].data == "héllo" && !messages[0].cut && messages[0].time == 1_795_000_001.5)
+        #expect(messages[1].data == "/wABAg==" && messages[1].cut && messages[1].size == 9)
+        #expect(messages[2].data == "" && messages[2].cut)  // none of that direction kept
+        #expect(har.entries[1].webSocketMessages == nil)
+        let json = String(decoding: try JSONEncoder().encode(har.entries[1]), as: UTF8.self)
+        #expect(!json.contains("_webSocketMessages"))
+    }
+
     @Test func dataTaskRequestAndResponse() {
         let task = TaskRecord(
             id: 3, kind: .data, state: .completed, method: "GET", url: "http://h:8080/a/b?x=1&y=a%20b+c&z#frag",

@@ -112,6 +112,20 @@ def test_a_record_rule_keeps_every_message_both_ways(proxy, ws_origin):
     assert "← received" in lines[1]
     assert "ping" in lines[4] and "70 31" in lines[4]  # a control frame's payload in hex
 
+    # The HAR has them as Chrome's export writes them (`_webSocketMessages`), which viewers read.
+    status, har = proxy.api("GET", f"/v1/har?id={task['id']}")
+    assert status == 200, har
+    [entry] = har["log"]["entries"]
+    codes = {"text": 1, "binary": 2, "close": 8, "ping": 9, "pong": 10}
+    shown = entry["_webSocketMessages"]
+    assert [(m["type"], m["opcode"]) for m in shown] == [
+        ("send" if d == "sent" else "receive", codes[o]) for d, o, _ in want]
+    for message, listed_one, (_, opcode, payload) in zip(shown, got, want):
+        data = message["data"].encode() if opcode == "text" else base64.b64decode(message["data"])
+        assert data == payload[:MAX] and message["_size"] == len(payload) and message["_cut"] == (len(payload) > MAX)
+        assert message["time"] > 1.7e9
+    assert shown[0]["data"] == "héllo"
+
 
 def test_a_response_only_rule_lists_sent_messages_without_payloads(proxy, ws_origin):
     assert ctl(proxy, "record", "127.0.0.1/echo", "--response-only").returncode == 0
