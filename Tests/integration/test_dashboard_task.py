@@ -16,7 +16,11 @@ daemon, with bodies kept by a record rule from the test origin on 127.0.0.1:
   field, the body; a credential left `<redacted>` keeps its value) reaches the origin exactly so,
   saved once and then sent, with its edits listed; a held GET answered with Respond gets that
   answer and the origin sees nothing; a refused edit (HEAD, Host) shows the daemon's reason and
-  the task stays held; Cancel answers 503 and the form goes away.
+  the task stays held; Cancel answers 503 and the form goes away;
+- a response held at its head (a hold rule with `response`) gets the response's form instead: its
+  status changed and saved, a field added and one removed, then sent, reach the client so with the
+  origin's body; a body typed there is the client's answer and the task completes; a refused
+  edit (a 200 made a 204 without a body, a framing field) shows the daemon's reason, then Cancel.
 
 The page with a JSON body is saved as $AFPROXY_ARTIFACTS (default .build/test-artifacts)/
 dashboard-task.png; with AFPROXY_DOCS_SCREENSHOTS=1, as docs/dashboard-task.png too. The held
@@ -598,3 +602,205 @@ def test_a_refused_edit_shows_the_daemons_reason_and_the_task_stays_held(daemon,
     wait_form(browser, "the form gone", lambda f: not f["shown"])
     assert browser.find_element(By.ID, "task-action-result").text == "canceled: its client was answered 503"
     assert not fresh_origin.requests
+
+
+# ---------- a response held at its head ----------
+
+RESPONSE_FORM = """
+const section = document.getElementById('response-edit');
+const rows = [...document.querySelectorAll('#redit-headers tbody tr')].map((tr) => ({
+  name: tr.dataset.name || null, value: tr.querySelector('.edit-value').value, fixed: tr.classList.contains('fixed'),
+  removable: tr.querySelector('.edit-remove button') !== null}));
+return {shown: !section.hidden, requestShown: !document.getElementById('task-edit').hidden,
+        status: document.getElementById('redit-status').value, rows,
+        body: document.getElementById('redit-body').value,
+        note: document.getElementById('redit-body-note').textContent,
+        result: document.getElementById('redit-result').textContent,
+        resultClass: document.getElementById('redit-result').className,
+        edits: [...document.querySelectorAll('#detail-edits li')].map((li) => li.textContent)};
+"""
+
+
+def wait_response_form(browser, what: str, predicate) -> dict:
+    seen: list[dict] = []
+
+    def check():
+        seen[:] = [browser.execute_script(RESPONSE_FORM)]
+        return seen[0] if predicate(seen[0]) else None
+    return wait_for(check, timeout=15, message=lambda: f"{what}: {seen}")
+
+
+def response_row(browser, name: str, part: str):
+    return browser.find_element(By.CSS_SELECTOR, f'#redit-headers tr[data-name="{name}"] {part}')
+
+
+def add_response_header(browser, name: str, value: str) -> None:
+    browser.find_element(By.ID, "redit-add-header").click()
+    browser.find_element(By.CSS_SELECTOR, "#redit-headers tr[data-added]:last-child .edit-name").send_keys(name)
+    browser.find_element(By.CSS_SELECTOR, "#redit-headers tr[data-added]:last-child .edit-value").send_keys(value)
+
+
+@pytest.fixture
+def response_hold(daemon):
+    """Adds a hold rule at the response for a URL with this text (a test's tag), removed when the test ends."""
+    rules: list[int] = []
+
+    def add(t: str) -> int:
+        rules.append(add_rule(daemon, "--host", "127.0.0.1", "--url", t, "--response"))
+        return rules[-1]
+    yield add
+    for rule in rules:
+        r = ctl(daemon, "hold", "rm", str(rule))
+        assert r.returncode == 0, r.stderr
+
+
+def held_response(daemon, url: str) -> dict:
+    """The task of `url` once it is held at its response (the origin's head came)."""
+    return wait_for(lambda: next((t for t in daemon.tasks() if t["url"] == url and t.get("heldBy") is not None
+                                  and t["state"] == "suspended" and t.get("status") is not None), None),
+                    timeout=20, message=lambda: f"{url} held at its response; live: {daemon.tasks()}")
+
+
+def completed_task(daemon, task_id: int) -> dict:
+    return wait_for(lambda: (lambda r: r if r["state"] == "completed" else None)(daemon.task(task_id)), 15,
+                    message="the task to complete")
+
+
+@needs_browser
+def test_a_held_response_edited_in_the_page_reaches_the_client_as_edited(daemon, token, browser, origin,
+                                                                         response_hold):
+    t = tag()
+    n = 60_000
+    url = origin.url(f"/bytes/{n}?{t}")
+    response_hold(t)
+    client = start_curl(daemon, "-sS", "-D", "-", url, stdout=subprocess.PIPE)
+    try:
+        task = held_response(daemon, url)
+        assert task["status"] == 200 and task["download"]["completed"] == 0, task
+        open_dashboard(browser, daemon, token)
+        show_task(browser, task["id"])
+        # The response's form, not the request's: the origin's status and fields as held.
+        form = wait_response_form(browser, "the response form", lambda f: f["shown"])
+        assert not form["requestShown"] and form["status"] == "200" and form["body"] == "", form
+        assert "origin's body" in form["note"] and form["result"] == "" and form["edits"] == [], form
+        rows = {r["name"]: r for r in form["rows"]}
+        assert rows["Content-Type"]["value"] == "application/octet-stream" and not rows["Content-Type"]["fixed"]
+        assert rows["Server"]["value"] == "afproxy-test-origin" and rows["Server"]["removable"], rows
+        assert rows["Content-Length"]["value"] == str(n) and rows["Content-Length"]["fixed"], rows
+        assert not rows["Content-Length"]["removable"], rows
+        assert response_row(browser, "Content-Length", ".edit-value").get_attribute("readonly") is not None
+
+        # Save the status alone: still held, the edit listed, the form made again from the record.
+        replace_text(browser.find_element(By.ID, "redit-status"), "203")
+        browser.find_element(By.ID, "redit-save").click()
+        form = wait_response_form(browser, "the saved status", lambda f: f["edits"] == ["response: status 200 → 203"])
+        assert form["shown"] and form["status"] == "203" and "saved: 1 change" in form["result"], form
+        record = daemon.task(task["id"])
+        assert record["state"] == "suspended" and record["status"] == 203 and record["heldBy"] is not None, record
+        assert client.poll() is None
+
+        # A field added, one removed, then Send: saved, then let go.
+        add_response_header(browser, "X-Held", "yes")
+        response_row(browser, "Content-Type", ".edit-remove button").click()
+        browser.find_element(By.ID, "redit-send").click()
+        out, err = client.communicate(timeout=30)
+    finally:
+        if client.poll() is None:
+            client.kill()
+    assert client.returncode == 0, err
+    head, _, body = out.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 203"), head
+    assert b"\r\nX-Held: yes" in head and b"Content-Type" not in head, head
+    assert body == payload(n)
+
+    wait_response_form(browser, "the form gone", lambda f: not f["shown"] and not f["requestShown"])
+    changes = ["status 200 → 203", "removed header Content-Type", "set header X-Held: yes"]
+    form = wait_response_form(browser, "every edit listed", lambda f: len(f["edits"]) == 3)
+    assert form["edits"] == [f"response: {c}" for c in changes], form["edits"]
+    assert browser.find_element(By.ID, "task-action-result").text == "sent on to the client as edited"
+    record = completed_task(daemon, task["id"])
+    assert record["status"] == 203 and record["download"]["completed"] == n, record
+    assert [e["change"] for e in record["edits"]] == changes and {e["side"] for e in record["edits"]} == {"response"}
+
+
+@needs_browser
+def test_a_body_typed_in_the_response_form_replaces_the_origins(daemon, token, browser, origin, response_hold):
+    t = tag()
+    url = origin.url(f"/bytes/50000?{t}")
+    response_hold(t)
+    client = start_curl(daemon, "-sS", "-D", "-", url, stdout=subprocess.PIPE)
+    try:
+        task = held_response(daemon, url)
+        open_dashboard(browser, daemon, token)
+        show_task(browser, task["id"])
+        wait_response_form(browser, "the response form", lambda f: f["shown"] and f["status"] == "200")
+        replace_text(response_row(browser, "Content-Type", ".edit-value"), "text/plain; charset=utf-8")
+        answer = "answered from the page ✓\n"
+        browser.find_element(By.ID, "redit-body").send_keys(answer)
+        browser.find_element(By.ID, "redit-save").click()
+        out, err = client.communicate(timeout=30)
+    finally:
+        if client.poll() is None:
+            client.kill()
+    assert client.returncode == 0, err
+    head, _, body = out.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200"), head
+    assert body == answer.encode(), out[:300]
+    assert b"\r\nContent-Type: text/plain; charset=utf-8" in head and f"Content-Length: {len(body)}".encode() in head
+
+    record = completed_task(daemon, task["id"])
+    assert record["status"] == 200 and not record.get("errorCode") and record["download"]["completed"] == len(body)
+    changes = ["set header Content-Type: text/plain; charset=utf-8", f"body replaced ({len(body)} bytes)"]
+    assert [e["change"] for e in record["edits"]] == changes, record["edits"]
+    form = wait_response_form(browser, "the form gone, the edits listed", lambda f: not f["shown"] and len(f["edits"]) == 2)
+    assert form["edits"] == [f"response: {c}" for c in changes] and not form["requestShown"], form
+    assert browser.find_element(By.ID, "task-action-result").text.startswith("answered 200 with the body typed here")
+
+
+@needs_browser
+def test_a_refused_response_edit_shows_the_daemons_reason_then_cancel(daemon, token, browser, origin, response_hold):
+    t = tag()
+    url = origin.url(f"/bytes/1000?{t}")
+    response_hold(t)
+    client = start_curl(daemon, "-sS", "-w", "%{http_code}", url, stdout=subprocess.PIPE)
+    try:
+        task = held_response(daemon, url)
+        open_dashboard(browser, daemon, token)
+        show_task(browser, task["id"])
+        wait_response_form(browser, "the response form", lambda f: f["shown"] and f["status"] == "200")
+
+        # Nothing changed: nothing sent.
+        browser.find_element(By.ID, "redit-save").click()
+        wait_response_form(browser, "nothing to save", lambda f: f["result"].startswith("nothing to save"))
+
+        # A 200 cannot become a 204 with the origin's body: the daemon's 400, inline; nothing changed.
+        status = browser.find_element(By.ID, "redit-status")
+        replace_text(status, "204")
+        browser.find_element(By.ID, "redit-save").click()
+        form = wait_response_form(browser, "the 204 refusal", lambda f: f["result"].startswith("refused"))
+        assert "a 200 cannot become a 204 with the origin's body: give the body too" in form["result"], form
+        assert form["resultClass"] == "error" and form["shown"] and form["status"] == "204", form
+
+        # A framing field is the proxy's: a new Transfer-Encoding row is sent and refused with its reason.
+        replace_text(status, "200")
+        add_response_header(browser, "Transfer-Encoding", "chunked")
+        browser.find_element(By.ID, "redit-send").click()
+        form = wait_response_form(browser, "the framing refusal",
+                                  lambda f: "Transfer-Encoding is written by the proxy" in f["result"])
+        assert form["resultClass"] == "error" and form["shown"], form
+        record = daemon.task(task["id"])
+        assert record["state"] == "suspended" and record["heldBy"] is not None and record["edits"] == [], record
+        assert record["status"] == 200 and client.poll() is None
+
+        # Cancel: the client is answered 503, never the held head; the form goes away.
+        browser.find_element(By.ID, "redit-cancel").click()
+        out, err = client.communicate(timeout=30)
+    finally:
+        if client.poll() is None:
+            client.kill()
+    assert client.returncode == 0, err
+    assert out.endswith(b"503"), out
+    record = completed_task(daemon, task["id"])
+    assert record["errorCode"] == "canceled" and record["edits"] == [], record
+    wait_response_form(browser, "the form gone", lambda f: not f["shown"] and not f["requestShown"])
+    assert browser.find_element(By.ID, "task-action-result").text == "canceled: its client was answered 503"

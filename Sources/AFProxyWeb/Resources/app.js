@@ -602,6 +602,7 @@ function renderDetail() {
   replay.disabled = !replayable;
   replay.title = replayable ? "send this request again as a new task" : r.state !== "completed" ? "replay it once it completed" : `a ${r.kind} task is not replayed`;
   showEdit(r);
+  showResponseEdit(r);
   showEdits(r);
   showBodies(r);
   showCurl(r);
@@ -1099,15 +1100,28 @@ const REDACTED = "<redacted>";
 // The form's task and the record it was made from (`key`: id and number of edits), the body it
 // was filled with (null: none, an empty box keeps the request's body), whether the person typed
 // in the body box, and the text of the last body a save here sent (the form is filled with it
-// when no record rule kept it); `released`: tasks this page let go (sent, answered, canceled), whose
-// form stays away when a feed line made before that still has them held.
+// when no record rule kept it); `released`: the holds (holdOf: a task's at its request or at its
+// response) this page let go (sent, answered, canceled), whose form stays away when a feed line made
+// before that still has them held.
 const editing = { key: null, id: null, record: null, bodyBase: null, bodyTouched: false, bodyLoad: null, sent: new Map(),
   released: new Set() };
 
-/// A request stopped by a hold rule before it went upstream, of a kind an edit can change (not a
-/// tunnel, not a download afproxy makes itself: the daemon answers those 409).
+/// A task stopped by a hold rule (before its request went upstream, or at its response), of a kind
+/// an edit can change (not a tunnel, not a download afproxy makes itself: the daemon answers those 409).
 function isHeld(r) {
   return r.state === "suspended" && r.heldBy != null && (r.kind === "data" || r.kind === "upload");
+}
+
+/// Held at its response (a hold rule with `response`): the origin's head came (its status is
+/// known), nothing went to the client yet. Only the response can be changed then.
+function isHeldResponse(r) {
+  return isHeld(r) && r.status != null;
+}
+
+/// Which hold of a task (at its request or at its response): a task let go at its request can be
+/// held again at its response.
+function holdOf(r) {
+  return `${r.id} ${r.status == null ? "request" : "response"}`;
 }
 
 /// The path and query of an absolute URL, as the daemon cuts it (no normalization).
@@ -1142,7 +1156,7 @@ function actionSay(text, isError) {
 
 function showEdit(r) {
   const section = $("task-edit");
-  if (!isHeld(r) || editing.released.has(r.id)) {
+  if (!isHeld(r) || isHeldResponse(r) || editing.released.has(holdOf(r))) {
     if (!section.hidden || editing.key != null) {
       section.hidden = true;
       editing.key = null;
@@ -1187,9 +1201,9 @@ function buildEdit(r, key) {
   bodyNote(r);
 }
 
-/// A row of the form: an existing field (its name fixed, its value editable, a credential's shown
-/// `<redacted>`), or a new one (index null: name and value typed).
-function headerRow(h, index) {
+/// A row of a held request's or response's form (`side`): an existing field (its name fixed, its
+/// value editable, a credential's shown `<redacted>`), or a new one (index null: name and value typed).
+function headerRow(h, index, side = "request") {
   const tr = document.createElement("tr");
   const name = element("td");
   const value = element("td");
@@ -1219,11 +1233,12 @@ function headerRow(h, index) {
   if (fixed) {
     input.readOnly = true;
     tr.classList.add("fixed");
-    tr.title = `${h.name} is written by the proxy: it follows the URL and the body`;
+    tr.title = side === "request" ? `${h.name} is written by the proxy: it follows the URL and the body`
+      : `${h.name} is written by the proxy: it frames the body the client gets`;
   } else {
     const button = element("button", "small", "×");
     button.type = "button";
-    button.title = index == null ? "drop this row" : `remove ${h.name} from the request (again: keep it)`;
+    button.title = index == null ? "drop this row" : `remove ${h.name} from the ${side} (again: keep it)`;
     button.setAttribute("aria-label", button.title);
     button.addEventListener("click", () => {
       if (index == null) { tr.remove(); return; }
@@ -1296,15 +1311,26 @@ function editOf(r) {
   if (method !== r.method) edit.method = method;
   const path = $("edit-path").value.trim();
   if (path !== targetOf(r.url || "")) edit.path = path;
+  const fields = fieldsEdit(r.requestHeaders || [], $("edit-headers"));
+  if (fields.error) return fields;
+  Object.assign(edit, fields);
+  const text = $("edit-body").value;
+  if (editing.bodyBase != null ? text !== editing.bodyBase : text !== "") edit.body = text;
+  return { edit };
+}
+
+/// The fields to remove and set that make `headers` (the record's) what the rows of `table` show:
+/// {removeHeaders?, setHeaders?} (none: no field changed), or {error}.
+function fieldsEdit(headers, table) {
   const group = (map, name, value) => {
     const lower = name.toLowerCase();
     if (!map.has(lower)) map.set(lower, { name, values: [] });
     map.get(lower).values.push(value);
   };
   const original = new Map();
-  for (const h of r.requestHeaders || []) group(original, h.name, h.value);
+  for (const h of headers) group(original, h.name, h.value);
   const wanted = new Map();
-  for (const tr of $("edit-headers").tBodies[0].rows) {
+  for (const tr of table.tBodies[0].rows) {
     if (tr.dataset.removed === "1") continue;
     const value = tr.querySelector(".edit-value").value.trim();
     if (tr.dataset.added === "1") {
@@ -1314,45 +1340,72 @@ function editOf(r) {
       if (SECRETS.has(name.toLowerCase()) && value === REDACTED) return { error: `${name}: ${REDACTED} stands for a value not shown: type the value to send` };
       group(wanted, name, value);
     } else {
-      const h = r.requestHeaders[Number(tr.dataset.index)];
+      const h = headers[Number(tr.dataset.index)];
       group(wanted, h.name, SECRETS.has(h.name.toLowerCase()) && value === REDACTED ? h.value : value);
     }
   }
+  const edit = {};
   const removeHeaders = [];
   for (const [lower, o] of original) if (!wanted.has(lower)) removeHeaders.push(o.name);
   const setHeaders = [];
   for (const [lower, w] of wanted) {
     const o = original.get(lower);
     if (o && o.values.length === w.values.length && o.values.every((v, i) => v === w.values[i])) continue;
+    // Set-Cookie fields cannot be joined into one: the API sets a field whole, with one value.
+    if (lower === "set-cookie" && w.values.length > 1) return { error: `${w.name}: the API sets it with one value: keep one ${w.name} row, or leave them all as they were` };
     setHeaders.push(`${w.name}: ${w.values.join(lower === "cookie" ? "; " : ", ")}`);
   }
   if (removeHeaders.length) edit.removeHeaders = removeHeaders;
   if (setHeaders.length) edit.setHeaders = setHeaders;
-  const text = $("edit-body").value;
-  if (editing.bodyBase != null ? text !== editing.bodyBase : text !== "") edit.body = text;
-  return { edit };
+  return edit;
 }
 
 function editBusy(busy) {
   for (const id of ["edit-save", "edit-send", "edit-respond", "edit-cancel", "respond-send"]) $(id).disabled = busy;
 }
 
+/// Sends an edit of a held task's `side` (PATCH /v1/tasks/{id}/request or …/response, a body as
+/// text sent as UTF-8 in base64): the record the daemon answered, or null when it refused (its
+/// reason said in the form by `say`).
+async function patchHeld(r, side, edit, say) {
+  const sent = { ...edit };
+  if (edit.body !== undefined) sent.body = base64(edit.body);
+  try {
+    return await api("PATCH", `/v1/tasks/${r.id}/${side}`, sent);
+  } catch (e) {
+    if (selected === r.id) say(`refused: ${e.message}`, true);
+    return null;
+  }
+}
+
+function savedSay(r, record, side, say) {
+  const added = (record.edits || []).length - (r.edits || []).length;
+  if (selected === r.id) say(`saved: ${added} change${added === 1 ? "" : "s"}, listed under Edits; the ${side} is still held`);
+}
+
 /// Saves what changed; true when the request is now as the form shows it.
 async function saveEdit(r, edit) {
-  const body = edit.body;
-  const sent = { ...edit };
-  if (body !== undefined) sent.body = base64(body);
-  try {
-    const record = await api("PATCH", `/v1/tasks/${r.id}/request`, sent);
-    if (body !== undefined) editing.sent.set(r.id, body);
-    const added = (record.edits || []).length - (r.edits || []).length;
-    store(record);
-    if (selected === r.id) editSay(`saved: ${added} change${added === 1 ? "" : "s"}, listed under Edits; the request is still held`);
-    return true;
-  } catch (e) {
-    if (selected === r.id) editSay(`refused: ${e.message}`, true);
-    return false;
-  }
+  const record = await patchHeld(r, "request", edit, editSay);
+  if (!record) return false;
+  if (edit.body !== undefined) editing.sent.set(r.id, edit.body);
+  store(record);
+  savedSay(r, record, "request", editSay);
+  return true;
+}
+
+/// Cancel, from either form: the client is answered 503.
+async function cancelHeld(r) {
+  const record = await api("POST", `/v1/tasks/${r.id}/cancel`);
+  editing.released.add(holdOf(r));
+  store(record);
+  actionSay("canceled: its client was answered 503");
+}
+
+async function resumeHeld(r, text) {
+  const record = await api("POST", `/v1/tasks/${r.id}/resume`);
+  editing.released.add(holdOf(r));
+  store(record);
+  actionSay(text);
 }
 
 async function editAction(name) {
@@ -1360,13 +1413,7 @@ async function editAction(name) {
   if (!r || selected !== r.id) return;
   editBusy(true);
   try {
-    if (name === "cancel") {
-      const record = await api("POST", `/v1/tasks/${r.id}/cancel`);
-      editing.released.add(r.id);
-      store(record);
-      actionSay("canceled: its client was answered 503");
-      return;
-    }
+    if (name === "cancel") { await cancelHeld(r); return; }
     const { edit, error } = editOf(r);
     if (error) { editSay(error, true); return; }
     const changed = Object.keys(edit).length > 0;
@@ -1376,10 +1423,7 @@ async function editAction(name) {
       return;
     }
     if (changed && !(await saveEdit(r, edit))) return;
-    const record = await api("POST", `/v1/tasks/${r.id}/resume`);
-    editing.released.add(r.id);
-    store(record);
-    actionSay((r.edits || []).length || changed ? "sent upstream as edited" : "sent upstream");
+    await resumeHeld(r, (r.edits || []).length || changed ? "sent upstream as edited" : "sent upstream");
   } catch (e) {
     editSay(`refused: ${e.message}`, true);
   } finally {
@@ -1406,13 +1450,106 @@ async function respond(event) {
   editBusy(true);
   try {
     const record = await api("POST", `/v1/tasks/${r.id}/respond`, answer);
-    editing.released.add(r.id);
+    editing.released.add(holdOf(r));
     store(record);
     actionSay(`answered ${status} by afproxy: the origin never saw the request`);
   } catch (e) {
     if (selected === r.id) editSay(`refused: ${e.message}`, true);
   } finally {
     editBusy(false);
+  }
+}
+
+// ---------- a response held at its head ----------
+// The form of a task a hold rule with `response` stopped once the origin's head came, as
+// `afproxyctl edit --status / resume / cancel` do: the status and the fields as the record has them
+// (`status`, `responseHeaders`), and a body box, empty: an empty box keeps the origin's body, text
+// typed there replaces it (the client then gets the edited head and that body, and the task
+// completes). Save sends only what changed (PATCH /v1/tasks/{id}/response). Made again, as the
+// request's form, when the task's `edits` grow; the feed's redraws in between leave it alone.
+const heldResponse = { key: null, id: null, record: null };
+
+function reditSay(text, isError) {
+  const result = $("redit-result");
+  result.className = isError ? "error" : "muted";
+  result.textContent = text;
+}
+
+function showResponseEdit(r) {
+  const section = $("response-edit");
+  if (!isHeldResponse(r) || editing.released.has(holdOf(r))) {
+    if (!section.hidden || heldResponse.key != null) {
+      section.hidden = true;
+      heldResponse.key = null;
+      heldResponse.record = null;
+    }
+    return;
+  }
+  const key = `${r.id} ${(r.edits || []).length}`;
+  if (heldResponse.key !== key) {
+    if (heldResponse.id !== r.id) {
+      reditSay("", false);
+      $("redit-body").value = "";
+    }
+    heldResponse.key = key;
+    heldResponse.id = r.id;
+    $("redit-status").value = String(r.status);
+    $("redit-headers").tBodies[0].replaceChildren(...(r.responseHeaders || []).map((h, index) => headerRow(h, index, "response")));
+    const total = r.download ? r.download.total : null;
+    $("redit-body-note").textContent = `Empty, the client gets the origin's body${total != null ? ` (${bytes(total)})` : ""} as it comes. `
+      + "Text here replaces it (UTF-8): saved, the client gets the head above with this body, and the task completes.";
+  }
+  section.hidden = false;
+  heldResponse.record = r;
+}
+
+/// The smallest edit that makes the response what the form shows: {edit} or {error}.
+function responseEditOf(r) {
+  const edit = {};
+  const text = $("redit-status").value.trim();
+  const status = Number(text);
+  if (!/^[0-9]+$/.test(text) || !Number.isSafeInteger(status)) return { error: "the status is not a number" };
+  if (status !== r.status) edit.status = status;
+  const fields = fieldsEdit(r.responseHeaders || [], $("redit-headers"));
+  if (fields.error) return fields;
+  Object.assign(edit, fields);
+  const body = $("redit-body").value;
+  if (body !== "") edit.body = body;
+  return { edit };
+}
+
+function reditBusy(busy) {
+  for (const id of ["redit-save", "redit-send", "redit-cancel"]) $(id).disabled = busy;
+}
+
+async function responseAction(name) {
+  const r = heldResponse.record;
+  if (!r || selected !== r.id) return;
+  reditBusy(true);
+  try {
+    if (name === "cancel") { await cancelHeld(r); return; }
+    const { edit, error } = responseEditOf(r);
+    if (error) { reditSay(error, true); return; }
+    const changed = Object.keys(edit).length > 0;
+    if (name === "save" && !changed) { reditSay("nothing to save: the form shows the response as it is"); return; }
+    if (changed) {
+      const record = await patchHeld(r, "response", edit, reditSay);
+      if (!record) return;
+      if (edit.body !== undefined) {
+        // The typed body answered the client: the task completed, nothing is left to send.
+        editing.released.add(holdOf(r));
+        store(record);
+        actionSay(`answered ${record.status} with the body typed here: the origin's body was dropped`);
+        return;
+      }
+      store(record);
+      if (name === "save") { savedSay(r, record, "response", reditSay); return; }
+    }
+    await resumeHeld(r, (r.edits || []).length || changed ? "sent on to the client as edited" : "sent on to the client");
+  } catch (e) {
+    reditSay(`refused: ${e.message}`, true);
+  } finally {
+    reditBusy(false);
   }
 }
 
@@ -1522,11 +1659,16 @@ function start() {
   $("respond-back").addEventListener("click", () => showRespond(false));
   $("respond-form").addEventListener("submit", respond);
   $("edit-body").addEventListener("input", () => { editing.bodyTouched = true; });
-  $("edit-add-header").addEventListener("click", () => {
-    const tr = headerRow(null, null);
-    $("edit-headers").tBodies[0].append(tr);
-    tr.querySelector(".edit-name").focus();
-  });
+  for (const [button, table, side] of [["edit-add-header", "edit-headers", "request"], ["redit-add-header", "redit-headers", "response"]]) {
+    $(button).addEventListener("click", () => {
+      const tr = headerRow(null, null, side);
+      $(table).tBodies[0].append(tr);
+      tr.querySelector(".edit-name").focus();
+    });
+  }
+  $("redit-form").addEventListener("submit", (event) => { event.preventDefault(); responseAction("save"); });
+  $("redit-send").addEventListener("click", () => responseAction("send"));
+  $("redit-cancel").addEventListener("click", () => responseAction("cancel"));
   $("filter-state").addEventListener("change", (e) => { filters.state = e.target.value; refilter(); });
   $("filter-kind").addEventListener("change", (e) => { filters.kind = e.target.value; refilter(); });
   $("filter-text").addEventListener("input", (e) => { filters.text = e.target.value.trim().toLowerCase(); refilter(); });
