@@ -33,6 +33,8 @@ package protocol EditableRuleSet: RuleSet {
 }
 
 extension EditableRuleSet {
+    package var count: Int { self.rules.count }
+
     package mutating func add(_ request: Request, readingAs rights: ReadRights) throws(RuleRequestError) -> Rule {
         try self.add(request)
     }

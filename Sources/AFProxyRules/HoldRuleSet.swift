@@ -60,7 +60,5 @@ package struct HoldRuleSet: Sendable, Equatable, Codable {
 /// `nextID` with it, so that an id is never given twice.
 extension HoldRuleSet: RuleSet {
     package static let stateFileName: String? = "holds.json"
-    package var saved: HoldRuleSet { self }
-    package mutating func restore(_ saved: HoldRuleSet) { self = saved }
-    package var count: Int { self.rules.count }
+    package typealias Saved = HoldRuleSet
 }

@@ -124,9 +124,7 @@ package struct MapLocalRequestBody: Sendable, Codable, Equatable {
 
 extension MapLocalRuleSet: RuleSet {
     package static let stateFileName: String? = "map-local.json"
-    package var saved: MapLocalRuleSet { self }
-    package mutating func restore(_ saved: MapLocalRuleSet) { self = saved }
-    package var count: Int { self.rules.count }
+    package typealias Saved = MapLocalRuleSet
 }
 
 extension MapLocalRuleSet: EditableRuleSet {

@@ -116,9 +116,7 @@ package struct MapRemoteRequestBody: Sendable, Codable, Equatable {
 
 extension MapRemoteRuleSet: RuleSet {
     package static let stateFileName: String? = "map-remote.json"
-    package var saved: MapRemoteRuleSet { self }
-    package mutating func restore(_ saved: MapRemoteRuleSet) { self = saved }
-    package var count: Int { self.rules.count }
+    package typealias Saved = MapRemoteRuleSet
 }
 
 extension MapRemoteRuleSet: EditableRuleSet {

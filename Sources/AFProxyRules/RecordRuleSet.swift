@@ -128,9 +128,7 @@ package struct RecordRequestBody: Sendable, Codable, Equatable {
 
 extension RecordRuleSet: RuleSet {
     package static let stateFileName: String? = "records.json"
-    package var saved: RecordRuleSet { self }
-    package mutating func restore(_ saved: RecordRuleSet) { self = saved }
-    package var count: Int { self.rules.count }
+    package typealias Saved = RecordRuleSet
 }
 
 extension RecordRuleSet: EditableRuleSet {

@@ -30,6 +30,13 @@ package protocol RuleSet: RuleState where Rules == Self {
     var count: Int { get }
 }
 
+/// A kind of runtime rules only (no configured ones beside them) keeps itself whole: its saved
+/// form is the set, ids and the next id with it.
+extension RuleSet where Saved == Self {
+    package var saved: Self { self }
+    package mutating func restore(_ saved: Self) { self = saved }
+}
+
 extension RuleSet {
     package var ruleSet: Self { self }
     package var isActive: Bool { self.count > 0 }
