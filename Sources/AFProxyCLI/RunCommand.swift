@@ -96,7 +96,8 @@ struct Run: ParsableCommand {
                     + (UserNamespaceCheck.refusal(uid: 1).map { "; perhaps: \($0)" } ?? ""))
         }
         let registration = CaptureRegistration(
-            name: self.name ?? Self.baseName(self.command[0]), commandLine: self.command.joined(separator: " "),
+            name: self.name ?? Self.baseName(self.command[0]),
+            commandLine: ClientProcess.commandLine(arguments: self.command, limit: 4096),
             executable: ToolPath.find(self.command[0]) ?? (self.command[0].contains("/") ? self.command[0] : nil),
             pid: Int(child.pid), uid: Int(getuid()), intercept: self.intercept)
         let answer = CaptureRegistrar.register(registration, sockets: sockets, at: capturePath)

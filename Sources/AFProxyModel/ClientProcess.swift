@@ -73,21 +73,26 @@ package struct ClientProcess: Sendable, Codable, Equatable {
         return base.isEmpty ? nil : base
     }
 
-    /// `/proc/PID/cmdline` (arguments each ended by NUL) as one line: arguments joined by a
-    /// space, control characters as `?`, invalid UTF-8 repaired, cut to `limit` characters with
-    /// an ellipsis. Nil for an empty one (a kernel thread, a zombie).
+    /// `/proc/PID/cmdline` (arguments each ended by NUL) as one line: credentials taken out
+    /// (`CommandLineRedaction`), arguments joined by a space, control characters as `?`, invalid
+    /// UTF-8 repaired, cut to `limit` characters with an ellipsis. Nil for an empty one (a kernel
+    /// thread, a zombie).
     package static func commandLine(fromProc bytes: [UInt8], limit: Int = commandLineLimit) -> String? {
         var bytes = bytes[...]
         while bytes.last == 0 { bytes.removeLast() }
         guard !bytes.isEmpty else { return nil }
-        let joined = bytes.map { byte -> UInt8 in
-            switch byte {
-            case 0: UInt8(ascii: " ")
-            case 0x01..<0x20, 0x7F: UInt8(ascii: "?")
-            default: byte
-            }
+        let arguments = bytes.split(separator: 0, omittingEmptySubsequences: false).map { argument in
+            String(
+                decoding: argument.map { byte -> UInt8 in
+                    (0x01..<0x20).contains(byte) || byte == 0x7F ? UInt8(ascii: "?") : byte
+                }, as: UTF8.self)
         }
-        let text = String(decoding: joined, as: UTF8.self)
+        return Self.commandLine(arguments: arguments, limit: limit)
+    }
+
+    /// Arguments as one line, credentials taken out, cut to `limit` characters with an ellipsis.
+    package static func commandLine(arguments: [String], limit: Int = commandLineLimit) -> String {
+        let text = CommandLineRedaction.redact(arguments).joined(separator: " ")
         guard text.count > limit else { return text }
         return String(text.prefix(max(0, limit - 1))) + "…"
     }

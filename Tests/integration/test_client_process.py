@@ -141,6 +141,27 @@ def test_a_quick_request_keeps_its_process_in_the_history(proxy, origin):
         client.wait(10)
 
 
+def test_credentials_on_the_command_line_are_not_kept(proxy, origin):
+    """A client's command line carries what was typed on it: its credentials (`-u`, an
+    Authorization or Cookie field, a URL's user:password) are `<redacted>` in the task, the HAR and
+    the log, the rest as it was."""
+    url = origin.url(SLOW)
+    client = start_curl(proxy, "-o", "/dev/null", "-u", "alice:s3cret-pw", "-H", "Authorization: Bearer s3cret-token",
+                        "-H", "X-Trace: visible", "-b", "sid=s3cret-cookie", url)
+    try:
+        task = wait_process(proxy, url)
+        line = task["clientProcess"]["commandLine"]
+        assert "s3cret" not in line, line
+        assert "-u <redacted>" in line and "Authorization: <redacted>" in line and "X-Trace: visible" in line, line
+        status, har = proxy.api("GET", f"/v1/har?id={task['id']}")
+        assert status == 200 and "s3cret" not in json.dumps(har), har
+    finally:
+        client.kill()
+        client.wait(10)
+    wait_for(lambda: proxy.task(task["id"])["state"] == "completed", message="the task to end")
+    assert "s3cret" not in proxy.log()
+
+
 def test_python_client_and_a_tunnel(start_proxy, origin):
     """The test's own process through http.client: a proxied GET and a CONNECT tunnel."""
     proxy = start_proxy("--allow-connect-port", str(origin.port))
