@@ -40,6 +40,9 @@ final class TunnelGlue: ChannelDuplexHandler, RemovableChannelHandler {
     /// This side's input goes through the kernel (`SpliceRelay`): no `read()` goes through, and
     /// what NIO reads all the same is held and reported, to follow what the pipe holds.
     private(set) var spliced = false
+    /// The relay wants to hear of each read passed on, to tell when the tunnel carries bulk
+    /// (`TunnelSpliceGate`); off once it spliced or never will.
+    var watchesForBulk = false
     /// Reads the WebSocket messages this side passes on, for a record rule; nil (the usual case,
     /// and once the framing broke): nothing reads them.
     private var messageReader: WebSocketFrameReader?
@@ -83,6 +86,11 @@ final class TunnelGlue: ChannelDuplexHandler, RemovableChannelHandler {
         }
         if self.side == .upstream && self.relay.awaitsAnswer { self.relay.readAnswer(buffer) }
         if self.passesBytes {
+            // NIO stops a batch at a read that did not fill its buffer; one that did says the
+            // socket held more: the gate's sign of bulk.
+            if self.watchesForBulk {
+                self.relay.relayed(buffer.readableBytes, filled: buffer.writableBytes == 0, from: self.side)
+            }
             self.forward(buffer)
             self.checkThrottle(context.eventLoop)
         } else {

@@ -50,6 +50,10 @@ final class TunnelRelay: SpliceRelayOwner {
     private var splice: SpliceRelay?
     /// Whether the kernel relay may take the tunnel over (`tunnel-splice`).
     private let spliceAllowed: Bool
+    /// When it does: once the tunnel carries bulk (see `TunnelSpliceGate`).
+    private var gate = TunnelSpliceGate(allowed: false)
+    /// The first byte from upstream was reported (by NIO, or by the kernel relay after a switch).
+    private var sawFirstByte = false
 
     init(
         host: String, port: Int, counters: TunnelCounters, established: EventLoopPromise<Void>,
@@ -201,19 +205,30 @@ final class TunnelRelay: SpliceRelayOwner {
             self.idleTimer = TunnelIdleTimer(limit: limit, now: .now)
             self.scheduleIdleCheck()
         }
-        if self.spliceAllowed {
-            // After the caller passed on what the client sent early, through NIO.
-            let relay = NIOLoopBound(self, eventLoop: self.eventLoop)
-            self.eventLoop.execute { relay.value.beginSplice() }
-        }
+        self.gate = TunnelSpliceGate(allowed: self.spliceAllowed && self.upgrade == nil)
+        self.watchForBulk()
         return true
     }
 
     // MARK: the kernel relay
 
+    /// NIO passed on one read from `side` (only while the gate watches).
+    func relayed(_ count: Int, filled: Bool, from side: TunnelLifecycle.Side) {
+        guard self.gate.relayed(count, filled: filled, from: side) == .startSplice else { return }
+        self.watchForBulk()
+        // After the read batch under way: what it reads still goes through NIO.
+        let relay = NIOLoopBound(self, eventLoop: self.eventLoop)
+        self.eventLoop.execute { relay.value.beginSplice() }
+    }
+
+    private func watchForBulk() {
+        self.client?.watchesForBulk = self.gate.isWatching
+        self.upstream?.watchesForBulk = self.gate.isWatching
+    }
+
     /// A tunnel whose bytes afproxy need not see (no upgrade, whose answer it reads and whose
-    /// messages a record rule may read: `WebSocketRecorder`) moves them
-    /// with splice(2) once both channels expose their sockets. Through an upstream proxy too: its
+    /// messages a record rule may read: `WebSocketRecorder`) moves them with splice(2) once it
+    /// carries bulk and both channels expose their sockets. Through an upstream proxy too: its
     /// handshake is over by now, its handler gone from the pipeline, and what it sent after its
     /// answer went to the client through NIO, so the socket carries the origin's bytes only. NIO
     /// stops reading both, then what it had queued on each goes out; only then does the kernel
@@ -222,7 +237,10 @@ final class TunnelRelay: SpliceRelayOwner {
         guard case .relaying = self.phase, let client = self.client, let upstream = self.upstream, self.upgrade == nil,
             Self.socket(of: client) != nil, Self.socket(of: upstream) != nil,
             let clientWrites = client.queuedWritesDone(), let upstreamWrites = upstream.queuedWritesDone()
-        else { return }
+        else {
+            self.gate.spliceUnavailable()
+            return
+        }
         client.enterSplice()
         upstream.enterSplice()
         let relay = NIOLoopBound(self, eventLoop: self.eventLoop)
@@ -230,23 +248,33 @@ final class TunnelRelay: SpliceRelayOwner {
     }
 
     private func startSplice() {
-        guard case .relaying = self.phase, let client = self.client, let upstream = self.upstream else { return }
-        if client.isClean, upstream.isClean, let clientSocket = Self.socket(of: client),
-            let upstreamSocket = Self.socket(of: upstream),
+        guard case .relaying = self.phase, let client = self.client, let upstream = self.upstream else {
+            self.gate.spliceUnavailable()
+            return
+        }
+        if !client.isClean || !upstream.isClean {
+            // Not now: NIO read a half-close (and what came before it) meanwhile.
+            self.gate.spliceDeferred()
+        } else if let clientSocket = Self.socket(of: client), let upstreamSocket = Self.socket(of: upstream),
             let splice = SpliceRelay(
                 client: clientSocket, upstream: upstreamSocket, owner: self, counters: self.counters,
                 throttle: self.throttle, eventLoop: self.eventLoop)
         {
             self.splice = splice
             if splice.start() {
+                self.gate.spliceStarted()
                 self.delegate?.tunnelDidSplice()
                 return
             }
             self.splice = nil
+            self.gate.spliceUnavailable()
+        } else {
+            self.gate.spliceUnavailable()
         }
-        // Not now (NIO read a half-close meanwhile) or not here: the tunnel stays on NIO.
+        // The tunnel stays on NIO.
         client.leaveSplice()
         upstream.leaveSplice()
+        self.watchForBulk()
     }
 
     /// The socket under a glue's channel; nil where the channel has none (tests' embedded
@@ -353,6 +381,8 @@ final class TunnelRelay: SpliceRelayOwner {
     }
 
     func upstreamSentFirstByte() {
+        guard !self.sawFirstByte else { return }
+        self.sawFirstByte = true
         self.delegate?.tunnelDidReceiveFirstByte()
     }
 
