@@ -43,6 +43,8 @@ package final class UpstreamSession: Sendable {
     private let thread = Locked<pthread_t?>(nil)
     /// Loop iterations so far; the systemd watchdog pings only while this moves.
     private let heartbeat = Atomic<UInt64>(0)
+    /// Transfers started on this session so far (`afproxy_session_transfers_total`).
+    private let started = Atomic<UInt64>(0)
 
     package init(configuration: UpstreamConfiguration = .init(), liveUpstreamProxy: LiveUpstreamProxy = .init()) {
         CurlGlobal.initializeOnce()
@@ -51,9 +53,15 @@ package final class UpstreamSession: Sendable {
         self.loop = SessionLoop(configuration: configuration, liveUpstreamProxy: liveUpstreamProxy)
     }
 
-    /// Starts the session thread.
-    package func run() {
-        let box = Unmanaged.passRetained(ThreadBody { [self] in self.threadMain() }).toOpaque()
+    /// Starts the session thread, named `name` (at most 15 bytes kept) where top, perf and
+    /// `ps -L` show threads.
+    package func run(name: String = "afproxy-curl") {
+        let box = Unmanaged.passRetained(
+            ThreadBody { [self] in
+                Self.nameThread(name)
+                self.threadMain()
+            }
+        ).toOpaque()
         var thread = pthread_t()
         let rc = pthread_create(
             &thread, nil,
@@ -64,6 +72,16 @@ package final class UpstreamSession: Sendable {
             }, box)
         precondition(rc == 0, "cannot start the session thread: \(rc)")
         self.thread.withLock { $0 = thread }
+    }
+
+    /// Names the calling thread through /proc: glibc's pthread_setname_np is hidden behind
+    /// _GNU_SOURCE, which Swift's Glibc module does not define. Best effort.
+    private static func nameThread(_ name: String) {
+        let descriptor = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        let bytes = Array(name.utf8.prefix(15))
+        _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        close(descriptor)
     }
 
     /// Cancels what is still running and stops the thread.
@@ -78,6 +96,7 @@ package final class UpstreamSession: Sendable {
     }
 
     package var iterations: UInt64 { self.heartbeat.load(ordering: .relaxed) }
+    package var transfersStarted: UInt64 { self.started.load(ordering: .relaxed) }
 
     /// The handle of one exchange on this session, reporting to `delegate` on the session
     /// thread. Nothing is enqueued, and no curl handle made, until the task calls `start()`.
@@ -86,7 +105,10 @@ package final class UpstreamSession: Sendable {
     }
 
     // The transfer's commands (`UpstreamTransfer+HTTPTransfer`), queued for the session thread.
-    func start(_ transfer: UpstreamTransfer) { self.enqueue(.start(transfer)) }
+    func start(_ transfer: UpstreamTransfer) {
+        self.started.add(1, ordering: .relaxed)
+        self.enqueue(.start(transfer))
+    }
     func suspend(_ transfer: UpstreamTransfer) { self.enqueue(.suspend(transfer)) }
     func resume(_ transfer: UpstreamTransfer) { self.enqueue(.resume(transfer)) }
     /// The delegate can take response bytes again.

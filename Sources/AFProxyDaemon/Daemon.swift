@@ -8,6 +8,7 @@ import AFProxyNetwork
 import AFProxyRules
 import AFProxyStore
 import AFProxySystemd
+import AFProxyTransport
 import AFProxyWeb
 import Logging
 import NIOCore
@@ -53,14 +54,15 @@ struct Daemon {
         let listenerConfiguration = Self.listenerConfiguration(self.configuration)
         let configuredRules = try Self.configuredRules(self.configuration, logger: logger)
 
-        // The session thread takes a core of its own: by default the event loops get the rest.
-        let threads = self.configuration.threads > 0 ? self.configuration.threads : max(1, System.coreCount - 1)
+        // One event loop per core, each paired with a curl session of its own (`UpstreamSessions`).
+        let threads = self.configuration.threads > 0 ? self.configuration.threads : System.coreCount
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
         let rules = RuleBook(
             configured: configuredRules,
             stateDirectory: self.configuration.stateDirectory ?? DownloadLocations.stateDirectory(self.environment),
             logger: logger)
-        let session = UpstreamSession(
+        let session = UpstreamSessions(
+            affinities: group.makeIterator().map(SessionAffinity.init),
             configuration: UpstreamConfiguration(
                 connectTimeout: .seconds(self.configuration.connectTimeout),
                 idleTimeout: .seconds(self.configuration.upstreamTimeout),
@@ -92,6 +94,7 @@ struct Daemon {
         let capturesRunning = Locked(0)
         let metrics = DaemonMetrics(
             manager: manager, captures: { capturesRunning.withLock { $0 } },
+            sessionTransfers: { session.transfersStarted },
             openConnections: { listener.openConnections })
         let control = ControlServer(
             manager: manager, group: group,

@@ -137,7 +137,8 @@ extension DaemonConfiguration {
             config.recordMaxTotal = try size(value, (64 << 10)...(64 << 30))
         },
         Key(
-            "threads", help: "Event loop threads for client connections; 0 = one per core less the session thread's.",
+            "threads",
+            help: "Event loop threads for client connections, each with a curl session of its own; 0 = one per core.",
             default: "0"
         ) { config, value throws(ConfigurationError) in
             config.threads = try integer(value, 0...256)

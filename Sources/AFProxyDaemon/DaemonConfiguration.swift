@@ -29,7 +29,8 @@ package struct DaemonConfiguration: Sendable, Equatable {
     package var bufferBudget = 64 << 20
     /// What the bodies record rules keep may take on disk together (`BodyStore`).
     package var recordMaxTotal = 256 << 20
-    /// Event loop threads for client connections; 0 means one per core but the session thread's.
+    /// Event loop threads for client connections, each paired with a curl session thread of its
+    /// own; 0 means one per core.
     package var threads = 0
     package var logLevel = "info"
     /// Seconds running tasks get to finish after SIGTERM before they are canceled.

@@ -38,7 +38,7 @@ final class DaemonService: Service, Sendable {
     let reloadConfiguration: @Sendable () throws(ConfigurationError) -> DaemonConfiguration
     let logging: DaemonLogging
     let logger: Logger
-    let session: UpstreamSession
+    let session: UpstreamSessions
     let manager: SessionManager
     let listener: ProxyListener
     let control: ControlServer
@@ -54,7 +54,7 @@ final class DaemonService: Service, Sendable {
     init(
         configuration: DaemonConfiguration, environment: [String: String],
         reload: @escaping @Sendable () throws(ConfigurationError) -> DaemonConfiguration,
-        logging: DaemonLogging, logger: Logger, session: UpstreamSession, manager: SessionManager,
+        logging: DaemonLogging, logger: Logger, session: UpstreamSessions, manager: SessionManager,
         servers: DaemonServers, network: NetworkWatcher
     ) {
         self.started = configuration
@@ -118,7 +118,7 @@ final class DaemonService: Service, Sendable {
             let session = self.session
             if let pinger = WatchdogPinger(notifier: self.notifier, progress: { session.iterations }) {
                 self.logger.info(
-                    "watchdog: pinging every \(pinger.interval / 2) while the session thread makes progress")
+                    "watchdog: pinging every \(pinger.interval / 2) while the session threads make progress")
                 group.addTask { await pinger.run() }
             }
             try? await gracefulShutdown()

@@ -4,28 +4,30 @@ import NIOCore
 /// The task delegate's view of a client connection: it takes calls on the session thread and
 /// replays them on the connection's event loop, where the handler lives.
 final class ConnectionBridge: TaskClient {
-    private let eventLoop: any EventLoop
+    private let loop: any EventLoop
     private let handler: NIOLoopBound<ProxyConnectionHandler>
 
     init(handler: ProxyConnectionHandler, eventLoop: any EventLoop) {
-        self.eventLoop = eventLoop
+        self.loop = eventLoop
         self.handler = NIOLoopBound(handler, eventLoop: eventLoop)
     }
 
+    var eventLoop: (any EventLoop)? { self.loop }
+
     func task(_ task: HTTPTask, deliver delivery: ResponseDelivery) {
-        self.eventLoop.execute { self.handler.value.deliver(delivery, of: task) }
+        self.loop.execute { self.handler.value.deliver(delivery, of: task) }
     }
 
     func taskWantsRequestBody(_ task: HTTPTask) {
-        self.eventLoop.execute { self.handler.value.resumeReading(for: task, reason: .backpressure) }
+        self.loop.execute { self.handler.value.resumeReading(for: task, reason: .backpressure) }
     }
 
     func taskAwaitsRequestBody(_ task: HTTPTask) {
-        self.eventLoop.execute { self.handler.value.sendContinue(for: task) }
+        self.loop.execute { self.handler.value.sendContinue(for: task) }
     }
 
     func task(_ task: HTTPTask, didChangeSuspension suspended: Bool) {
-        self.eventLoop.execute {
+        self.loop.execute {
             if suspended {
                 self.handler.value.pauseReading(for: task, reason: .suspended)
             } else {

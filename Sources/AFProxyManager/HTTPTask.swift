@@ -90,7 +90,8 @@ package final class HTTPTask: @unchecked Sendable {
         let transfer = context.transport.makeTransfer(
             TransferRequest(
                 request: request, options: options, destinations: context.destinations(),
-                throttle: context.throttleTicket(task: id, host: self.throttleHost)),
+                throttle: context.throttleTicket(task: id, host: self.throttleHost),
+                affinity: client.eventLoop.map(SessionAffinity.init)),
             delegate: self)
         self.current.withLock { $0 = transfer }
     }

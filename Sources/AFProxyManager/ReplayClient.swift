@@ -9,7 +9,7 @@ import NIOCore
 final class ReplayClient: TaskClient {
     private let body: ByteBuffer?
     /// Where its calls come from; nil (the manager's tests, with no group): at once.
-    private let eventLoop: (any EventLoop)?
+    let eventLoop: (any EventLoop)?
 
     init(body: ByteBuffer?, eventLoop: (any EventLoop)?) {
         self.body = body

@@ -16,6 +16,13 @@ package protocol TaskClient: AnyObject, Sendable {
     func taskAwaitsRequestBody(_ task: HTTPTask)
     /// A person suspended (true) or resumed (false) the task: stop or restart reading the client.
     func task(_ task: HTTPTask, didChangeSuspension suspended: Bool)
+    /// The loop its calls land on, which names the upstream session the task's transfers run on
+    /// (`SessionAffinity`); nil: no loop, any session.
+    var eventLoop: (any EventLoop)? { get }
+}
+
+extension TaskClient {
+    package var eventLoop: (any EventLoop)? { nil }
 }
 
 package struct ResponseDelivery: Sendable {

@@ -13,18 +13,21 @@ package final class DaemonMetrics: Sendable {
     private let manager: SessionManager
     private let openConnections: @Sendable () -> Int
     private let captures: @Sendable () -> Int
+    private let sessionTransfers: @Sendable () -> [UInt64]
     private let events: TaskEventMetrics
     private let scrape: ScrapeMetrics
 
-    /// Subscribes to `manager`'s events at once; `openConnections` and `captures` (how many run)
-    /// are read at each scrape.
+    /// Subscribes to `manager`'s events at once; `openConnections`, `captures` (how many run) and
+    /// `sessionTransfers` (each curl session's transfers so far) are read at each scrape.
     package init(
         manager: SessionManager, captures: @escaping @Sendable () -> Int = { 0 },
+        sessionTransfers: @escaping @Sendable () -> [UInt64] = { [] },
         openConnections: @escaping @Sendable () -> Int
     ) {
         self.manager = manager
         self.openConnections = openConnections
         self.captures = captures
+        self.sessionTransfers = sessionTransfers
         let factory = CatalogMetricsFactory(registry: self.registry)
         self.events = TaskEventMetrics(factory: factory)
         self.scrape = ScrapeMetrics(factory: factory)
@@ -40,7 +43,7 @@ package final class DaemonMetrics: Sendable {
         self.scrape.update(
             .init(
                 stats: stats, started: counts.started, live: counts.live, process: ProcessStats.current(),
-                captures: self.captures()))
+                captures: self.captures(), sessionTransfers: self.sessionTransfers()))
         return self.registry.emitToBuffer()
     }
 }

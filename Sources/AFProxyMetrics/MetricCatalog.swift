@@ -30,6 +30,10 @@ package enum MetricCatalog {
     package static let resumes = Entry(
         name: "afproxy_download_resumes_total",
         help: "Broken-off responses continued at the offset reached (resumed-at-offset events), by kind.")
+    /// One series per curl session (as many as event loops): how evenly the cores share the work.
+    package static let sessionTransfers = Entry(
+        name: "afproxy_session_transfers_total",
+        help: "Upstream HTTP transfers started, by curl session (one per event loop, numbered from 0).")
     package static let buildInfo = Entry(
         name: "afproxy_build_info", help: "Always 1; the version label says which afproxy runs.")
     /// From 1 ms (a cached origin on loopback) to a minute (the default upstream timeout is 120 s).
@@ -56,7 +60,8 @@ package enum MetricCatalog {
         name: "process_start_time_seconds", help: "Start time of the process since unix epoch in seconds.")
 
     package static let all: [Entry] = [
-        tasksStarted, tasksCompleted, transferBytes, liveTasks, clientConnections, captures, resumes, buildInfo,
+        tasksStarted, tasksCompleted, transferBytes, liveTasks, clientConnections, captures, resumes, sessionTransfers,
+        buildInfo,
         timeToFirstByte, taskDuration, cpuSeconds, residentMemory, virtualMemory, openFDs, maxFDs, startTime,
     ]
 

@@ -20,6 +20,8 @@ final class ScrapeMetrics: Sendable {
         var process: ProcessStats?
         /// Captures running now.
         var captures = 0
+        /// Transfers started so far by each curl session, in order.
+        var sessionTransfers: [UInt64] = []
     }
 
     private struct Seen {
@@ -27,6 +29,7 @@ final class ScrapeMetrics: Sendable {
         var bytesUp: Int64 = 0
         var bytesDown: Int64 = 0
         var cpuSeconds: Double = 0
+        var sessionTransfers: [UInt64] = []
     }
 
     /// The live states (a completed task has left the registry).
@@ -45,8 +48,12 @@ final class ScrapeMetrics: Sendable {
     private let maxFDs: Gauge
     private let startTime: Gauge
     private let seen = Locked(Seen())
+    private let factory: any MetricsFactory
+    /// One counter per session, made at the first scrape that names it.
+    private let sessionCounters = Locked<[Counter]>([])
 
     init(factory: any MetricsFactory) {
+        self.factory = factory
         self.started = Dictionary(
             uniqueKeysWithValues: TaskKind.allCases.map { kind in
                 (
@@ -96,6 +103,24 @@ final class ScrapeMetrics: Sendable {
         }
         self.connections.record(input.stats.openConnections)
         self.captures.record(input.captures)
+        let sessions = self.seen.withLock { seen in
+            let growth = input.sessionTransfers.enumerated().map { index, count in
+                count - min(count, index < seen.sessionTransfers.count ? seen.sessionTransfers[index] : 0)
+            }
+            seen.sessionTransfers = input.sessionTransfers
+            return growth
+        }
+        self.sessionCounters.withLock { counters in
+            while counters.count < sessions.count {
+                counters.append(
+                    Counter(
+                        label: MetricCatalog.sessionTransfers.name, dimensions: [("session", "\(counters.count)")],
+                        factory: self.factory))
+            }
+            for (index, growth) in sessions.enumerated() {
+                counters[index].increment(by: Int64(clamping: growth))
+            }
+        }
         let (started, up, down, cpu) = self.seen.withLock { seen in
             var started: [TaskKind: Int] = [:]
             for (kind, count) in input.started where count > seen.started[kind, default: 0] {

@@ -14,14 +14,19 @@ package struct TransferRequest: Sendable {
     /// Whose bytes these are for the throttle; nil when the task has no throttler. Part of the
     /// request, not set on the handle afterwards, so the handle never changes once made.
     package var throttle: ThrottleTicket?
+    /// The session that should run it (its client's event loop); nil for a transfer no client
+    /// connection waits on (a managed download), which any session may take. A transparent
+    /// resume or an edit makes its next transfer from this value and so stays on the same one.
+    package var affinity: SessionAffinity?
 
     package init(
         request: ProxyRequest, options: TransferOptions = .proxy, destinations: DestinationPolicy = .open,
-        throttle: ThrottleTicket? = nil
+        throttle: ThrottleTicket? = nil, affinity: SessionAffinity? = nil
     ) {
         self.request = request
         self.options = options
         self.destinations = destinations
         self.throttle = throttle
+        self.affinity = affinity
     }
 }

@@ -40,7 +40,7 @@ import Testing
 }
 
 /// A delegate that only counts: nothing should reach it here.
-private final class CountingDelegate: HTTPTransferDelegate {
+final class CountingDelegate: HTTPTransferDelegate {
     let calls = Locked(0)
 
     func transfer(_ transfer: any HTTPTransfer, didReceiveInterim head: ProxyResponseHead) { self.count() }

@@ -30,7 +30,8 @@ import Testing
     private var text: String { self.registry.emitToString() }
 
     @Test func everyFamilyHasHelpAndType() {
-        self.scrape.update(.init(stats: SessionStats(), live: [:], process: ProcessStats.current()))
+        self.scrape.update(
+            .init(stats: SessionStats(), live: [:], process: ProcessStats.current(), sessionTransfers: [0, 0]))
         let text = self.text
         for entry in MetricCatalog.all {
             #expect(text.contains("# HELP \(entry.name) "), "\(entry.name)")
@@ -52,6 +53,15 @@ import Testing
         #expect(text.contains("afproxy_time_to_first_byte_seconds_bucket{kind=\"data\",le=\"0.05\"} 1\n"))
         #expect(text.contains("afproxy_task_duration_seconds_count{kind=\"data\"} 1\n"))
         #expect(text.contains("afproxy_task_duration_seconds_bucket{kind=\"data\",le=\"0.1\"} 0\n"))
+    }
+
+    /// One series per curl session, fed what each started since the last scrape.
+    @Test func countsTransfersPerSession() {
+        self.scrape.update(.init(stats: SessionStats(), live: [:], sessionTransfers: [3, 0]))
+        self.scrape.update(.init(stats: SessionStats(), live: [:], sessionTransfers: [5, 2]))
+        let text = self.text
+        #expect(text.contains("afproxy_session_transfers_total{session=\"0\"} 5\n"))
+        #expect(text.contains("afproxy_session_transfers_total{session=\"1\"} 2\n"))
     }
 
     /// Bytes move from the live tasks to the completed totals; a dip between two scrapes is

@@ -95,9 +95,12 @@ def test_control_socket_metrics_pass_promtool(proxy, origin):
     assert sample(text, "process_resident_memory_bytes") > 0
     assert sample(text, "process_open_fds") > 0
     assert sample(text, "afproxy_build_info", version=proxy.stats()["version"]) == 1
-    # No label whose values grow with traffic.
+    # Every transfer started on one curl session or another.
+    sessions = [float(v) for v in re.findall(r'^afproxy_session_transfers_total\{session="\d+"\} (\S+)$', text, re.M)]
+    assert sessions and sum(sessions) == SUCCESSES + 1, text
+    # No label whose values grow with traffic (`session` counts the event loops, fixed at start).
     names = set(re.findall(r'[{,](\w+)="', text))
-    assert names <= {"kind", "outcome", "state", "direction", "version", "le"}, names
+    assert names <= {"kind", "outcome", "state", "direction", "version", "le", "session"}, names
 
 
 def test_metrics_listen_serves_get_metrics_only(start_proxy):

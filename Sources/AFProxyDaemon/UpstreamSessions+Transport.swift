@@ -5,11 +5,11 @@ import AFProxyRules
 import AFProxyTunnel
 import NIOCore
 
-/// The daemon's transport: HTTP on the curl session (`UpstreamSession.makeTransfer`), CONNECT
-/// tunnels on the NIO relay with the session's timeouts, intercepted connections, and the pin
-/// probe on curl outside the session. Declared here, the one module that sees the manager and
+/// The daemon's transport: HTTP on the curl sessions (`UpstreamSessions.makeTransfer`, the
+/// session paired with the client's loop), CONNECT tunnels on the NIO relay with the sessions'
+/// timeouts, intercepted connections, and the pin probe on curl outside the sessions. Declared here, the one module that sees the manager and
 /// both transports, so that neither transport knows the manager nor the manager curl.
-extension UpstreamSession: UpstreamTransport {
+extension UpstreamSessions: UpstreamTransport {
     package func openTunnel(
         host: String, port: Int, eventLoop: any EventLoop, destinations: DestinationPolicy,
         delegate: any TunnelTransferDelegate, throttle: ThrottleTicket?, upgrade: TunnelUpgrade?
