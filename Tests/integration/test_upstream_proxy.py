@@ -197,9 +197,10 @@ def test_get_upload_and_download_task_go_through_squid_byte_exact(start_proxy, s
 
 
 def test_connect_tunnel_with_tls_inside_goes_through_squid(start_proxy, squid, tls_origin, certificate):
-    """Byte-exact, and spliced once Squid's answer is read: the socket then carries the origin's bytes."""
+    """Byte-exact, and spliced once Squid's answer is read: the socket then carries the origin's bytes
+    (a tunnel is spliced once it carries bulk, hence the size)."""
     proxy = start_proxy("--upstream-proxy", squid.url(), "--allow-connect-port", str(tls_origin.port))
-    n = 2 * 1024 * 1024 + 11
+    n = 32 * 1024 * 1024 + 11
     https_exact(proxy, tls_origin, certificate, n)
     wait_for(lambda: squid.saw(f"CONNECT {HOST}:{tls_origin.port}"), 10, message="the CONNECT in squid's log")
     assert proxy.history_record(f"{HOST}:{tls_origin.port}")["relay"] == "splice"
@@ -369,7 +370,8 @@ def test_socks5h_carries_a_get_and_a_tunnel(start_proxy, origin, tls_origin, cer
         proxy = start_proxy("--upstream-proxy", f"socks5h://{USER}:{PASSWORD}@127.0.0.1:{socks.port}",
                             "--allow-connect-port", str(tls_origin.port))
         get_exact(proxy, origin, 400_009)
-        https_exact(proxy, tls_origin, certificate, 500_009)
+        # Bulk, so that the tunnel is spliced (`TunnelSpliceGate`).
+        https_exact(proxy, tls_origin, certificate, 32 * 1024 * 1024 + 9)
         assert f"{HOST}:{origin.port}" in socks.seen() and f"{HOST}:{tls_origin.port}" in socks.seen()
         assert proxy.history_record(f"{HOST}:{tls_origin.port}")["relay"] == "splice"
     finally:
