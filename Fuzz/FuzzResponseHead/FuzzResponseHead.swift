@@ -157,6 +157,8 @@ enum FuzzResponseHead {
         case .close:
             check(
                 client.closeAfter && lengths.isEmpty && codings.isEmpty, "\(what) close-delimited, announcing more")
+        case .frames:
+            check(version.major == 2 && lengths.isEmpty && codings.isEmpty, "\(what) framed by HTTP/2, announcing more")
         }
     }
 

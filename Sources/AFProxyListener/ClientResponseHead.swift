@@ -20,6 +20,9 @@ struct ClientResponseHead: Equatable {
         case chunked
         /// The body ends when the connection closes (an HTTP/1.0 client, no length).
         case close
+        /// HTTP/2: DATA frames carry the body and the stream's end ends it, so nothing of ours
+        /// frames it, whether or not a length was given.
+        case frames
     }
 
     var head: HTTPResponseHead
@@ -47,6 +50,9 @@ struct ClientResponseHead: Equatable {
         headers.add(name: "Via", value: received.isEmpty ? own : (received + [own]).joined(separator: ", "))
 
         let modern = clientVersion.isHTTP11OrLater
+        // An HTTP/2 stream: no connection-specific field may go (RFC 9113 §8.2.2), and its
+        // end is the stream's, never the connection's.
+        let stream = clientVersion.major >= 2
         let codings = origin.transferCodings
         // The codings the origin applied beyond its own chunked framing of this hop.
         let applied = codings.last == "chunked" ? Array(codings.dropLast()) : codings
@@ -61,13 +67,21 @@ struct ClientResponseHead: Equatable {
             // Transfer-Encoding only on a HEAD answer: a client may take a 304's `chunked` as
             // the start of a body (RFC 9112 §6.1 makes it a MAY there); 204 and 1xx must not
             // carry it at all.
-            if !codings.isEmpty && modern && requestIsHead {
+            if !codings.isEmpty && modern && requestIsHead && !stream {
                 headers.add(name: "Transfer-Encoding", value: codings.joined(separator: ", "))
             }
             framing = .none
         } else if let length {
             headers.add(name: "Content-Length", value: length)
             framing = .length
+        } else if stream {
+            guard applied.isEmpty else {
+                let message =
+                    "the response uses the transfer coding \(applied.joined(separator: ", ")), "
+                    + "which HTTP/2 cannot carry"
+                return .failure(ProxyRefusal(.badGateway, message))
+            }
+            framing = .frames
         } else if modern {
             headers.add(name: "Transfer-Encoding", value: (applied + ["chunked"]).joined(separator: ", "))
             framing = .chunked
@@ -80,9 +94,10 @@ struct ClientResponseHead: Equatable {
                 + "which an HTTP/1.0 client cannot receive"
             return .failure(ProxyRefusal(.badGateway, message))
         }
+        // On a stream, closing after it resets that stream alone, and says nothing in a field.
         if !modern {
             if !closeAfter { headers.add(name: "Connection", value: "keep-alive") }
-        } else if closeAfter {
+        } else if closeAfter && !stream {
             headers.add(name: "Connection", value: "close")
         }
         let status = Self.status(of: origin)

@@ -3,13 +3,15 @@ import AFProxyModel
 import AFProxyServerKit
 import NIOCore
 import NIOHTTP1
+import NIOTLS
 
 /// What a client connection needs to turn an intercepted CONNECT into a connection of its own:
 /// once the 200 is written, the TLS server side with a minted certificate (put in place when
 /// the client's hello is read: `ClientHelloGate`), the handshake watch,
 /// the header and idle timers (now on the decrypted bytes, so that a 408 reaches the client
-/// inside its TLS) and the HTTP handlers, whose requests go to `https://host:port` as tasks
-/// with the CONNECT's stream task as their parent.
+/// inside its TLS) and, once the handshake says which protocol the client chose (ALPN), the
+/// HTTP/1 handlers or the HTTP/2 connection (`InterceptSetup+HTTP2.swift`), whose requests go to
+/// `https://host:port` as tasks with the CONNECT's stream task as their parent.
 struct InterceptSetup {
     let interception: Interception
     let configuration: ListenerConfiguration
@@ -17,6 +19,8 @@ struct InterceptSetup {
     let clientAddress: String
     let clientProcess: ClientProcessSlot?
     let manager: SessionManager
+    /// Where an HTTP/2 connection is kept for the listener's graceful stop.
+    var http2Connections: HTTP2Connections? = nil
 
     /// On the client's loop, behind what `channel`'s pipeline holds (the CONNECT's handler,
     /// leaving next). Throws when the CA cannot mint now; the caller closes the connection.
@@ -51,14 +55,39 @@ struct InterceptSetup {
                 }
             })
         try pipeline.addHandler(ProxyListener.timeoutHandler(self.configuration))
+        // The TLS handler's handshake event names the protocol; reads wait until it is in place.
+        try pipeline.addHandler(
+            ApplicationProtocolNegotiationHandler { result, channel in
+                channel.eventLoop.makeCompletedFuture {
+                    if case .negotiated(InterceptSetup.http2Protocol) = result {
+                        try self.installHTTP2(on: channel, task: task)
+                    } else {
+                        try self.installHTTP1(on: channel, task: task)
+                    }
+                }
+            })
+    }
+
+    /// HTTP/1.1, as every intercepted connection spoke before HTTP/2 was offered.
+    private func installHTTP1(on channel: any Channel, task: StreamTask) throws {
+        try ProxyListener.addHTTPHandlers(
+            to: channel.pipeline.syncOperations, manager: self.manager, validator: self.validator(for: task.request),
+            clientAddress: self.clientAddress, limits: self.limits, clientProcess: self.clientProcess,
+            carrier: RequestCarrier(task: task, proxyUser: task.request.proxyUser))
+    }
+
+    /// The ALPN name of HTTP/2 over TLS, which afproxy's TLS side offers beside `http/1.1`
+    /// (`InterceptTLS`); a client that offers neither, or only `http/1.1`, speaks HTTP/1.
+    static let http2Protocol = "h2"
+
+    /// How the requests inside are checked: in origin form, for the CONNECT's host.
+    func validator(for request: StreamRequest, http2: Bool = false) -> RequestValidator {
         var validator = RequestValidator(
             via: self.configuration.viaName, maxHeaderBytes: self.configuration.maxHeaderBytes,
             connectPorts: self.configuration.allowedConnectPorts)
         validator.knownOrigin = KnownOrigin(host: request.host, port: request.port)
-        try ProxyListener.addHTTPHandlers(
-            to: pipeline, manager: self.manager, validator: validator, clientAddress: self.clientAddress,
-            limits: self.limits, clientProcess: self.clientProcess,
-            carrier: RequestCarrier(task: task, proxyUser: request.proxyUser))
+        validator.http2 = http2
+        return validator
     }
 }
 

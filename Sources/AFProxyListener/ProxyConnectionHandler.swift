@@ -17,6 +17,10 @@ import NIOHTTP1
 ///
 /// A CONNECT ends HTTP on the connection, and so does a WebSocket handshake: at its end this
 /// handler and the HTTP codec leave the pipeline to a `ConnectHandler`, which opens the tunnel.
+///
+/// On an HTTP/2 stream (`overStream`) the same handler serves the stream's one exchange behind
+/// NIO's HTTP/2-to-HTTP/1 codec: the stream channel's reads and writes are that stream's flow
+/// control, so holding reads or writes here pauses the one stream, never its connection.
 final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
@@ -49,11 +53,16 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// Inside a connection opened before its first request (intercepted, SOCKS5, captured):
     /// its stream task, if any, and the user who opened it.
     private let carrier: RequestCarrier?
+    /// The handler serves one HTTP/2 stream: one exchange, which never keeps or closes the
+    /// connection, and whose body is framed by the stream (`ClientResponseHead.Framing.frames`).
+    private let overStream: Bool
 
     init(
         manager: SessionManager, validator: RequestValidator, clientAddress: String, codec: ClientCodec,
-        clientProcess: ClientProcessSlot? = nil, intercept: InterceptSetup? = nil, carrier: RequestCarrier? = nil
+        clientProcess: ClientProcessSlot? = nil, intercept: InterceptSetup? = nil, carrier: RequestCarrier? = nil,
+        overStream: Bool = false
     ) {
+        self.overStream = overStream
         self.intercept = intercept
         self.carrier = carrier
         self.manager = manager
@@ -231,7 +240,8 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             let awaitsContinue = request.headers.first("expect") != nil
             self.state.forward(
                 State.Exchange(
-                    task: task, version: head.version, keepAlive: head.isKeepAlive, awaitsContinue: awaitsContinue))
+                    task: task, version: head.version, keepAlive: self.overStream || head.isKeepAlive,
+                    awaitsContinue: awaitsContinue))
             if request.body != .none { self.timeBody(context: context) }
         }
     }
@@ -350,7 +360,11 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
             let last = ChunkedFraming.last(trailers: trailers, allocator: context.channel.allocator)
             context.write(self.wrapOutboundOut(.body(.byteBuffer(last))), promise: nil)
         }
-        let ended = context.writeAndFlush(self.wrapOutboundOut(.end(nil)))
+        var streamTrailers: HTTPHeaders?
+        if framing == .frames, !trailers.isEmpty {
+            streamTrailers = HTTPHeaders(HopByHopHeaders.removing(from: trailers).map { ($0.name, $0.value) })
+        }
+        let ended = context.writeAndFlush(self.wrapOutboundOut(.end(streamTrailers)))
         switch end {
         case .keepOpen:
             context.triggerUserOutboundEvent(ConnectionPhase.responseEnding, promise: nil)

@@ -55,7 +55,8 @@ extension ProxyListener {
                 let intercept = self.interception.map {
                     InterceptSetup(
                         interception: $0, configuration: configuration, limits: Self.decoderLimits(configuration),
-                        clientAddress: client, clientProcess: process, manager: self.manager)
+                        clientAddress: client, clientProcess: process, manager: self.manager,
+                        http2Connections: self.http2Connections)
                 }
                 let arrival = ArrivalSniffer.Arrival(
                     host: host, port: destination.port, client: client, process: process, followsHost: true,

@@ -24,6 +24,8 @@ package final class ProxyListener: Service, Sendable {
     private let processLookup: ClientProcessLookupStart?
     /// The intercept rules and the local CA; nil: every CONNECT is a plain tunnel.
     let interception: Interception?
+    /// Intercepted clients speaking HTTP/2, told to wind down (GOAWAY) when the listener stops.
+    let http2Connections = HTTP2Connections()
 
     package init(
         manager: SessionManager, configuration: ListenerConfiguration, group: any EventLoopGroup,
@@ -73,7 +75,7 @@ package final class ProxyListener: Service, Sendable {
     }
 
     package func run() async throws {
-        await self.sockets.serve()
+        await self.sockets.serve { self.http2Connections.quiesce() }
     }
 
     /// Reads start at 512 bytes, which hold most request heads, and grow while they fill, to
@@ -167,7 +169,8 @@ package final class ProxyListener: Service, Sendable {
         let intercept = self.interception.map {
             InterceptSetup(
                 interception: $0, configuration: configuration, limits: Self.decoderLimits(configuration),
-                clientAddress: client, clientProcess: process, manager: self.manager)
+                clientAddress: client, clientProcess: process, manager: self.manager,
+                http2Connections: self.http2Connections)
         }
         return (client, process, intercept)
     }

@@ -18,6 +18,9 @@ package struct RequestValidator: Sendable {
     /// origin form (`KnownOrigin`). Proxy
     /// authentication was the CONNECT's or the SOCKS5 handshake's (`authenticator` is nil there).
     var knownOrigin: KnownOrigin?
+    /// The requests come from the streams of an HTTP/2 connection (an intercepted client that
+    /// chose `h2`): their heads say HTTP/2.0.
+    var http2 = false
 
     package init(
         via: String, maxHeaderBytes: Int, connectPorts: ConnectPortPolicy = .default,
@@ -91,9 +94,9 @@ package struct RequestValidator: Sendable {
     }
 
     /// What any request is refused for before its target is looked at, CONNECT or not: an HTTP
-    /// version other than 1.x, a header section over `maxHeaderBytes`.
+    /// version other than 1.x (or 2 on an HTTP/2 stream), a header section over `maxHeaderBytes`.
     func commonRefusal(_ head: HTTPRequestHead) -> ProxyRefusal? {
-        guard head.version.major == 1 else {
+        guard head.version.major == 1 || (self.http2 && head.version.major == 2) else {
             return ProxyRefusal(.httpVersionNotSupported, "only HTTP/1.0 and HTTP/1.1 are spoken here")
         }
         var headerBytes = head.uri.utf8.count

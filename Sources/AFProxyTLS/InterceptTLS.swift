@@ -39,8 +39,9 @@ package final class InterceptTLS: Sendable {
 
     /// A handler that answers the client's handshake with a leaf certificate of `kind` for the
     /// SNI name the client sent, or for `connectHost` when it sent none (an IP SAN when it is an
-    /// address); ALPN offers only http/1.1, the one version the listener speaks to clients.
-    /// Throws for RSA before `prepare(.rsa)`.
+    /// address). ALPN offers h2 and http/1.1, h2 first: the listener speaks both to clients, and
+    /// a client that offers only http/1.1 (or no ALPN) gets HTTP/1.1 as before. Throws for RSA
+    /// before `prepare(.rsa)`.
     package func makeServerHandler(connectHost: String, kind: LeafKeyKind = .ecdsa) throws -> NIOSSLServerHandler {
         let host = HostName(connectHost)
         let contextKey = "\(kind.rawValue) \(host.key)"
@@ -59,7 +60,7 @@ package final class InterceptTLS: Sendable {
         var configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: [.certificate(try leaves.certificate(for: host))],
             privateKey: .privateKey(leaves.minter.privateKey))
-        configuration.applicationProtocols = ["http/1.1"]
+        configuration.applicationProtocols = ["h2", "http/1.1"]
         // NIOSSL's server default still admits TLS 1.0; no client that can trust a local CA needs it.
         configuration.minimumTLSVersion = .tlsv12
         configuration.sslContextCallback = { values, promise in

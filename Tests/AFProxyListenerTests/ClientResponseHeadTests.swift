@@ -107,6 +107,24 @@ import Testing
         #expect(refusal.status == .badGateway)
     }
 
+    /// An HTTP/2 client: its stream frames the body (no chunks of ours, no Transfer-Encoding),
+    /// and nothing connection-specific is named, even when the stream closes after the answer.
+    @Test func anHTTP2ClientGetsBodiesFramedByItsStream() throws {
+        let h2 = HTTPVersion(major: 2, minor: 0)
+        let open = try self.make([("Transfer-Encoding", "chunked")], client: h2, keepAlive: false).get()
+        #expect(open.framing == .frames)
+        #expect(open.head.headers["transfer-encoding"].isEmpty && open.head.headers["connection"].isEmpty)
+        let sized = try self.make([("Content-Length", "5")], client: h2).get()
+        #expect(sized.framing == .length && sized.head.headers["content-length"] == ["5"])
+        let head = try self.make([("Transfer-Encoding", "chunked")], head: true, client: h2).get()
+        #expect(head.framing == .none && head.head.headers["transfer-encoding"].isEmpty)
+        guard case .failure(let refusal) = self.make([("Transfer-Encoding", "gzip, chunked")], client: h2) else {
+            Issue.record("a transfer coding cannot travel over HTTP/2")
+            return
+        }
+        #expect(refusal.status == .badGateway)
+    }
+
     @Test func interimHeadsGoOnlyToHTTP11Clients() {
         let early = ProxyResponseHead(
             status: 103, reason: "Early Hints", version: "1.1", headers: [.init("Link", "<x>")])

@@ -1,0 +1,433 @@
+"""HTTP/2 to the client under HTTPS interception (issue 38): afproxy's TLS side offers ALPN `h2`
+beside `http/1.1`, and a client that takes it gets one HTTP/2 connection whose streams are each a
+task of their own, with the intercepted connection's stream task as parent, as the requests of an
+HTTP/1.1 connection are. The origin is origin.py over TLS (HTTP/1.1, trusted through
+--tls-ca-file); the clients are Debian's curl (nghttp2) and a client written here on the h2
+library (Tests/integration/h2_origin.py is its server side), which can do what curl does not: keep
+streams open side by side while the test steers them, and reset one. Everything stays on
+127.0.0.1.
+
+What is checked: several requests and an upload on one connection (byte-exact, their tasks, the
+parent's request count), 100 streams at once on one connection, a suspended stream beside one that
+runs to its end (then resumed, byte-exact), a stream the client resets (its task ends canceled,
+the connection serves on), GOAWAY when the daemon stops, no connection-specific field in an HTTP/2
+answer, and clients that offer only http/1.1 (or no ALPN) served HTTP/1.1 as before."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import socket
+import ssl
+import threading
+import time
+
+import h2.config
+import h2.connection
+import h2.errors
+import h2.events
+import h2.exceptions
+import pytest
+
+from helpers import ca_path, connect_through, ctl, curl, live_task, wait_for
+from origin import payload, payload_sha256
+
+MiB = 1024 * 1024
+
+
+# ----------------------------------------------------------------------------------------------
+# fixtures and the test's own HTTP/2 client
+
+
+@pytest.fixture
+def intercepting(start_proxy, tls_origin, tls_files):
+    """Factory: a daemon that intercepts 127.0.0.1, trusts the test CA for the origin and allows
+    CONNECT to its port."""
+
+    def start(*extra: str):
+        return start_proxy("--intercept-hosts", "127.0.0.1", "--allow-connect-port", str(tls_origin.port),
+                           "--tls-ca-file", tls_files.ca_cert, *extra)
+
+    return start
+
+
+class Stream:
+    def __init__(self) -> None:
+        self.headers: list[tuple[str, str]] = []
+        self.body = bytearray()
+        self.ended = threading.Event()
+        self.reset: int | None = None
+
+
+class H2Client:
+    """One HTTP/2 connection through the proxy's CONNECT, TLS with afproxy's CA and ALPN h2 only.
+    A thread reads frames and files them by stream; requests go out from the test's thread."""
+
+    def __init__(self, proxy, ca: str, target: str):
+        context = ssl.create_default_context(cafile=ca)
+        context.set_alpn_protocols(["h2"])
+        self.sock = context.wrap_socket(connect_through(proxy, target), server_hostname="127.0.0.1")
+        assert self.sock.selected_alpn_protocol() == "h2", self.sock.selected_alpn_protocol()
+        self.sock.settimeout(None)
+        self.authority = target
+        self.conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+        self.lock = threading.Lock()
+        self.streams: dict[int, Stream] = {}
+        self.goaway = threading.Event()
+        self.window_opened = threading.Condition(self.lock)
+        self.closed = threading.Event()
+        with self.lock:
+            self.conn.initiate_connection()
+            self._flush()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _flush(self) -> None:
+        data = self.conn.data_to_send()
+        if data:
+            self.sock.sendall(data)
+
+    def _read(self) -> None:
+        try:
+            while True:
+                data = self.sock.recv(65536)
+                if not data:
+                    break
+                with self.lock:
+                    for event in self.conn.receive_data(data):
+                        self._handle(event)
+                    self._flush()
+                    self.window_opened.notify_all()
+        except (OSError, ssl.SSLError, h2.exceptions.ProtocolError):
+            pass  # the connection is over (after a GOAWAY the library takes no more frames)
+        finally:
+            self.closed.set()
+            for stream in list(self.streams.values()):
+                stream.ended.set()
+
+    def _handle(self, event) -> None:
+        if isinstance(event, h2.events.ResponseReceived):
+            self.streams[event.stream_id].headers = list(event.headers)
+        elif isinstance(event, h2.events.DataReceived):
+            self.streams[event.stream_id].body += event.data
+            self.conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+        elif isinstance(event, h2.events.StreamEnded):
+            self.streams[event.stream_id].ended.set()
+        elif isinstance(event, h2.events.StreamReset):
+            stream = self.streams.get(event.stream_id)
+            if stream is not None:
+                stream.reset = event.error_code
+                stream.ended.set()
+        elif isinstance(event, h2.events.ConnectionTerminated):
+            self.goaway.set()
+
+    def request(self, path: str, method: str = "GET", body: bytes | None = None) -> int:
+        with self.lock:
+            stream_id = self.conn.get_next_available_stream_id()
+            self.streams[stream_id] = Stream()
+            headers = [(":method", method), (":scheme", "https"), (":authority", self.authority), (":path", path)]
+            self.conn.send_headers(stream_id, headers, end_stream=body is None)
+            self._flush()
+        if body is not None:
+            threading.Thread(target=self._send_body, args=(stream_id, body), daemon=True).start()
+        return stream_id
+
+    def _send_body(self, stream_id: int, body: bytes) -> None:
+        """The body as the windows allow, waiting for the server's WINDOW_UPDATEs."""
+        sent = 0
+        with self.lock:
+            while sent < len(body) and not self.closed.is_set():
+                room = min(self.conn.local_flow_control_window(stream_id), self.conn.max_outbound_frame_size,
+                           len(body) - sent)
+                if room <= 0:
+                    self.window_opened.wait(1)
+                    continue
+                self.conn.send_data(stream_id, body[sent:sent + room], end_stream=sent + room == len(body))
+                sent += room
+                self._flush()
+
+    def reset(self, stream_id: int) -> None:
+        with self.lock:
+            self.conn.reset_stream(stream_id, error_code=h2.errors.ErrorCodes.CANCEL)
+            self._flush()
+
+    def answer(self, stream_id: int, timeout: float = 120) -> Stream:
+        stream = self.streams[stream_id]
+        assert stream.ended.wait(timeout), f"stream {stream_id} did not end"
+        return stream
+
+    def close(self) -> None:
+        # shutdown first: a close alone leaves the reader thread's recv, and the socket, open.
+        for end in (lambda: self.sock.shutdown(socket.SHUT_RDWR), self.sock.close):
+            try:
+                end()
+            except OSError:
+                pass
+        self.reader.join(10)
+
+
+def header(stream: Stream, name: str) -> str | None:
+    return next((v for k, v in stream.headers if k == name), None)
+
+
+def stream_tasks(proxy) -> list[dict]:
+    return [t for t in proxy.tasks(all=True) if t["kind"] == "stream"]
+
+
+def completed(proxy, task_id: int, timeout: float = 30.0) -> dict:
+    return wait_for(lambda: (lambda t: t if t["state"] == "completed" else None)(proxy.task(task_id)),
+                    timeout=timeout)
+
+
+def data_tasks(proxy, count: int) -> list[dict]:
+    """The completed data and upload tasks, once there are `count` of them."""
+    return wait_for(lambda: (lambda ts: ts if len(ts) == count else None)(
+        [t for t in proxy.tasks(all=True) if t["kind"] in ("data", "upload") and t["state"] == "completed"]),
+        timeout=60)
+
+
+# ----------------------------------------------------------------------------------------------
+# requests as tasks
+
+
+def test_curl_http2_requests_on_one_connection_are_tasks_with_their_parent(intercepting, tls_origin, tmp_path):
+    """curl --http2 fetches a length-delimited body, a chunked one (no length: the stream's end
+    ends it) and an empty one on one connection: each byte-exact over HTTP/2, each its own data
+    task with its https:// URL and the one stream task as parent, which counts three requests."""
+    proxy = intercepting()
+    ca = ca_path(proxy)
+    paths = [f"/bytes/{3 * MiB + 7}", "/chunked/200001", "/bytes/0"]
+    sizes = [3 * MiB + 7, 200_001, 0]
+    urls = [tls_origin.url(p) for p in paths]
+    args = []
+    for i, url in enumerate(urls):
+        args += [url, "-o", str(tmp_path / f"out-{i}")]
+    result = curl(proxy, "--cacert", ca, "--http2", "-w", "%{http_version} %{num_connects}\\n", *args)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.decode().split()
+    assert lines[0::2] == ["2", "2", "2"], result.stdout
+    assert lines[1::2] == ["1", "0", "0"], "one connection for the three"
+    for i, n in enumerate(sizes):
+        assert hashlib.sha256((tmp_path / f"out-{i}").read_bytes()).hexdigest() == payload_sha256(n)
+
+    tasks = data_tasks(proxy, 3)
+    streams = stream_tasks(proxy)
+    assert len(streams) == 1, streams
+    by_url = {t["url"]: t for t in tasks}
+    assert set(by_url) == set(urls)
+    for n, url in zip(sizes, urls):
+        task = by_url[url]
+        assert task["status"] == 200 and task["errorCode"] is None, task
+        assert task["parent"] == streams[0]["id"]
+        assert task["download"]["completed"] == n
+    stream = completed(proxy, streams[0]["id"])
+    assert stream["requests"] == 3 and stream["errorCode"] is None, stream
+
+
+def test_uploads_over_http2_with_and_without_a_length(intercepting, tls_origin, tmp_path):
+    """A POST with a length and one read from a pipe (no length: HTTP/2 ends it with the stream,
+    afproxy sends it on chunked) reach the origin byte-exact, each an upload task."""
+    proxy = intercepting()
+    ca = ca_path(proxy)
+    body = os.urandom(2 * MiB + 3)
+    source = tmp_path / "body"
+    source.write_bytes(body)
+    url = tls_origin.url("/upload")
+    sized = curl(proxy, "--cacert", ca, "--http2", "--data-binary", f"@{source}", url)
+    assert sized.returncode == 0, sized.stderr
+    piped = curl(proxy, "--cacert", ca, "--http2", "-T", "-", "-X", "POST", url, input=body)
+    assert piped.returncode == 0, piped.stderr
+    for answer, chunked in ((sized, False), (piped, True)):
+        got = json.loads(answer.stdout)
+        assert got["length"] == len(body) and got["sha256"] == hashlib.sha256(body).hexdigest(), got
+        assert got["chunked"] is chunked, got
+    tasks = data_tasks(proxy, 2)
+    assert all(t["kind"] == "upload" and t["upload"]["completed"] == len(body) for t in tasks), tasks
+    assert all(t["parent"] is not None for t in tasks)
+
+
+def test_a_hundred_streams_at_once_on_one_connection(intercepting, tls_origin):
+    """100 GETs opened at once on one HTTP/2 connection (the connection's stream limit): every
+    body byte-exact, 100 data tasks with one parent, which counted them."""
+    proxy = intercepting()
+    client = H2Client(proxy, ca_path(proxy), f"127.0.0.1:{tls_origin.port}")
+    try:
+        sizes = [1000 + 2003 * i for i in range(100)]
+        ids = [client.request(f"/bytes/{n}") for n in sizes]
+        for stream_id, n in zip(ids, sizes):
+            stream = client.answer(stream_id)
+            assert stream.reset is None and header(stream, ":status") == "200", stream.headers
+            assert hashlib.sha256(stream.body).hexdigest() == payload_sha256(n), f"stream {stream_id}"
+    finally:
+        client.close()
+    tasks = data_tasks(proxy, 100)
+    parents = {t["parent"] for t in tasks}
+    assert len(parents) == 1 and None not in parents, parents
+    stream = completed(proxy, parents.pop())
+    assert stream["requests"] == 100
+
+
+def test_no_connection_specific_field_reaches_an_http2_client(intercepting, tls_origin):
+    """A chunked answer and one to a request that asked to close: no Connection, Transfer-Encoding
+    or Keep-Alive in the HTTP/2 heads (the h2 library would refuse them), Via names HTTP/2."""
+    proxy = intercepting()
+    client = H2Client(proxy, ca_path(proxy), f"127.0.0.1:{tls_origin.port}")
+    try:
+        for path in ("/chunked/70000", "/close/5000", "/status/404"):
+            stream = client.answer(client.request(path))
+            assert stream.reset is None, path
+            names = {k for k, _ in stream.headers}
+            assert not names & {"connection", "transfer-encoding", "keep-alive", "proxy-connection", "upgrade"}, names
+            assert "afproxy" in (header(stream, "via") or ""), stream.headers
+    finally:
+        client.close()
+
+
+# ----------------------------------------------------------------------------------------------
+# steering one stream
+
+
+def test_a_suspended_stream_pauses_alone_and_resumes_byte_exact(intercepting, tls_origin):
+    """A slow body on one stream is suspended mid-body; a second stream on the same connection
+    starts after that and runs to its end while the first stays suspended with its body unfinished;
+    resumed, the first ends byte-exact."""
+    proxy = intercepting()
+    client = H2Client(proxy, ca_path(proxy), f"127.0.0.1:{tls_origin.port}")
+    try:
+        slow_size = 2 * MiB
+        slow_path = f"/slowbody/{slow_size}?chunk=65536&interval=0.02"
+        slow = client.request(slow_path)
+        task = live_task(proxy, tls_origin.url(slow_path), min_download=64 * 1024)
+        status, body = proxy.api("POST", f"/v1/tasks/{task['id']}/suspend")
+        assert status == 200, body
+
+        held = wait_for(lambda: (lambda t: t if t["state"] == "suspended" else None)(proxy.task(task["id"])))
+        fast_size = 3 * MiB
+        fast = client.answer(client.request(f"/bytes/{fast_size}"))
+        assert fast.reset is None and hashlib.sha256(fast.body).hexdigest() == payload_sha256(fast_size)
+
+        still = proxy.task(task["id"])
+        assert still["state"] == "suspended", still
+        assert still["download"]["completed"] < slow_size
+        assert not client.streams[slow].ended.is_set()
+        assert len(client.streams[slow].body) < slow_size
+        assert held["parent"] == still["parent"]
+
+        status, body = proxy.api("POST", f"/v1/tasks/{task['id']}/resume")
+        assert status == 200, body
+        answer = client.answer(slow)
+        assert answer.reset is None and bytes(answer.body) == payload(slow_size)
+    finally:
+        client.close()
+    done = completed(proxy, task["id"])
+    assert done["download"]["completed"] == slow_size and done["errorCode"] is None, done
+
+
+def test_a_suspended_upload_stream_holds_its_window_only(intercepting, tls_origin):
+    """An upload stream whose task is suspended before its body is sent: the body waits (the
+    stream's window, not the connection's), a GET on the same connection meanwhile ends; resumed,
+    the upload reaches the origin byte-exact."""
+    proxy = intercepting()
+    added = ctl(proxy, "hold", "add", "--host", "127.0.0.1", "--url", "/upload")
+    assert added.returncode == 0, added.stderr
+    client = H2Client(proxy, ca_path(proxy), f"127.0.0.1:{tls_origin.port}")
+    try:
+        body = os.urandom(1 * MiB + 11)
+        upload = client.request("/upload", method="POST", body=body)
+        task = wait_for(lambda: next((t for t in proxy.tasks() if t["url"] == tls_origin.url("/upload")
+                                      and t["state"] == "suspended"), None))
+        get = client.answer(client.request("/bytes/100000"))
+        assert hashlib.sha256(get.body).hexdigest() == payload_sha256(100_000)
+        assert not client.streams[upload].ended.is_set()
+        resumed = ctl(proxy, "resume", str(task["id"]))
+        assert resumed.returncode == 0, resumed.stderr
+        got = json.loads(bytes(client.answer(upload).body))
+        assert got["length"] == len(body) and got["sha256"] == hashlib.sha256(body).hexdigest(), got
+    finally:
+        client.close()
+
+
+def test_a_stream_the_client_resets_cancels_its_task_only(intercepting, tls_origin):
+    """RST_STREAM from the client on a stream whose origin has not answered: its task ends
+    canceled by the client; the connection and its other streams go on."""
+    proxy = intercepting()
+    client = H2Client(proxy, ca_path(proxy), f"127.0.0.1:{tls_origin.port}")
+    try:
+        hanging = client.request("/hang")
+        task = wait_for(lambda: next((t for t in proxy.tasks() if t["url"] == tls_origin.url("/hang")), None))
+        client.reset(hanging)
+        done = completed(proxy, task["id"])
+        assert done["errorCode"] == "client-closed", done
+        after = client.answer(client.request("/bytes/70000"))
+        assert after.reset is None and hashlib.sha256(after.body).hexdigest() == payload_sha256(70_000)
+        assert not client.closed.is_set()
+    finally:
+        client.close()
+
+
+def test_a_stream_reset_mid_body_cancels_its_task(intercepting, tls_origin):
+    """RST_STREAM in the middle of a slow body: the task ends as the client's doing, before
+    its body was all relayed."""
+    proxy = intercepting()
+    client = H2Client(proxy, ca_path(proxy), f"127.0.0.1:{tls_origin.port}")
+    try:
+        path = f"/slowbody/{4 * MiB}?chunk=65536&interval=0.02"
+        stream = client.request(path)
+        task = live_task(proxy, tls_origin.url(path), min_download=64 * 1024)
+        client.reset(stream)
+        done = completed(proxy, task["id"])
+        assert done["errorCode"] == "client-closed" and done["download"]["completed"] < 4 * MiB, done
+    finally:
+        client.close()
+
+
+def test_the_daemon_stopping_sends_goaway(intercepting, tls_origin):
+    """A graceful stop tells an open HTTP/2 connection GOAWAY before it closes."""
+    proxy = intercepting()
+    client = H2Client(proxy, ca_path(proxy), f"127.0.0.1:{tls_origin.port}")
+    try:
+        first = client.answer(client.request("/bytes/1000"))
+        assert hashlib.sha256(first.body).hexdigest() == payload_sha256(1000)
+        os.kill(proxy.pid, signal.SIGTERM)
+        assert client.goaway.wait(30), "no GOAWAY"
+        proxy.proc.wait(timeout=60)
+        proxy.stopped_by_test = True
+    finally:
+        client.close()
+
+
+# ----------------------------------------------------------------------------------------------
+# clients that do not speak HTTP/2
+
+
+def test_clients_that_offer_only_http11_or_no_alpn_get_http11(intercepting, tls_origin, tmp_path):
+    """curl --http1.1 (ALPN http/1.1 only) and a Python client without ALPN: HTTP/1.1 as before,
+    keep-alive and tasks with their parent."""
+    proxy = intercepting()
+    ca = ca_path(proxy)
+    urls = [tls_origin.url("/bytes/100000"), tls_origin.url("/chunked/50000")]
+    result = curl(proxy, "--cacert", ca, "--http1.1", "-w", "%{http_version}\\n", urls[0], "-o", str(tmp_path / "a"),
+                  urls[1], "-o", str(tmp_path / "b"))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.decode().split() == ["1.1", "1.1"]
+    assert (tmp_path / "a").read_bytes() == payload(100_000)
+    assert (tmp_path / "b").read_bytes() == payload(50_000)
+
+    for alpn in (["http/1.1"], None):
+        context = ssl.create_default_context(cafile=ca)
+        if alpn:
+            context.set_alpn_protocols(alpn)
+        with context.wrap_socket(connect_through(proxy, f"127.0.0.1:{tls_origin.port}"),
+                                 server_hostname="127.0.0.1") as tls:
+            assert tls.selected_alpn_protocol() == (alpn[0] if alpn else None)
+            tls.sendall(f"GET /bytes/10 HTTP/1.1\r\nHost: 127.0.0.1:{tls_origin.port}\r\n\r\n".encode())
+            data = b""
+            while not data.endswith(payload(10)):
+                chunk = tls.recv(65536)
+                assert chunk, data
+                data += chunk
+            assert data.startswith(b"HTTP/1.1 200 "), data
+    tasks = data_tasks(proxy, 4)
+    assert all(t["parent"] is not None for t in tasks)
