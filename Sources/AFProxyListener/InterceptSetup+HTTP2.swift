@@ -50,12 +50,27 @@ extension InterceptSetup {
         try pipeline.context(handlerType: NIOHTTP2Handler.self).fireChannelActive()
     }
 
+    /// `body-timeout` for one stream, as a request body on HTTP/1 is timed: the connection
+    /// handler's phases drive it and its `BodySilent` is answered 408. Its idle and head timers
+    /// must never fire here (the head came whole with the stream, the connection's lifetime is the
+    /// management handler's, and the head timer's 408 is HTTP/1 bytes, which a stream cannot
+    /// take), so they are set past any connection's life.
+    func streamTimeoutHandler() -> ConnectionTimeoutHandler {
+        ConnectionTimeoutHandler(
+            idleTimeout: Self.never, requestTimeout: Self.never, bodyTimeout: TimeAmount(self.configuration.bodyTimeout)
+        ) { ByteBuffer() }
+    }
+
+    /// Longer than any connection lives (a year).
+    static let never = TimeAmount.hours(24 * 365)
+
     /// One stream's handlers: its head made an HTTP/1 head (`HTTP2RequestFraming` first), and the
     /// connection handler of any intercepted request. Its codec is never installed: a stream
     /// carries no HTTP/1 bytes to decode.
     private func addStreamHandlers(
         to pipeline: ChannelPipeline.SynchronousOperations, validator: RequestValidator, carrier: RequestCarrier
     ) throws {
+        try pipeline.addHandler(self.streamTimeoutHandler())
         try pipeline.addHandler(HTTP2RequestFraming())
         try pipeline.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
         try pipeline.addHandler(

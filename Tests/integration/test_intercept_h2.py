@@ -148,6 +148,19 @@ class H2Client:
                 sent += room
                 self._flush()
 
+    def start_upload(self, path: str, length: int, first: bytes) -> int:
+        """A POST announcing `length` bytes of which only `first` are sent: the client then
+        falls silent."""
+        with self.lock:
+            stream_id = self.conn.get_next_available_stream_id()
+            self.streams[stream_id] = Stream()
+            headers = [(":method", "POST"), (":scheme", "https"), (":authority", self.authority), (":path", path),
+                       ("content-length", str(length))]
+            self.conn.send_headers(stream_id, headers)
+            self.conn.send_data(stream_id, first)
+            self._flush()
+        return stream_id
+
     def reset(self, stream_id: int) -> None:
         with self.lock:
             self.conn.reset_stream(stream_id, error_code=h2.errors.ErrorCodes.CANCEL)
@@ -379,6 +392,23 @@ def test_a_stream_reset_mid_body_cancels_its_task(intercepting, tls_origin):
         client.reset(stream)
         done = completed(proxy, task["id"])
         assert done["errorCode"] == "client-closed" and done["download"]["completed"] < 4 * MiB, done
+    finally:
+        client.close()
+
+
+def test_a_stream_silent_mid_body_gets_408_after_the_body_timeout(intercepting, tls_origin):
+    """body-timeout holds per stream: an upload that stops sending is answered 408 on its
+    stream, its task ends client-timeout, and the connection serves on."""
+    proxy = intercepting("--body-timeout", "1")
+    client = H2Client(proxy, ca_path(proxy), f"127.0.0.1:{tls_origin.port}")
+    try:
+        silent = client.start_upload("/upload", 100_000, b"x" * 10)
+        answer = client.answer(silent)
+        assert header(answer, ":status") == "408" and b"request body for 1 s" in answer.body, answer.headers
+        record = proxy.history_record(tls_origin.url("/upload"))
+        assert record["errorCode"] == "client-timeout", record
+        after = client.answer(client.request("/bytes/1000"))
+        assert after.reset is None and hashlib.sha256(after.body).hexdigest() == payload_sha256(1000)
     finally:
         client.close()
 
