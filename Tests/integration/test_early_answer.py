@@ -409,17 +409,18 @@ def test_an_origins_unasked_100_continue_reaches_the_client_once(proxy, early_or
 
 def test_an_unasked_100_continue_reaches_an_intercepted_client_once(start_proxy, tls_files):
     """The same inside an intercepted connection: the origin is HTTPS, the client speaks TLS to
-    afproxy's minted certificate."""
+    afproxy's minted certificate, in HTTP/1.1 and in HTTP/2 (a 100 HEADERS frame on the stream)."""
     origin = EarlyOrigin(tls=tls_files.server_context())
     try:
         proxy = start_proxy("--intercept-hosts", "127.0.0.1", "--allow-connect-port", str(origin.port),
                             "--tls-ca-file", tls_files.ca_cert)
-        r = curl(proxy, "-sv", "--cacert", ca_path(proxy), "--data-binary", "@-", origin.url("/continue"),
-                 input=b"y" * 5000)
-        assert r.returncode == 0, r.stderr
-        stderr = r.stderr.decode()
-        assert stderr.count("< HTTP/1.1 100 Continue") == 1, stderr
-        assert json.loads(r.stdout)["length"] == 5000, r.stdout
+        for version, interim in (("--http1.1", "< HTTP/1.1 100 Continue"), ("--http2", "< HTTP/2 100 ")):
+            r = curl(proxy, "-sv", version, "--cacert", ca_path(proxy), "--data-binary", "@-",
+                     origin.url("/continue"), input=b"y" * 5000)
+            assert r.returncode == 0, r.stderr
+            stderr = r.stderr.decode()
+            assert stderr.count(interim) == 1, stderr
+            assert json.loads(r.stdout)["length"] == 5000, r.stdout
         record = proxy.history_record(origin.url("/continue"))
         assert record["parent"] is not None and record["status"] == 200, record
     finally:

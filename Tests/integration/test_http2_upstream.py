@@ -1,5 +1,6 @@
 """HTTP/2 to intercepted origins: curl offers h2 in ALPN to an https origin, multiplexes
-concurrent requests on one connection, and the client still gets HTTP/1.1 (a standard reason
+concurrent requests on one connection, and a client that speaks HTTP/1.1 to afproxy (curl
+--http1.1: HTTP/2 to the client is test_intercept_h2.py's) gets HTTP/1.1 (a standard reason
 phrase, the origin's length or chunks, keep-alive). The task, `afproxyctl show` and the HAR name
 the version that went upstream. The origin is h2_origin.py (h2 only) over TLS on 127.0.0.1 with a
 certificate of a test CA the daemon trusts through --tls-ca-file; an HTTP/1.1-only TLS origin
@@ -44,10 +45,12 @@ def h1_origin(tls_files):
 
 @pytest.fixture
 def proxy(start_proxy, tls_files, h2_origin, h1_origin):
-    """A daemon intercepting 127.0.0.1, trusting the test CA for both origins."""
+    """A daemon intercepting 127.0.0.1, trusting the test CA for both origins. One event loop: the
+    streams of client connections share an upstream connection within their curl session, and
+    with one session per loop, connections landing on different loops would open one each."""
     return start_proxy("--intercept-hosts", "127.0.0.1", "--tls-ca-file", tls_files.ca_cert,
                        "--allow-connect-port", str(h2_origin.port),
-                       "--allow-connect-port", str(h1_origin.port))
+                       "--allow-connect-port", str(h1_origin.port), "--threads", "1")
 
 
 def ca_path(proxy) -> str:
@@ -57,7 +60,7 @@ def ca_path(proxy) -> str:
 
 
 def https(proxy, *args: str, input: bytes | None = None) -> subprocess.CompletedProcess:
-    return curl(proxy, "--cacert", ca_path(proxy), *args, input=input)
+    return curl(proxy, "--cacert", ca_path(proxy), "--http1.1", *args, input=input)
 
 
 def completed_task(proxy, url: str, method: str = "GET") -> dict:
@@ -122,7 +125,7 @@ def test_concurrent_clients_share_one_upstream_connection(proxy, h2_origin):
     url = h2_origin.url(f"/gather/shared/{n}")
     # One request first opens the upstream connection; the others then find it (PIPEWAIT also
     # covers the race where they start while it is being set up).
-    clients = [start_curl(proxy, "--cacert", ca_path(proxy), url, stdout=subprocess.PIPE) for _ in range(n)]
+    clients = [start_curl(proxy, "--cacert", ca_path(proxy), "--http1.1", url, stdout=subprocess.PIPE) for _ in range(n)]
     answers = []
     for client in clients:
         out, err = client.communicate(timeout=60)
@@ -200,13 +203,13 @@ def test_a_slow_or_suspended_stream_does_not_stall_the_connection(proxy, h2_orig
     ca = ca_path(proxy)
     slow_url = h2_origin.url(f"/valve/slow/{20 * MiB}?seed=5")
     h2_origin.open_valve("slow", 4 * MiB)
-    slow = start_curl(proxy, "--cacert", ca, "--limit-rate", "2M", "-o", str(tmp_path / "slow"), slow_url)
-    fast = curl_sha256(proxy, "--cacert", ca, h2_origin.url(f"/bytes/{8 * MiB}?seed=6"))
+    slow = start_curl(proxy, "--cacert", ca, "--http1.1", "--limit-rate", "2M", "-o", str(tmp_path / "slow"), slow_url)
+    fast = curl_sha256(proxy, "--cacert", ca, "--http1.1", h2_origin.url(f"/bytes/{8 * MiB}?seed=6"))
     assert fast.returncode == 0 and fast.sha256 == file_sha256(8 * MiB, 6), fast.stderr
     task = live_task(proxy, slow_url)
     assert ctl(proxy, "suspend", str(task["id"])).returncode == 0
     wait_for(lambda: proxy.task(task["id"])["state"] == "suspended")
-    during = curl_sha256(proxy, "--cacert", ca, h2_origin.url(f"/bytes/{3 * MiB}?seed=8"))
+    during = curl_sha256(proxy, "--cacert", ca, "--http1.1", h2_origin.url(f"/bytes/{3 * MiB}?seed=8"))
     assert during.returncode == 0 and during.sha256 == file_sha256(3 * MiB, 8), during.stderr
     assert ctl(proxy, "resume", str(task["id"])).returncode == 0
     h2_origin.open_valve("slow", 20 * MiB)
@@ -238,7 +241,7 @@ def test_a_stream_cut_mid_body_is_a_truncation(proxy, h2_origin, path):
     """RST_STREAM or GOAWAY after half the body: the task is upstream-broken and the client sees
     a cut, never a complete message."""
     url = h2_origin.url(path)
-    got = curl_sha256(proxy, "--cacert", ca_path(proxy), url)
+    got = curl_sha256(proxy, "--cacert", ca_path(proxy), "--http1.1", url)
     assert got.returncode in (18, 56), (got.returncode, got.stderr)
     assert got.size < 2_000_000
     task = completed_task(proxy, url)
