@@ -7,11 +7,8 @@ import CCurl
 /// allowed from other threads is `wakeup()`, which curl documents as thread-safe.
 final class SessionLoop: @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer
-    /// TLS sessions shared by every transfer, so that a task to an https origin another task
-    /// reached before resumes its session (one round trip and no certificate exchange) even on a
-    /// new connection: libcurl 7.88 keeps them per easy handle otherwise. One thread uses it, so
-    /// it needs no lock callbacks.
-    private let share: UnsafeMutableRawPointer?
+    /// TLS sessions shared by every transfer of every session (`TLSSessionCache`).
+    private let tlsSessions: TLSSessionCache
     private let watcher = SocketWatcher()
     private let configuration: UpstreamConfiguration
     /// The route each new transfer takes and the proxy's health (`SessionLoop+UpstreamProxy`).
@@ -27,14 +24,11 @@ final class SessionLoop: @unchecked Sendable {
     private var lastHousekeeping = ContinuousClock.now
     private var lastTrim = ContinuousClock.now
 
-    init(configuration: UpstreamConfiguration, liveUpstreamProxy: LiveUpstreamProxy) {
+    init(configuration: UpstreamConfiguration, liveUpstreamProxy: LiveUpstreamProxy, tlsSessions: TLSSessionCache) {
         self.liveUpstreamProxy = liveUpstreamProxy
         guard let multi = curl_multi_init() else { fatalError("curl_multi_init failed") }
         self.multi = multi
-        self.share = curl_share_init()
-        if let share = self.share {
-            _ = afc_share_setopt_long(share, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_SSL_SESSION.rawValue))
-        }
+        self.tlsSessions = tlsSessions
         self.configuration = configuration
         self.watcher.attach(to: multi)
         _ = afc_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, configuration.idleConnections)
@@ -44,7 +38,6 @@ final class SessionLoop: @unchecked Sendable {
 
     deinit {
         curl_multi_cleanup(self.multi)
-        if let share = self.share { curl_share_cleanup(share) }
     }
 
     /// What one ready socket's reads take per turn at most (`iterate`): what `HTTPTask` gathers
@@ -261,7 +254,9 @@ final class SessionLoop: @unchecked Sendable {
             handle.set(CURLOPT_SSL_VERIFYPEER, 0)
             handle.set(CURLOPT_SSL_VERIFYHOST, 0)
         }
-        if transfer.request.options.allowsTLS, let share = self.share { handle.set(CURLOPT_SHARE, pointer: share) }
+        if transfer.request.options.allowsTLS, let share = self.tlsSessions.share {
+            handle.set(CURLOPT_SHARE, pointer: share)
+        }
         if transfer.request.options.allowsTLS {
             // HTTP/2 where an https origin offers it in ALPN (never h2c for http://), and a
             // transfer that finds a connection to its origin still being set up waits to learn

@@ -46,11 +46,20 @@ package final class UpstreamSession: Sendable {
     /// Transfers started on this session so far (`afproxy_session_transfers_total`).
     private let started = Atomic<UInt64>(0)
 
-    package init(configuration: UpstreamConfiguration = .init(), liveUpstreamProxy: LiveUpstreamProxy = .init()) {
+    /// `tlsSessions`: the TLS session cache it shares with the other sessions (a cache of its
+    /// own when alone).
+    package convenience init(
+        configuration: UpstreamConfiguration = .init(), liveUpstreamProxy: LiveUpstreamProxy = .init()
+    ) {
+        self.init(configuration: configuration, liveUpstreamProxy: liveUpstreamProxy, tlsSessions: TLSSessionCache())
+    }
+
+    init(configuration: UpstreamConfiguration, liveUpstreamProxy: LiveUpstreamProxy, tlsSessions: TLSSessionCache) {
         CurlGlobal.initializeOnce()
         self.configuration = configuration
         self.liveUpstreamProxy = liveUpstreamProxy
-        self.loop = SessionLoop(configuration: configuration, liveUpstreamProxy: liveUpstreamProxy)
+        self.loop = SessionLoop(
+            configuration: configuration, liveUpstreamProxy: liveUpstreamProxy, tlsSessions: tlsSessions)
     }
 
     /// Starts the session thread, named `name` (at most 15 bytes kept) where top, perf and

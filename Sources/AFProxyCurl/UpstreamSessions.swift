@@ -5,8 +5,8 @@ import Synchronization
 /// One upstream session per event loop: each session's thread is paired with one loop, and the
 /// transfers of that loop's clients run on it (`TransferRequest.affinity`), so that a request
 /// goes back and forth between two threads only, and the session work grows with the loops
-/// instead of queueing behind one thread. The sessions share the configuration and the live
-/// upstream proxy; each keeps its own connections, as a connection to an origin is the one
+/// instead of queueing behind one thread. The sessions share the configuration, the live
+/// upstream proxy and the TLS session cache (`TLSSessionCache`); each keeps its own connections, as a connection to an origin is the one
 /// thing a curl multi handle cannot safely share across threads (CURL_LOCK_DATA_CONNECT).
 package final class UpstreamSessions: Sendable {
     package let sessions: [UpstreamSession]
@@ -21,8 +21,10 @@ package final class UpstreamSessions: Sendable {
         liveUpstreamProxy: LiveUpstreamProxy = .init()
     ) {
         precondition(!affinities.isEmpty, "at least one session")
+        let tlsSessions = TLSSessionCache()
         self.sessions = affinities.map { _ in
-            UpstreamSession(configuration: configuration, liveUpstreamProxy: liveUpstreamProxy)
+            UpstreamSession(
+                configuration: configuration, liveUpstreamProxy: liveUpstreamProxy, tlsSessions: tlsSessions)
         }
         self.byAffinity = Dictionary(affinities.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
     }

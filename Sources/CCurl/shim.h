@@ -38,9 +38,18 @@ static inline CURLcode afc_easy_setopt_slist(CURL *handle, CURLoption option, st
     return curl_easy_setopt(handle, option, value);
 }
 
-/* curl_share_setopt is variadic too: the session's one share object (its TLS sessions). */
+/* curl_share_setopt is variadic too: the sessions' one share object (their TLS sessions). */
 static inline CURLSHcode afc_share_setopt_long(CURLSH *share, CURLSHoption option, long value) {
     return curl_share_setopt(share, option, value);
+}
+
+/* The share object is used by every session thread: curl takes its lock around each use. */
+static inline CURLSHcode afc_share_setopt_lock(CURLSH *share, curl_lock_function lock, curl_unlock_function unlock,
+                                               void *userdata) {
+    CURLSHcode code = curl_share_setopt(share, CURLSHOPT_LOCKFUNC, lock);
+    if (code == CURLSHE_OK) code = curl_share_setopt(share, CURLSHOPT_UNLOCKFUNC, unlock);
+    if (code == CURLSHE_OK) code = curl_share_setopt(share, CURLSHOPT_USERDATA, userdata);
+    return code;
 }
 
 /* Header, write and read callbacks share one signature. */
