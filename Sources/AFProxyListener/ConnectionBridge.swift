@@ -6,13 +6,20 @@ import NIOCore
 final class ConnectionBridge: TaskClient {
     private let loop: any EventLoop
     private let handler: NIOLoopBound<ProxyConnectionHandler>
+    /// The client's channel, asked what its socket still holds unsent.
+    private let channel: any Channel
 
-    init(handler: ProxyConnectionHandler, eventLoop: any EventLoop) {
-        self.loop = eventLoop
-        self.handler = NIOLoopBound(handler, eventLoop: eventLoop)
+    init(handler: ProxyConnectionHandler, channel: any Channel) {
+        self.loop = channel.eventLoop
+        self.channel = channel
+        self.handler = NIOLoopBound(handler, eventLoop: channel.eventLoop)
     }
 
     var eventLoop: (any EventLoop)? { self.loop }
+
+    func unsentBytes() -> Int? {
+        ClientSendQueue.unsent(on: self.channel)
+    }
 
     func task(_ task: HTTPTask, deliver delivery: ResponseDelivery) {
         self.loop.execute { self.handler.value.deliver(delivery, of: task) }

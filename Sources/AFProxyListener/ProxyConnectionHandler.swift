@@ -74,7 +74,7 @@ final class ProxyConnectionHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        self.bridge = ConnectionBridge(handler: self, eventLoop: context.eventLoop)
+        self.bridge = ConnectionBridge(handler: self, channel: context.channel)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {

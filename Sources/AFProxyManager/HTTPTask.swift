@@ -283,7 +283,9 @@ extension HTTPTask {
 
     /// `bytes` of a delivered body reached the client's socket.
     package func clientDidWrite(bytes: Int) {
-        self.perform(self.machine.withLock { $0.clientWrote(bytes, now: ContinuousClock.now) })
+        self.perform(
+            self.machine.withLock { $0.clientWrote(bytes, now: ContinuousClock.now, unsent: self.client.unsentBytes()) }
+        )
     }
 
     /// The client went away: the task ends and frees its upstream transfer, unless the client had

@@ -428,14 +428,18 @@ struct HTTPTaskStateMachine {
         self.inFlight += count
     }
 
-    /// `count` delivered bytes reached the client's socket.
-    mutating func clientWrote(_ count: Int, now: @autoclosure () -> ContinuousClock.Instant) -> Action {
+    /// `count` delivered bytes reached the client's socket; `unsent`, asked only when the window
+    /// could grow early, is what its kernel still holds unsent.
+    mutating func clientWrote(
+        _ count: Int, now: @autoclosure () -> ContinuousClock.Instant, unsent: @autoclosure () -> Int? = nil
+    ) -> Action {
         self.inFlight -= count
         self.clientWritten += Int64(count)
         guard let since = self.receiveBlockedSince, self.inFlight < self.window.lowWatermark else { return .none }
         self.receiveBlockedSince = nil
         guard self.state == .running else { return .none }
-        return .continueReceiving(resize: self.window.afterDrain(paused: now() - since, written: self.clientWritten))
+        return .continueReceiving(
+            resize: self.window.afterDrain(paused: now() - since, written: self.clientWritten, unsent: unsent()))
     }
 
     /// The budget granted a growth, or a shrink was released.

@@ -13,10 +13,18 @@ package struct ReceiveWindow: Sendable, Equatable {
     package static let fastDrain: Duration = .milliseconds(50)
     /// Paused this long: the client reads slowly, a big window would only hold memory.
     package static let slowDrain: Duration = .seconds(1)
-    /// A window grows only once the client took this much: until then the kernel's send buffer
-    /// for the client (autotuned up to tcp_wmem's maximum, 4 MiB by default) swallows what is
-    /// written however slowly the client reads, and every drain looks prompt: growing from the
-    /// first drain gave slow clients large windows.
+    /// What a window may grow to before the client has taken `growAfter`, and only while the
+    /// kernel holds nothing unsent for it at the drain. The kernel's send buffer for the client
+    /// (autotuned up to tcp_wmem's maximum, 4 MiB by default) swallows what is written however
+    /// slowly the client reads, so every early drain looks prompt: growing from the first drain
+    /// gave slow clients large windows, and growing to this much on prompt drains alone made a
+    /// slow client of bench/slow_clients cost 120 KiB instead of 67. A slow reader's unsent
+    /// bytes pile up within its first few kilobytes; a fast one's stay at none. Keeping every
+    /// transfer at `minimum` until `growAfter` made a response of a few MiB pay a pause and a
+    /// resume per 8 KiB.
+    package static let earlyMaximum = 64 << 10
+    /// Past `earlyMaximum` a window grows only once the client took this much: more than the
+    /// kernel's buffers for it can hold.
     package static let growAfter: Int64 = 8 << 20
 
     package private(set) var size = Self.minimum
@@ -34,10 +42,14 @@ package struct ReceiveWindow: Sendable, Equatable {
     }
 
     /// The client drained below the low watermark `paused` after the transfer had paused for it,
-    /// having taken `written` bytes so far.
-    package func afterDrain(paused: Duration, written: Int64) -> Change {
-        if paused <= Self.fastDrain && self.size < Self.maximum && written >= Self.growAfter {
-            return .grow(reserve: min(self.size * 2, Self.maximum) - self.size)
+    /// having taken `written` bytes so far; `unsent` (asked only when it decides) is what the
+    /// kernel still holds unsent for it, nil when unknown.
+    package func afterDrain(paused: Duration, written: Int64, unsent: @autoclosure () -> Int? = nil) -> Change {
+        if paused <= Self.fastDrain {
+            let limit =
+                written >= Self.growAfter
+                ? Self.maximum : self.size < Self.earlyMaximum && unsent() == 0 ? Self.earlyMaximum : self.size
+            if self.size < limit { return .grow(reserve: min(self.size * 2, limit) - self.size) }
         }
         if paused >= Self.slowDrain && self.size > Self.minimum {
             return .shrink(release: self.size - Self.minimum)

@@ -19,10 +19,15 @@ package protocol TaskClient: AnyObject, Sendable {
     /// The loop its calls land on, which names the upstream session the task's transfers run on
     /// (`SessionAffinity`); nil: no loop, any session.
     var eventLoop: (any EventLoop)? { get }
+    /// What the kernel still holds unsent for the client, asked on its loop when a drain could
+    /// grow the task's receive window early (`ReceiveWindow.earlyMaximum`); nil: it cannot tell,
+    /// and the window waits for `growAfter`.
+    func unsentBytes() -> Int?
 }
 
 extension TaskClient {
     package var eventLoop: (any EventLoop)? { nil }
+    package func unsentBytes() -> Int? { nil }
 }
 
 package struct ResponseDelivery: Sendable {

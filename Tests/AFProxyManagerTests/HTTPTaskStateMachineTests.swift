@@ -143,6 +143,33 @@ import Testing
         #expect(machine.inFlight == 0)
     }
 
+    /// A prompt drain with nothing left unsent in the client's kernel queue doubles the window
+    /// early; the queue is asked only when the answer could change the decision.
+    @Test func aPromptDrainWithNothingUnsentGrowsTheWindowEarly() {
+        var machine = Machine()
+        let window = ReceiveWindow.minimum
+        #expect(machine.responseBodyArrived(waiting: window, now: self.at(1)) == .takenWindowFull)
+        machine.delivered(window)
+        var asked = 0
+        func unsent(_ value: Int?) -> Int? {
+            asked += 1
+            return value
+        }
+        #expect(machine.clientWrote(window / 2, now: self.at(2), unsent: unsent(0)) == .none)
+        #expect(asked == 0)
+        #expect(
+            machine.clientWrote(1, now: self.at(3), unsent: unsent(0))
+                == .continueReceiving(resize: .grow(reserve: window)))
+        #expect(asked == 1)
+        machine.resizeWindow(.grow(reserve: window))
+        #expect(machine.window.size == 2 * window)
+        // Bytes left unsent: the client's side does not keep up, the window stays.
+        #expect(machine.responseBodyArrived(waiting: 2 * window, now: self.at(4)) == .takenWindowFull)
+        machine.delivered(2 * window)
+        #expect(
+            machine.clientWrote(2 * window, now: self.at(5), unsent: unsent(4096)) == .continueReceiving(resize: .keep))
+    }
+
     @Test func aClientThatDrainsSlowlyShrinksItsWindow() {
         var machine = Machine()
         machine.resizeWindow(.grow(reserve: ReceiveWindow.minimum))

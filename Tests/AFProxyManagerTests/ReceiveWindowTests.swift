@@ -6,8 +6,21 @@ import Testing
         var window = ReceiveWindow()
         #expect(window.size == ReceiveWindow.minimum)
         #expect(window.lowWatermark == ReceiveWindow.minimum / 2)
-        // Prompt drains before the kernel's send buffer could have filled prove nothing.
+        // Prompt drains before the kernel's send buffer could have filled prove nothing alone.
         #expect(window.afterDrain(paused: .milliseconds(1), written: 1 << 20) == .keep)
+        #expect(window.afterDrain(paused: .milliseconds(1), written: 1 << 20, unsent: 1) == .keep)
+        // With nothing left unsent in the kernel the window grows to the early maximum, no further.
+        var early: [Int] = []
+        var probe = window
+        while case .grow(let reserve) = probe.afterDrain(paused: .milliseconds(1), written: 1 << 20, unsent: 0) {
+            probe.apply(.grow(reserve: reserve))
+            early.append(probe.size)
+        }
+        #expect(early == [16 << 10, 32 << 10, ReceiveWindow.earlyMaximum])
+        // Past the kernel's buffers, prompt drains take it on to the maximum.
+        #expect(
+            probe.afterDrain(paused: .milliseconds(1), written: ReceiveWindow.growAfter)
+                == .grow(reserve: ReceiveWindow.earlyMaximum))
         // A slow drain keeps the minimum.
         #expect(window.afterDrain(paused: .milliseconds(500), written: 100 << 20) == .keep)
         var sizes: [Int] = []
