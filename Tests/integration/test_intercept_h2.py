@@ -31,8 +31,10 @@ import h2.events
 import h2.exceptions
 import pytest
 
+from h2_origin import start_h2_origin
 from helpers import ca_path, connect_through, ctl, curl, live_task, wait_for
 from origin import payload, payload_sha256
+from range_origin import file_sha256
 
 MiB = 1024 * 1024
 
@@ -56,6 +58,7 @@ def intercepting(start_proxy, tls_origin, tls_files):
 class Stream:
     def __init__(self) -> None:
         self.headers: list[tuple[str, str]] = []
+        self.trailers: list[tuple[str, str]] = []
         self.body = bytearray()
         self.ended = threading.Event()
         self.reset: int | None = None
@@ -113,6 +116,8 @@ class H2Client:
         elif isinstance(event, h2.events.DataReceived):
             self.streams[event.stream_id].body += event.data
             self.conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+        elif isinstance(event, h2.events.TrailersReceived):
+            self.streams[event.stream_id].trailers = list(event.headers)
         elif isinstance(event, h2.events.StreamEnded):
             self.streams[event.stream_id].ended.set()
         elif isinstance(event, h2.events.StreamReset):
@@ -296,6 +301,29 @@ def test_no_connection_specific_field_reaches_an_http2_client(intercepting, tls_
             assert "afproxy" in (header(stream, "via") or ""), stream.headers
     finally:
         client.close()
+
+
+def test_http2_from_origin_to_client_with_trailers(start_proxy, tls_files):
+    """HTTP/2 on both sides (h2_origin.py upstream): a body without a length and one followed by a
+    trailer section reach the client byte-exact, the trailers as the stream's trailer section."""
+    h2_origin = start_h2_origin(tls_files)
+    try:
+        proxy = start_proxy("--intercept-hosts", "127.0.0.1", "--allow-connect-port", str(h2_origin.port),
+                            "--tls-ca-file", tls_files.ca_cert)
+        client = H2Client(proxy, ca_path(proxy), f"127.0.0.1:{h2_origin.port}")
+        try:
+            streamed = client.answer(client.request("/stream/300000?seed=3"))
+            assert streamed.reset is None and hashlib.sha256(streamed.body).hexdigest() == file_sha256(300000, 3)
+            assert header(streamed, "content-length") is None, streamed.headers
+            trailed = client.answer(client.request("/trailers/200000?seed=4"))
+            assert hashlib.sha256(trailed.body).hexdigest() == file_sha256(200000, 4)
+            assert ("x-sha256", file_sha256(200000, 4)) in trailed.trailers, trailed.trailers
+        finally:
+            client.close()
+        task = proxy.history_record(h2_origin.url("/trailers/200000?seed=4"))
+        assert task["parent"] is not None and task["metrics"]["httpVersion"] == "2", task
+    finally:
+        h2_origin.stop()
 
 
 # ----------------------------------------------------------------------------------------------
