@@ -127,6 +127,17 @@ final class SpliceRelay {
         self.run()
     }
 
+    /// The tunnel goes back to NIO: no more fills; each direction is handed back once its pipe is
+    /// empty (`SpliceRelayOwner.spliceHandedBack`), as at a half-close. Called from the owner's
+    /// report of a fill, inside `run`, which goes on with the drains; the kick covers a call
+    /// from anywhere else.
+    func handBackAll() {
+        guard !self.stopped else { return }
+        for side in TunnelLifecycle.Side.allCases { self.pumps[side]?.nioTookInput() }
+        let box = self.box
+        self.eventLoop.execute { box.value?.kick() }
+    }
+
     /// NIO closed `side`'s socket: its number is no longer ours to use.
     func sideClosed(_ side: TunnelLifecycle.Side) {
         self.sockets[side] = nil
@@ -236,7 +247,9 @@ final class SpliceRelay {
             self.sawFirstByte = true
             self.owner?.upstreamSentFirstByte()
         }
-        if let throttle = self.throttle, throttle.isActive { throttle.take(Self.direction(side), count) }
+        let throttled = self.throttle?.isActive == true
+        if throttled { self.throttle?.take(Self.direction(side), count) }
+        self.owner?.spliceFilled(count, throttled: throttled)
     }
 
     /// What the throttle lets the next fill from `side` take; nil: no bound. A bucket in debt

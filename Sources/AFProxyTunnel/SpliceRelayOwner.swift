@@ -4,6 +4,8 @@
 protocol SpliceRelayOwner: AnyObject {
     /// The direction from `side` emptied its pipe after its input ended: NIO carries on.
     func spliceHandedBack(_ side: TunnelLifecycle.Side)
+    /// `count` bytes entered a pipe; `throttled`: a throttle rule sized the splice.
+    func spliceFilled(_ count: Int, throttled: Bool)
     /// The first bytes from upstream entered the pipe.
     func upstreamSentFirstByte()
     /// A splice call on `side`'s socket failed (the relay has stopped).

@@ -50,8 +50,10 @@ final class TunnelRelay: SpliceRelayOwner {
     private var splice: SpliceRelay?
     /// Whether the kernel relay may take the tunnel over (`tunnel-splice`).
     private let spliceAllowed: Bool
-    /// When it does: once the tunnel carries bulk (see `TunnelSpliceGate`).
+    /// When it does, and when it gives the tunnel back: bulk starts and ends (`TunnelSpliceGate`).
     private var gate = TunnelSpliceGate(allowed: false)
+    /// The directions the kernel relay handed back to NIO since it started.
+    private var handedBack: Set<TunnelLifecycle.Side> = []
     /// The first byte from upstream was reported (by NIO, or by the kernel relay after a switch).
     private var sawFirstByte = false
 
@@ -261,6 +263,7 @@ final class TunnelRelay: SpliceRelayOwner {
                 throttle: self.throttle, eventLoop: self.eventLoop)
         {
             self.splice = splice
+            self.handedBack = []
             if splice.start() {
                 self.gate.spliceStarted()
                 self.delegate?.tunnelDidSplice()
@@ -291,9 +294,22 @@ final class TunnelRelay: SpliceRelayOwner {
         self.splice?.nioTookInput(side)
     }
 
-    /// The direction from `side` emptied its pipe after its input ended: NIO carries on.
+    /// The direction from `side` emptied its pipe after its input ended (a half-close), or the
+    /// bulk is over: NIO carries on. Once both are back after the bulk, the kernel relay goes and
+    /// the gate watches for the next bulk.
     func spliceHandedBack(_ side: TunnelLifecycle.Side) {
+        self.handedBack.insert(side)
         self.glue(side)?.leaveSplice()
+        guard self.gate.state == .leaving, self.handedBack.count == 2 else { return }
+        self.stopSplice()
+        self.gate.spliceLeft()
+        self.watchForBulk()
+    }
+
+    /// The kernel relay moved `count` bytes; enough small splices in a row end the bulk.
+    func spliceFilled(_ count: Int, throttled: Bool) {
+        guard self.gate.spliced(count, throttled: throttled) == .leaveSplice else { return }
+        self.splice?.handBackAll()
     }
 
     private func stopSplice() {

@@ -11,8 +11,10 @@
 ///
 /// A switch that did not happen (NIO read the end of input or held bytes meanwhile) lets the
 /// tunnel try again after another run; one that cannot happen (no socket, no pipe, no watcher)
-/// stops the watching. Once spliced, a tunnel stays spliced: going back would cost what
-/// splicing saves.
+/// stops the watching. A spliced tunnel whose bulk is over goes back the same way: after
+/// `smallFillsToLeave` splices in a row that each moved less than `smallFill` (request-sized
+/// exchanges again, or a trickle), both directions hand their input back to NIO once their pipes
+/// are empty, and the watching starts over.
 package struct TunnelSpliceGate: Sendable, Equatable {
     package enum State: Sendable, Equatable {
         /// On NIO, counting each direction's run of full reads.
@@ -20,6 +22,8 @@ package struct TunnelSpliceGate: Sendable, Equatable {
         /// A switch is under way (NIO's queued writes go out first).
         case switching
         case spliced
+        /// Going back to NIO: the pipes empty, then each direction is handed back.
+        case leaving
         /// Not this tunnel: splicing is off, its bytes are read (an upgrade), or it failed.
         case off
     }
@@ -28,15 +32,22 @@ package struct TunnelSpliceGate: Sendable, Equatable {
         case none
         /// Stop NIO's reads on both sides, let its writes out, then splice.
         case startSplice
+        /// No more fills; hand each direction back to NIO once its pipe is empty.
+        case leaveSplice
     }
 
     /// Bytes of full reads in a row, in one direction, that make a tunnel bulk. Four reads at
     /// NIO's largest buffer (`TunnelBuffers`), far beyond any request-sized exchange.
     package static let bulkBytes = 1 << 20
+    /// A splice that moves less than this is a request-sized one.
+    package static let smallFill = 16 << 10
+    /// Small splices in a row, both directions together, that end the bulk: 16 exchanges.
+    package static let smallFillsToLeave = 32
 
     package private(set) var state: State
     private var runFromClient = 0
     private var runFromUpstream = 0
+    private var smallFills = 0
     private let threshold: Int
 
     /// `allowed`: the tunnel may be spliced at all (`tunnel-splice`, no upgrade).
@@ -60,7 +71,27 @@ package struct TunnelSpliceGate: Sendable, Equatable {
 
     /// The kernel relay took over.
     package mutating func spliceStarted() {
-        if self.state == .switching { self.state = .spliced }
+        guard self.state == .switching else { return }
+        self.state = .spliced
+        self.smallFills = 0
+    }
+
+    /// The kernel relay moved `count` bytes into a pipe. `throttled`: a throttle rule sized the
+    /// splice, so its size says nothing of the traffic.
+    package mutating func spliced(_ count: Int, throttled: Bool = false) -> Action {
+        guard self.state == .spliced else { return .none }
+        self.smallFills = count < Self.smallFill && !throttled ? self.smallFills + 1 : 0
+        guard self.smallFills >= Self.smallFillsToLeave else { return .none }
+        self.state = .leaving
+        return .leaveSplice
+    }
+
+    /// Both directions are NIO's again and the kernel relay is gone: watch for bulk anew.
+    package mutating func spliceLeft() {
+        guard self.state == .leaving else { return }
+        self.state = .watching
+        self.runFromClient = 0
+        self.runFromUpstream = 0
     }
 
     /// Not now: NIO held bytes or an end of input when the switch came; watch for another run.

@@ -124,6 +124,7 @@ private final class RecordingOwner: SpliceRelayOwner, Sendable {
 
     func spliceHandedBack(_ side: TunnelLifecycle.Side) { self.state.withLock { _ = $0.handedBack.insert(side) } }
     func upstreamSentFirstByte() { self.state.withLock { $0.firstBytes += 1 } }
+    func spliceFilled(_ count: Int, throttled: Bool) {}
     func failed(_ side: TunnelLifecycle.Side, _ error: any Error) { self.state.withLock { $0.failures.append(side) } }
 
     /// Polls until `condition` holds of what was recorded; a minute without it fails the test

@@ -77,6 +77,53 @@ import Testing
         #expect(gate.state == .off)
     }
 
+    @Test func smallSplicesInARowHandTheTunnelBackAndItWatchesAgain() {
+        var gate = self.splicedGate()
+        let small = TunnelSpliceGate.smallFill - 1
+        for _ in 1..<TunnelSpliceGate.smallFillsToLeave {
+            #expect(gate.spliced(small) == .none)
+        }
+        #expect(gate.spliced(small) == .leaveSplice)
+        #expect(gate.state == .leaving)
+        // Splices of what the pipes still held on the way back change nothing.
+        #expect(gate.spliced(small) == .none)
+        #expect(gate.relayed(1 << 30, filled: true, from: .client) == .none)
+        gate.spliceLeft()
+        #expect(gate.state == .watching)
+        #expect(gate.isWatching)
+        // A new run is needed for the next switch.
+        #expect(gate.relayed(256 * self.kib, filled: true, from: .client) == .startSplice)
+    }
+
+    @Test func aLargeSpliceOrAThrottledOneKeepsTheBulkGoing() {
+        var gate = self.splicedGate()
+        let small = TunnelSpliceGate.smallFill - 1
+        for round in 0..<10 {
+            for _ in 1..<TunnelSpliceGate.smallFillsToLeave {
+                #expect(gate.spliced(small) == .none)
+            }
+            // One splice the size of bulk starts the count over; so does one a throttle rule sized.
+            #expect(gate.spliced(round % 2 == 0 ? TunnelSpliceGate.smallFill : 1, throttled: round % 2 == 1) == .none)
+        }
+        #expect(gate.state == .spliced)
+    }
+
+    @Test func aSpliceLeftWhileNotLeavingIsIgnored() {
+        var gate = self.splicedGate()
+        gate.spliceLeft()
+        #expect(gate.state == .spliced)
+        var watching = TunnelSpliceGate(allowed: true)
+        #expect(watching.spliced(1) == .none)
+        #expect(watching.state == .watching)
+    }
+
+    private func splicedGate() -> TunnelSpliceGate {
+        var gate = TunnelSpliceGate(allowed: true, bulkBytes: 256 * self.kib)
+        _ = gate.relayed(256 * self.kib, filled: true, from: .upstream)
+        gate.spliceStarted()
+        return gate
+    }
+
     @Test func theDefaultRunIsFarBeyondARequest() {
         #expect(TunnelSpliceGate.bulkBytes >= 256 * self.kib)
         var gate = TunnelSpliceGate(allowed: true)

@@ -9,9 +9,10 @@ test_connect.py, test_throttle.py and the others run with splicing on, as the da
 default.
 
 A tunnel starts on the NIO relay and is spliced only once one direction carries bulk (reads that
-fill NIO's buffer, a run of them): request-sized exchanges stay on NIO, where they cost less. The
-switch happens mid-stream, so the tests of it count and checksum every byte both ways across it,
-and suspend and resume on either side of it."""
+fill NIO's buffer, a run of them): request-sized exchanges stay on NIO, where they cost less; when
+the bulk is over (small splices in a row) it goes back to NIO. The switches happen mid-stream, so
+the tests of them count and checksum every byte both ways across them, and suspend and resume on
+either side."""
 
 from __future__ import annotations
 
@@ -260,6 +261,15 @@ def wait_for_splice(proxy, tunnel: EchoTunnel, task_id: int, limit: int = 512 * 
         tunnel.bulk(8 * MiB)
 
 
+def exchanges_until(tunnel: EchoTunnel, predicate, what: str, limit: int = 5000) -> None:
+    """Small round trips until `predicate` holds (at most `limit` of them)."""
+    count = 0
+    while not predicate():
+        assert count < limit, f"{what}: not after {count} small exchanges"
+        tunnel.exchanges(10)
+        count += 10
+
+
 def frozen_while_suspended(proxy, task_id: int) -> tuple[int, int]:
     """Suspends the task and checks that its byte counts stay put over a few readings."""
     assert steer(proxy, "suspend", task_id)["state"] == "suspended"
@@ -272,9 +282,10 @@ def frozen_while_suspended(proxy, task_id: int) -> tuple[int, int]:
     return frozen
 
 
-def test_small_exchanges_stay_on_nio_and_bulk_switches_to_splice_keeping_every_byte(echo_proxy, echo):
+def test_small_exchanges_stay_on_nio_and_bulk_switches_to_splice_and_back_keeping_every_byte(echo_proxy, echo):
     """Small round trips, then bulk both ways until the tunnel is spliced, then small round trips
-    again: every byte comes back in order, and the task counts each byte once, in each direction."""
+    until it is back on NIO (its pipes closed), then bulk until it is spliced again: every byte
+    comes back in order, and the task counts each byte once, in each direction."""
     before = pipes(echo_proxy.pid)
     tunnel = EchoTunnel(echo_proxy, echo)
     tunnel.exchanges(300)
@@ -285,7 +296,14 @@ def test_small_exchanges_stay_on_nio_and_bulk_switches_to_splice_keeping_every_b
     wait_for(lambda: pipes(echo_proxy.pid) == before + 4, timeout=10,
              message=lambda: f"pipes: {before} before the tunnel, {pipes(echo_proxy.pid)} with it")
     tunnel.bulk(32 * MiB)
-    tunnel.exchanges(300)
+    exchanges_until(tunnel, lambda: pipes(echo_proxy.pid) == before, "the tunnel back on NIO (its pipes closed)")
+    # Back on NIO, the task still says it was spliced.
+    assert echo_proxy.task(tid)["relay"] == "splice"
+    sent = tunnel.sent_bytes
+    while pipes(echo_proxy.pid) != before + 4:
+        assert tunnel.sent_bytes - sent < 512 * MiB, "no second switch to splice"
+        tunnel.bulk(8 * MiB)
+    tunnel.exchanges(100)
     tunnel.close_and_check()
     rec = echo_proxy.history_record(tunnel.target)
     assert rec["relay"] == "splice" and rec["error"] is None, rec
