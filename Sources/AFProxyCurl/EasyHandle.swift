@@ -98,6 +98,19 @@ final class EasyHandle {
         return value > 0
     }
 
+    /// The metrics at the end: those read at the final head (`atHead`, when read from this
+    /// handle) with the total time, one read instead of every one again; all of them otherwise
+    /// (a transfer that ended before its head).
+    func finalMetrics(atHead: (handle: UnsafeMutableRawPointer, metrics: TaskMetrics)?) -> TaskMetrics {
+        guard let atHead, atHead.handle == self.raw else { return self.metrics() }
+        var metrics = atHead.metrics
+        var total: curl_off_t = 0
+        if afc_easy_getinfo_off_t(self.raw, CURLINFO_TOTAL_TIME_T, &total) == CURLE_OK, total > 0 {
+            metrics.totalMs = Double(total) / 1000
+        }
+        return metrics
+    }
+
     /// The phase timings and connection facts of the transfer so far.
     func metrics() -> TaskMetrics {
         func milliseconds(_ info: CURLINFO) -> Double? {

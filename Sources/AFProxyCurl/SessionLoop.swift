@@ -436,10 +436,11 @@ final class SessionLoop: @unchecked Sendable {
     private func finish(_ transfer: UpstreamTransfer, _ result: UpstreamResult, reusable: Bool = true) {
         var metrics = TaskMetrics()
         if let handle = transfer.handle {
-            metrics = handle.metrics()
+            metrics = handle.finalMetrics(atHead: transfer.headMetrics)
             // An HTTP/2 connection carries other transfers' streams and frames of its own (PING,
             // SETTINGS) while no stream is open: stirring is no stray answer there.
-            if result == .success, reusable, !handle.isMultiplexed, let ports = handle.connectionPorts {
+            let multiplexed = metrics.httpVersion == "2" || metrics.httpVersion == "3"
+            if result == .success, reusable, !multiplexed, let ports = handle.connectionPorts {
                 self.watcher.connectionWentIdle(handle.idleSocket, ports: ports, by: ObjectIdentifier(transfer))
             }
             curl_multi_remove_handle(self.multi, handle.raw)

@@ -81,6 +81,10 @@ package final class UpstreamTransfer: @unchecked Sendable {
     var pauseWanted: Int32 = 0
     /// The final head reached the delegate: a pause of receiving now holds body bytes only.
     var receivedFinalHead = false
+    /// The metrics read when the final head came, and the handle they were read from: the end
+    /// adds only the total time to them (`EasyHandle.finalMetrics`) instead of reading them all
+    /// again.
+    var headMetrics: (handle: UnsafeMutableRawPointer, metrics: TaskMetrics)?
     /// The pause mask curl has now.
     var appliedPause: Int32 = 0
     /// Something reached the delegate since its last flush; the transfer is then in `flushes`.
@@ -262,7 +266,11 @@ enum TransferCallbacks {
             transfer.chunked = transfer.bodyIsChunked(head) ? ChunkedBodyDecoder() : nil
             transfer.receivedFinalHead = true
             transfer.markForFlush()
-            let metrics = transfer.handle?.metrics() ?? TaskMetrics()
+            var metrics = TaskMetrics()
+            if let handle = transfer.handle {
+                metrics = handle.metrics()
+                transfer.headMetrics = (handle.raw, metrics)
+            }
             transfer.delegate?.transfer(transfer, didReceive: head, metrics: metrics)
             return true
         case .invalid(let reason):
