@@ -38,7 +38,7 @@ extension InterceptSetup {
         let validator = self.validator(for: task.request, http2: true)
         _ = try pipeline.configureHTTP2Pipeline(
             mode: .server, connectionConfiguration: connection, streamConfiguration: .init(),
-            streamDelegate: lifetime.http2StreamDelegate
+            streamDelegate: HTTP2StreamLedger(passingTo: lifetime.http2StreamDelegate)
         ) { stream in
             stream.eventLoop.makeCompletedFuture {
                 try self.addStreamHandlers(to: stream.pipeline.syncOperations, validator: validator, carrier: carrier)

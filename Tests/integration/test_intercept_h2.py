@@ -132,7 +132,9 @@ class H2Client:
         with self.lock:
             stream_id = self.conn.get_next_available_stream_id()
             self.streams[stream_id] = Stream()
-            headers = [(":method", method), (":scheme", "https"), (":authority", self.authority), (":path", path)]
+            headers = [(":method", method), (":authority", self.authority)]
+            if method != "CONNECT":
+                headers += [(":scheme", "https"), (":path", path)]
             self.conn.send_headers(stream_id, headers, end_stream=body is None)
             self._flush()
         if body is not None:
@@ -324,6 +326,21 @@ def test_http2_from_origin_to_client_with_trailers(start_proxy, tls_files):
         assert task["parent"] is not None and task["metrics"]["httpVersion"] == "2", task
     finally:
         h2_origin.stop()
+
+
+def test_a_connect_over_http2_is_refused_and_the_connection_serves_on(intercepting, tls_origin):
+    """A CONNECT stream inside the intercepted HTTP/2 connection opens no tunnel: it is refused
+    (or reset), and the next stream is served."""
+    proxy = intercepting()
+    client = H2Client(proxy, ca_path(proxy), f"127.0.0.1:{tls_origin.port}")
+    try:
+        refused = client.answer(client.request("", method="CONNECT"))
+        assert refused.reset is not None or header(refused, ":status") in ("400", "405", "501"), refused.headers
+        after = client.answer(client.request("/bytes/5000"))
+        assert after.reset is None and hashlib.sha256(after.body).hexdigest() == payload_sha256(5000)
+    finally:
+        client.close()
+    assert proxy.alive()
 
 
 # ----------------------------------------------------------------------------------------------
