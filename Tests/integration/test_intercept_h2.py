@@ -343,6 +343,23 @@ def test_a_connect_over_http2_is_refused_and_the_connection_serves_on(intercepti
     assert proxy.alive()
 
 
+def test_bodiless_answers_over_http2(intercepting, tls_origin):
+    """HEAD keeps the length the body would have had, 204 and 304 come without a body: each ends
+    its stream with nothing after the head."""
+    proxy = intercepting()
+    client = H2Client(proxy, ca_path(proxy), f"127.0.0.1:{tls_origin.port}")
+    try:
+        head = client.answer(client.request("/bytes/1000", method="HEAD"))
+        assert header(head, ":status") == "200" and header(head, "content-length") == "1000", head.headers
+        assert head.body == b""
+        for code in ("204", "304"):
+            answer = client.answer(client.request(f"/status/{code}"))
+            assert answer.reset is None and header(answer, ":status") == code, answer.headers
+            assert answer.body == b""
+    finally:
+        client.close()
+
+
 # ----------------------------------------------------------------------------------------------
 # steering one stream
 
