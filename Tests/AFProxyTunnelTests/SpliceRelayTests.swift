@@ -55,6 +55,27 @@ import Glibc
         try await tunnel.stop()
     }
 
+    @Test func handingBackMidStreamDeliversWhatThePipesHeldAndStopsFilling() async throws {
+        // The bulk is over (`TunnelSpliceGate`): no more fills, each direction handed back once
+        // its pipe is empty; what the sockets get after that is NIO's, not the pipes'.
+        let tunnel = try await SplicedPair.start()
+        let up = Pattern.bytes(2 << 20, seed: 5)
+        let down = Pattern.bytes(1 << 20, seed: 6)
+        async let wroteUp: Void = offPool { tunnel.client.writeAll(up, thenShutDown: false) }
+        async let wroteDown: Void = offPool { tunnel.upstream.writeAll(down, thenShutDown: false) }
+        #expect(await offPool { tunnel.upstream.read(up.count) } == up)
+        #expect(await offPool { tunnel.client.read(down.count) } == down)
+        _ = await (wroteUp, wroteDown)
+        try await tunnel.onLoop { $0.handBackAll() }
+        try await tunnel.owner.waitUntil { $0.handedBack == [.client, .upstream] }
+        tunnel.client.writeAll(Pattern.bytes(64 << 10, seed: 7), thenShutDown: false)
+        for _ in 0..<20 { try await tunnel.loop.submit {}.get() }
+        #expect(tunnel.counters.uploaded.load(ordering: .relaxed) == Int64(up.count))
+        #expect(tunnel.counters.downloaded.load(ordering: .relaxed) == Int64(down.count))
+        #expect(tunnel.owner.record.failures.isEmpty)
+        try await tunnel.stop()
+    }
+
     @Test func aResetSocketFailsItsSideAndStopsTheRelay() async throws {
         let tunnel = try await SplicedPair.start()
         tunnel.upstream.reset()
