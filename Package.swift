@@ -215,9 +215,10 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOTLS", package: "swift-nio"),
-                // HTTP/2 to the clients of intercepted connections that offer it (InterceptSetup+HTTP2.swift).
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
-                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                // HTTP/2 to the clients of intercepted connections that offer it (InterceptSetup+HTTP2.swift),
+                // with the TLS stack only: the quick build of `make run` goes without both.
+                .product(name: "NIOHTTP2", package: "swift-nio-http2", condition: .when(traits: ["Interception"])),
+                .product(name: "NIOHPACK", package: "swift-nio-http2", condition: .when(traits: ["Interception"])),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

@@ -1,3 +1,4 @@
+#if Interception
 import NIOCore
 import NIOHPACK
 import NIOHTTP2
@@ -39,3 +40,4 @@ final class HTTP2RequestFraming: ChannelInboundHandler, RemovableChannelHandler 
         return fields
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Interception
 import AFProxyModel
 import NIOCore
 import NIOHTTP2
@@ -27,3 +28,4 @@ final class HTTP2StreamLedger: NIOHTTP2StreamDelegate {
         self.next.streamClosed(id, channel: channel)
     }
 }
+#endif

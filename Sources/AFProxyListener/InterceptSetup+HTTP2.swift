@@ -1,3 +1,4 @@
+#if Interception
 import AFProxyManager
 import AFProxyServerKit
 import NIOCore
@@ -80,3 +81,4 @@ extension InterceptSetup {
                 carrier: carrier, overStream: true))
     }
 }
+#endif

@@ -59,11 +59,15 @@ struct InterceptSetup {
         try pipeline.addHandler(
             ApplicationProtocolNegotiationHandler { result, channel in
                 channel.eventLoop.makeCompletedFuture {
+                    // HTTP/2 comes with the TLS stack (the `Interception` trait): without it
+                    // no connection is intercepted, and swift-nio-http2 is not built.
+                    #if Interception
                     if case .negotiated(InterceptSetup.http2Protocol) = result {
                         try self.installHTTP2(on: channel, task: task)
-                    } else {
-                        try self.installHTTP1(on: channel, task: task)
+                        return
                     }
+                    #endif
+                    try self.installHTTP1(on: channel, task: task)
                 }
             })
     }
