@@ -27,10 +27,12 @@ enum ClientSendQueue {
         var unsent: Int?
     }
 
-    /// The unsent bytes on `channel`'s socket, read now; nil off its loop or when the channel is
-    /// no TCP socket of its own (an HTTP/2 stream).
+    /// The unsent bytes on `channel`'s socket, read now: an HTTP/2 stream's are its connection's
+    /// (the parent channel, the TCP socket all its streams share). Nil off its loop.
     static func unsent(on channel: any Channel) -> Int? {
-        guard channel.eventLoop.inEventLoop, let provider = channel as? any SocketOptionProvider else { return nil }
+        guard channel.eventLoop.inEventLoop,
+            let provider = channel as? any SocketOptionProvider ?? channel.parent as? any SocketOptionProvider
+        else { return nil }
         let reading = Reading()
         let future: EventLoopFuture<TCPInfoPrefix> = provider.unsafeGetSocketOption(
             level: SocketOptionLevel(IPPROTO_TCP), name: SocketOptionName(TCP_INFO))
