@@ -339,6 +339,10 @@ class _Handler(socketserver.BaseRequestHandler):
                 return self._abort(req, self._number(arg))
             if name == "abort-chunked" and m == "GET":
                 return self._abort_chunked(req, self._number(arg))
+            if name == "gather" and m == "GET":
+                # /gather/NAME/N: held until N requests for NAME have arrived (at most 30 s),
+                # so that that many are under way at once, on as many connections.
+                return self._simple(req, 200, str(self.server.origin._gather(arg, self._number(seg[2]))).encode())
             if name == "delay" and m in ("GET", "HEAD"):
                 self._wait(float(arg))
                 return self._simple(req, 200, b"ok")
@@ -486,6 +490,8 @@ class Origin:
         self._lock = threading.Lock()
         self._connections = 0
         self._tls_resumed = 0
+        self._gathered: dict[str, int] = {}
+        self._gathering = threading.Condition()
         self._open: set[socket.socket] = set()
         self.requests: deque[_Request] = deque(maxlen=1000)
         self._received = 0
@@ -538,6 +544,20 @@ class Origin:
     def last_headers(self) -> list[tuple[str, str]] | None:
         req = self.last_request
         return None if req is None else list(req.headers)
+
+    def gathered(self, name: str) -> int:
+        """Requests for /gather/NAME/… so far."""
+        with self._gathering:
+            return self._gathered.get(name, 0)
+
+    def _gather(self, name: str, count: int) -> int:
+        """Counts one request for `name` and waits until `count` have come (or 30 s pass, or
+        the origin stops); returns how many had come."""
+        with self._gathering:
+            self._gathered[name] = self._gathered.get(name, 0) + 1
+            self._gathering.notify_all()
+            self._gathering.wait_for(lambda: self._gathered[name] >= count or self._stopping.is_set(), timeout=30)
+            return self._gathered[name]
 
     def _connection_opened(self, sock: socket.socket) -> None:
         with self._lock:

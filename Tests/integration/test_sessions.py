@@ -8,9 +8,11 @@ threads' names (`afproxy-curl-N`), on the real daemon with real curl clients.
 
 from __future__ import annotations
 
+import subprocess
+import urllib.request
 from pathlib import Path
 
-from helpers import curl, wait_for
+from helpers import curl, start_curl, wait_for
 from test_metrics import control_metrics, sample
 
 
@@ -68,3 +70,29 @@ def test_connections_are_shared_among_the_sessions(start_proxy, origin):
     grown = [a - b for a, b in zip(session_transfers(proxy, 2), before)]
     assert all(g > 0 for g in grown), grown
     assert sum(grown) == total
+
+
+def test_connections_busy_beyond_the_idle_cache_do_not_close_those_that_go_idle(start_proxy, origin):
+    """curl 7.88 counts busy connections against its cache's size (256 idle ones): with more
+    than that open, an exchange that ended closed its own connection, and the next exchange
+    opened a new one. 200 requests kept busy at the origin, then 200 clients asking twice in a
+    row (the first requests held until all 200 have come): each second request finds an idle
+    connection, so the origin sees 400 connections, not 400 plus the ones closed."""
+    proxy = start_proxy("--threads", "1")
+    n = 200
+    before = origin.connections
+    busy = [start_curl(proxy, "-s", "-o", "/dev/null", "-w", "%{http_code}", origin.url(f"/gather/busy/{n + 1}"),
+                       stdout=subprocess.PIPE) for _ in range(n)]
+    wait_for(lambda: origin.gathered("busy") == n, timeout=60, message="the busy requests at the origin")
+    clients = [start_curl(proxy, "-s", "-w", "%{http_code}\\n", "-o", "/dev/null", origin.url(f"/gather/twice/{n}"),
+                          "-o", "/dev/null", origin.url(f"/bytes/{1000 + i}"), stdout=subprocess.PIPE)
+               for i in range(n)]
+    codes = [client.communicate(timeout=120)[0] for client in clients]
+    assert codes == [b"200\n200\n"] * n
+    assert origin.connections - before == 2 * n, "a second request opened a connection"
+    # The last of the busy ones releases them (straight to the origin, not through the proxy).
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with direct.open(origin.url(f"/gather/busy/{n + 1}"), timeout=30) as answer:
+        assert answer.status == 200
+    assert [client.communicate(timeout=120)[0] for client in busy] == [b"200"] * n
+    proxy.wait_idle()
