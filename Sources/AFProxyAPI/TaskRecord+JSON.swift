@@ -16,6 +16,7 @@ extension TaskRecord {
         json.open("{")
         json.key("bodies"); json.recordedBodies(self.bodies)
         json.key("client"); json.string(self.client)
+        json.key("clientHTTPVersion"); json.string(self.clientHTTPVersion)
         json.key("clientProcess"); json.clientProcess(self.clientProcess)
         json.key("createdAt"); json.date(self.createdAt)
         json.key("download"); json.progress(self.download)

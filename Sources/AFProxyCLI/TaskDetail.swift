@@ -33,7 +33,10 @@ struct TaskDetail {
         if let relay = task.relay {
             lines.append("  relay      " + (relay == .splice ? "splice (in the kernel)" : "nio"))
         }
-        if let parent = task.parent { lines.append("  inside     intercepted connection, stream task \(parent)") }
+        if let parent = task.parent {
+            let speaking = task.clientHTTPVersion.map { ", the client speaking HTTP/\($0)" } ?? ""
+            lines.append("  inside     intercepted connection, stream task \(parent)\(speaking)")
+        }
         if let requests = task.requests {
             lines.append("  intercepted  \(requests) request\(requests == 1 ? "" : "s") inside, each a task of its own")
         }

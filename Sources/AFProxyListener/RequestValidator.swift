@@ -88,9 +88,10 @@ package struct RequestValidator: Sendable {
         forwarded.append(HTTPHeaderField("Via", via.isEmpty ? ownVia : "\(via), \(ownVia)"))
 
         let method = head.method.rawValue
-        return .success(
-            ProxyRequest(
-                method: method, url: url.text, headers: forwarded, body: body, client: client, proxyUser: user))
+        var request = ProxyRequest(
+            method: method, url: url.text, headers: forwarded, body: body, client: client, proxyUser: user)
+        request.clientHTTPVersion = head.version.major == 2 ? "2" : "\(head.version.major).\(head.version.minor)"
+        return .success(request)
     }
 
     /// What any request is refused for before its target is looked at, CONNECT or not: an HTTP

@@ -147,7 +147,7 @@ package final class HTTPTask: @unchecked Sendable {
             bodies: self.requestRecorder == nil && self.responseRecorder == nil
                 ? nil
                 : RecordedBodies(request: self.requestRecorder?.recorded, response: self.responseRecorder?.recorded),
-            replayOf: request.replayOf, edits: recorded.edits
+            replayOf: request.replayOf, edits: recorded.edits, clientHTTPVersion: request.clientHTTPVersion
         )
     }
 

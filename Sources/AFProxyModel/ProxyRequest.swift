@@ -34,6 +34,9 @@ package struct ProxyRequest: Sendable {
     package var parent: Int?
     /// The task a replay sends again: no client connection made it, the daemon did.
     package var replayOf: Int?
+    /// The HTTP version the client spoke to afproxy ("1.0", "1.1", "2"); nil for a request no
+    /// client sent (a replay, a download).
+    package var clientHTTPVersion: String?
 
     package init(
         method: String, url: String, headers: HTTPHeaderList, body: Body, client: String, proxyUser: String? = nil,

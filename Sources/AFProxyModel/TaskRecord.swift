@@ -55,6 +55,10 @@ package struct TaskRecord: Sendable, Codable, Equatable {
     package var bodies: RecordedBodies?
     /// The task this one sends again (`POST /v1/tasks/{id}/replay`); nil for the others.
     package var replayOf: Int?
+    /// The HTTP version the client spoke to afproxy: "1.0", "1.1", or "2" for a stream of an
+    /// intercepted HTTP/2 connection (`metrics.httpVersion` is the origin's); nil when no client
+    /// sent it.
+    package var clientHTTPVersion: String?
     /// What a person changed before the task went on (`afproxyctl edit`, `respond`), in order.
     package var edits: [TaskEdit]
 
@@ -70,7 +74,7 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         heldBy: Int? = nil,
         clientProcess: ClientProcess? = nil, parent: Int? = nil, requests: Int? = nil,
         relay: TunnelRelayKind? = nil, bodies: RecordedBodies? = nil, replayOf: Int? = nil,
-        edits: [TaskEdit] = []
+        edits: [TaskEdit] = [], clientHTTPVersion: String? = nil
     ) {
         self.id = id
         self.kind = kind
@@ -101,6 +105,7 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         self.bodies = bodies
         self.replayOf = replayOf
         self.edits = edits
+        self.clientHTTPVersion = clientHTTPVersion
     }
 
     // Encode nil as null: clients see every documented key, with null for what is not known.
@@ -112,6 +117,7 @@ package struct TaskRecord: Sendable, Codable, Equatable {
         try container.encode(self.method, forKey: .method)
         try container.encode(self.url, forKey: .url)
         try container.encode(self.client, forKey: .client)
+        try container.encode(self.clientHTTPVersion, forKey: .clientHTTPVersion)
         try container.encode(self.createdAt, forKey: .createdAt)
         try container.encode(self.status, forKey: .status)
         try container.encode(self.error, forKey: .error)

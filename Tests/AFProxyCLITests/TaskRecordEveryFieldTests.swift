@@ -38,6 +38,7 @@ import Testing
             request: RecordedBody(rule: 1, size: 10, seen: 10, cut: false, cutBy: "limit"),
             response: RecordedBody(rule: 1, size: 1024, seen: 4096, cut: true, cutBy: "limit"))
         record.replayOf = 2
+        record.clientHTTPVersion = "2"
         record.edits = [TaskEdit(.request, "set header X-A: \"1\""), TaskEdit(.response, "answered by afproxy: 503")]
         record.limit = TaskLimit(
             down: .init(bytesPerSecond: 1_000_000, rule: "global"), up: .init(bytesPerSecond: 5, rule: "task 9"))

@@ -241,6 +241,7 @@ def test_curl_http2_requests_on_one_connection_are_tasks_with_their_parent(inter
         task = by_url[url]
         assert task["status"] == 200 and task["errorCode"] is None, task
         assert task["parent"] == streams[0]["id"]
+        assert task["clientHTTPVersion"] == "2", task
         assert task["download"]["completed"] == n
     stream = completed(proxy, streams[0]["id"])
     assert stream["requests"] == 3 and stream["errorCode"] is None, stream
@@ -523,3 +524,4 @@ def test_clients_that_offer_only_http11_or_no_alpn_get_http11(intercepting, tls_
             assert data.startswith(b"HTTP/1.1 200 "), data
     tasks = data_tasks(proxy, 4)
     assert all(t["parent"] is not None for t in tasks)
+    assert all(t["clientHTTPVersion"] == "1.1" for t in tasks), tasks

@@ -208,6 +208,7 @@ def test_replay_sends_the_request_again_with_its_recorded_body(proxy, fresh_orig
     for new_id, _ in lines:
         replayed = proxy.task(int(new_id))
         assert replayed["replayOf"] == first["id"] and replayed["client"] == "afproxy replay", replayed
+        assert first["clientHTTPVersion"] == "1.1" and replayed["clientHTTPVersion"] is None, replayed
         assert replayed["method"] == "POST" and replayed["upload"]["completed"] == len(upload)
         answer = json.loads(body(proxy, int(new_id)))  # the origin's answer, recorded as any
         assert (answer["length"], answer["sha256"]) == (len(upload), sha(upload)), answer
