@@ -1,4 +1,5 @@
 import CCurl
+import Synchronization
 
 /// The process's malloc policy. It sits with the upstream session because the session's buffers
 /// (curl's receive buffers, the response bytes it hands to the event loops) and the tunnels'
@@ -22,8 +23,14 @@ package enum ProcessHeap {
         _ = mallopt(M_TRIM_THRESHOLD, 8 << 20)
     }
 
+    /// One trim at a time in the process: every session thread trims when it is idle, and under
+    /// AddressSanitizer (whose mallopt does nothing, so glibc's malloc is not set up before)
+    /// two first trims at once both set glibc's heap up, each taking its main arena as the
+    /// thread's own, and the second thread's exit then aborted in glibc's arena accounting.
+    private static let trimming = Mutex(())
+
     /// Hands freed heap pages back to the system.
     static func trim() {
-        _ = malloc_trim(0)
+        trimming.withLock { _ in _ = malloc_trim(0) }
     }
 }
