@@ -28,10 +28,9 @@ package final class HTTPTask: @unchecked Sendable {
     let context: TaskContext
     let machine: Locked<HTTPTaskStateMachine>
 
-    /// What the record shows beyond the machine's state, set on the session thread.
+    /// What the record shows beyond the machine's state and failure, set on the session thread.
     struct Recorded {
         var responseHead: ProxyResponseHead?
-        var failure: TaskFailure?
         var metrics = TaskMetrics()
         var resumes: [TaskResume] = []
         var edits: [TaskEdit] = []
@@ -117,8 +116,8 @@ package final class HTTPTask: @unchecked Sendable {
 
     /// The task as the control API shows it, now.
     package func record() -> TaskRecord {
-        let (state, uploadEnded, heldBy) = self.machine.withLock {
-            ($0.state, $0.upload.ended && $0.upload.bytes == 0, $0.heldBy)
+        let (state, failure, uploadEnded, heldBy) = self.machine.withLock {
+            ($0.state, $0.failure, $0.upload.ended && $0.upload.bytes == 0, $0.heldBy)
         }
         let recorded = self.recorded.withLock { $0 }
         let request = self.request
@@ -134,8 +133,8 @@ package final class HTTPTask: @unchecked Sendable {
         return TaskRecord(
             id: self.id, kind: self.kind, state: state, method: request.method,
             url: request.url, client: request.client, createdAt: self.createdAt,
-            status: recorded.responseHead?.status, error: recorded.failure?.message,
-            errorCode: recorded.failure?.code, upload: upload, download: download,
+            status: recorded.responseHead?.status, error: failure?.message,
+            errorCode: failure?.code, upload: upload, download: download,
             metrics: recorded.metrics, requestHeaders: request.headers,
             responseHeaders: recorded.responseHead?.headers.map {
                 HTTPHeaderField($0.name, FieldText.display($0.value))
@@ -215,7 +214,6 @@ package final class HTTPTask: @unchecked Sendable {
     /// its transfer calls nothing any more, and the machine's lock ordered its last callback
     /// before this, so the session thread's gathered state is this thread's now.
     private func finish(_ result: UpstreamResult, release: Int) {
-        if case .failure(let failure) = result { self.recorded.withLock { $0.failure = failure } }
         self.context.budget.release(release)
         if self.machine.withLock({ $0.heldResponseDropped }) {
             // Canceled while its response was held: the client gets the cancel, not that head.

@@ -93,6 +93,9 @@ struct HTTPTaskStateMachine {
     }
 
     private(set) var state: TaskState = .running
+    /// What the task failed with, set in the step that completes it: a record read between that
+    /// step and the task's finishing work never shows `completed` without its reason.
+    private(set) var failure: TaskFailure?
     /// The request body read from the client and not yet taken by curl.
     private(set) var upload = UploadQueue()
     private(set) var window = ReceiveWindow()
@@ -191,9 +194,9 @@ struct HTTPTaskStateMachine {
         guard self.heldAtResponse else { return .release(start: self.begun) }
         self.heldAtResponse = false
         guard let end = self.endWhileHeld else { return .releaseResponse(finish: nil, release: 0) }
-        self.state = .completed
         return .releaseResponse(
-            finish: self.stoppedAfterResponse ? .success : self.checked(end), release: self.window.reserved)
+            finish: self.end(with: self.stoppedAfterResponse ? .success : self.checked(end)),
+            release: self.window.reserved)
     }
 
     mutating func cancel(_ failure: TaskFailure) throws(IllegalTransition) -> Action {
@@ -201,8 +204,7 @@ struct HTTPTaskStateMachine {
         if self.heldAtResponse, self.endWhileHeld != nil {
             // Its transfer ended while held: no end of it is to come, the cancel ends the task.
             self.heldResponseDropped = true
-            self.state = .completed
-            return .finish(.failure(failure), release: self.window.reserved)
+            return .finish(self.end(with: .failure(failure)), release: self.window.reserved)
         }
         return .abort(failure)
     }
@@ -469,9 +471,16 @@ struct HTTPTaskStateMachine {
             return .requestRest(range)
         }
         guard self.state != .completed else { return .none }
-        self.state = .completed
         self.upload.curlWaiting = false
-        return .finish(self.stoppedAfterResponse ? .success : self.checked(result), release: self.window.reserved)
+        return .finish(
+            self.end(with: self.stoppedAfterResponse ? .success : self.checked(result)), release: self.window.reserved)
+    }
+
+    /// Completes the task with `result`, its failure kept with the state.
+    private mutating func end(with result: UpstreamResult) -> UpstreamResult {
+        self.state = .completed
+        if case .failure(let failure) = result { self.failure = failure }
+        return result
     }
 
     /// A success is one only with the whole body: a refused continuation's transfer may complete

@@ -53,6 +53,30 @@ import Testing
         #expect(try machine.cancel(.canceled()) == .abort(.canceled()))
         #expect(machine.complete(.failure(.canceled())) == .finish(.failure(.canceled()), release: 0))
         #expect(machine.state == .completed)
+        #expect(machine.failure == .canceled())
+    }
+
+    /// A record is read under the machine's lock alone: the step that completes a task keeps its
+    /// failure, so no reader sees `completed` without the reason (the finishing work comes after).
+    @Test func theStepThatCompletesKeepsTheFailure() throws {
+        var machine = Machine()
+        #expect(machine.failure == nil)
+        _ = try machine.cancel(.canceled("canceled: stream reset by the client"))
+        #expect(machine.failure == nil)  // not ended yet: the transfer's end decides
+        _ = machine.complete(.failure(.canceled("canceled: stream reset by the client")))
+        #expect(machine.state == .completed)
+        #expect(machine.failure == .canceled("canceled: stream reset by the client"))
+
+        var succeeded = Machine()
+        #expect(succeeded.complete(.success) == .finish(.success, release: 0))
+        #expect(succeeded.failure == nil)
+
+        // A success short of its declared length completes as the failure it is.
+        var short = Machine()
+        short.bodyDeclared(10)
+        short.responseBodyTaken(4)
+        _ = short.complete(.success)
+        #expect(short.failure?.code == TaskFailure.upstreamBroken("").code)
     }
 
     @Test func anUpstreamFailureWhileSuspendedFinishesTheTask() throws {
