@@ -3,11 +3,13 @@ import CCurl
 
 /// A curl easy handle with its error buffer, one per transfer and never reused.
 ///
-/// Reuse is what Debian's libcurl 7.88.1 cannot take: `curl_easy_reset` leaves the header API's
-/// pointer to the previous transfer's last header behind (fixed upstream in 8.1), and a response
-/// whose first field line starts with a space then "unfolds" into freed memory, which glibc
-/// aborts on. A fresh handle starts with that pointer empty. Connections are unaffected: they
-/// live in the multi handle's cache, not in the easy handle.
+/// Reuse is what Debian's libcurl 7.88.1 cannot take: a handle's next transfer, after
+/// `curl_easy_reset` or without it, starts with the header API's pointer to the previous
+/// transfer's last header (cleared in init only since 8.1, curl #11101), and a response whose
+/// first field line starts with a space then "unfolds" into freed memory, which glibc aborts on.
+/// A fresh handle starts with that pointer empty. `curl_easy_duphandle` would be safe but costs
+/// more than a new handle (bench/curl_handles), and a fresh one is a small share of a request.
+/// Connections are unaffected: they live in the multi handle's cache, not in the easy handle.
 final class EasyHandle {
     let raw: UnsafeMutableRawPointer
     let errorBuffer: UnsafeMutablePointer<CChar>
