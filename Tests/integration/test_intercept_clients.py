@@ -317,6 +317,12 @@ def test_chromium_loads_a_page_with_many_subresources(intercepting, tls_files, t
         for path, (body, _) in files.items():
             task = by_url[origin.url(path)]
             assert task["status"] == 200 and task["download"]["completed"] == len(body), task
+        # Chromium offers h2 and gets it: every request is a stream of the one intercepted
+        # connection it keeps to the origin (its parent), not one of six HTTP/1.1 connections.
+        page_tasks = [by_url[origin.url(path)] for path in files]
+        assert all(t["clientHTTPVersion"] == "2" for t in page_tasks), page_tasks
+        parents = {t["parent"] for t in page_tasks}
+        assert len(parents) == 1 and None not in parents, parents
     finally:
         origin.stop()
 
