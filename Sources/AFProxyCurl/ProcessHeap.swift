@@ -8,17 +8,19 @@ import Synchronization
 package enum ProcessHeap {
     /// Call once, before the threads start.
     ///
-    /// - At most two arenas. By default every thread that allocates gets one (up to eight per
-    ///   core), and bytes allocated on the session thread but freed on an event loop stay cached
-    ///   in the arena they came from, so each busy thread keeps its own high-water mark, and the
-    ///   process's peak is their sum. Two arenas bound that sum.
+    /// - glibc's arenas as they come: every thread that allocates gets one (up to eight per core).
+    ///   Capped at two, an event loop shared its arena with a session thread, whose short-lived
+    ///   head-parsing objects dirtied the pages between one connection's buffers and the next;
+    ///   the TLS buffers of idle intercepted connections placed there later (NIOSSL keeps 32 KiB
+    ///   to read and 16 KiB to write per connection, mostly never touched) then held those pages:
+    ///   about 9 KiB more per idle connection. The idle trim (`trim()`) returns what every
+    ///   arena holds free once transfers stop.
     /// - Fixed thresholds instead of glibc's sliding ones: buffers up to 2 MiB come from the
     ///   heap, and its top is given back only past 8 MiB free. With the sliding ones, each freed
     ///   256 KiB tunnel read buffer trimmed the heap and the next one faulted its pages in again,
     ///   which a busy TLS tunnel paid for in CPU on every read. The idle trim (`trim()`) still
     ///   returns everything once transfers stop.
     package static func configure() {
-        _ = mallopt(M_ARENA_MAX, 2)
         _ = mallopt(M_MMAP_THRESHOLD, 2 << 20)
         _ = mallopt(M_TRIM_THRESHOLD, 8 << 20)
     }
