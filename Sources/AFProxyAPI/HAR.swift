@@ -168,6 +168,10 @@ package struct HAREntry: Sendable, Codable, Equatable {
     package var edits: [TaskEdit] = []
     /// The task this one sent again (`replay`).
     package var replayOf: Int? = nil
+    /// The protocol the client spoke to afproxy (`1.1`, `2`), where `request.httpVersion` is the
+    /// one afproxy spoke to the origin: an intercepted browser's h2 streams go upstream as HTTP/1.1
+    /// when the origin offers no h2.
+    package var clientHTTPVersion: String? = nil
     /// A WebSocket stream task's messages a record rule kept, as Chrome's HAR export writes them:
     /// absent for every other entry.
     package var webSocketMessages: [HARWebSocketMessage]? = nil
@@ -185,6 +189,7 @@ package struct HAREntry: Sendable, Codable, Equatable {
         case clientProcess = "_clientProcess"
         case edits = "_edits"
         case replayOf = "_replayOf"
+        case clientHTTPVersion = "_clientHTTPVersion"
         case webSocketMessages = "_webSocketMessages"
     }
 
@@ -211,6 +216,7 @@ package struct HAREntry: Sendable, Codable, Equatable {
         try container.encode(self.clientProcess, forKey: .clientProcess)
         try container.encode(self.edits, forKey: .edits)
         try container.encode(self.replayOf, forKey: .replayOf)
+        try container.encode(self.clientHTTPVersion, forKey: .clientHTTPVersion)
         try container.encodeIfPresent(self.webSocketMessages, forKey: .webSocketMessages)
     }
 }

@@ -65,6 +65,7 @@ extension HAREntry {
         self.clientProcess = task.clientProcess
         self.edits = task.edits
         self.replayOf = task.replayOf
+        self.clientHTTPVersion = task.clientHTTPVersion
         if let recorded = task.bodies?.response, let bytes = body(.response) {
             let (text, encoding) = Self.text(bytes)
             self.response.content.text = text

@@ -107,6 +107,23 @@ import Testing
         #expect(entry.failureCode == nil && entry.error == nil && entry.file == nil)
     }
 
+    /// An intercepted browser's h2 stream that went upstream over HTTP/1.1: HAR's versions are the
+    /// origin's side, `_clientHTTPVersion` the client's.
+    @Test func theClientsProtocolIsBesideTheOrigins() throws {
+        var task = TaskRecord(
+            id: 4, kind: .data, state: .completed, method: "GET", url: "https://h/", client: "c",
+            createdAt: self.start, status: 200, metrics: TaskMetrics(totalMs: 2, httpVersion: "1.1"))
+        task.clientHTTPVersion = "2"
+        let entry = self.entry(task)
+        #expect(entry.request.httpVersion == "HTTP/1.1" && entry.response.httpVersion == "HTTP/1.1")
+        #expect(entry.clientHTTPVersion == "2")
+        let json = String(decoding: try JSONEncoder().encode(entry), as: UTF8.self)
+        #expect(json.contains(#""_clientHTTPVersion":"2""#))
+        task.clientHTTPVersion = nil  // a download, a replay: no client
+        #expect(String(decoding: try JSONEncoder().encode(self.entry(task)), as: UTF8.self)
+            .contains(#""_clientHTTPVersion":null"#))
+    }
+
     @Test func uploadCountsTheBodyRelayed() {
         let task = TaskRecord(
             id: 4, kind: .upload, state: .completed, method: "POST", url: "http://h/upload", client: "c",

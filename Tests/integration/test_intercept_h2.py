@@ -243,6 +243,11 @@ def test_curl_http2_requests_on_one_connection_are_tasks_with_their_parent(inter
         assert task["parent"] == streams[0]["id"]
         assert task["clientHTTPVersion"] == "2", task
         assert task["download"]["completed"] == n
+        # HAR's versions are the origin side's (HTTP/1.1 here); the client's is afproxy's field.
+        status, har = proxy.api("GET", f"/v1/har?id={task['id']}")
+        assert status == 200, har
+        entry = har["log"]["entries"][0]
+        assert entry["_clientHTTPVersion"] == "2" and entry["request"]["httpVersion"] == "HTTP/1.1", entry
     stream = completed(proxy, streams[0]["id"])
     assert stream["requests"] == 3 and stream["errorCode"] is None, stream
 
