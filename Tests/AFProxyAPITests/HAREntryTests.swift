@@ -120,8 +120,9 @@ import Testing
         let json = String(decoding: try JSONEncoder().encode(entry), as: UTF8.self)
         #expect(json.contains(#""_clientHTTPVersion":"2""#))
         task.clientHTTPVersion = nil  // a download, a replay: no client
-        #expect(String(decoding: try JSONEncoder().encode(self.entry(task)), as: UTF8.self)
-            .contains(#""_clientHTTPVersion":null"#))
+        #expect(
+            String(decoding: try JSONEncoder().encode(self.entry(task)), as: UTF8.self)
+                .contains(#""_clientHTTPVersion":null"#))
     }
 
     @Test func uploadCountsTheBodyRelayed() {
