@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import select
 import signal
 import socket
 import ssl
@@ -93,17 +94,33 @@ class H2Client:
             self.sock.sendall(data)
 
     def _read(self) -> None:
+        # OpenSSL takes one thread at a time on a connection: a read beside another thread's write
+        # could fail with an SSL error now and then (seen once, the 100-stream test's connection
+        # ended at once under load). So the reader waits for bytes without the lock and reads
+        # with it, as the writers write.
         try:
             while True:
-                data = self.sock.recv(65536)
-                if not data:
-                    break
                 with self.lock:
+                    buffered = self.sock.pending() > 0
+                if not buffered:
+                    select.select([self.sock], [], [])
+                with self.lock:
+                    # Without blocking: bytes that were only TLS's own (a session ticket) must not
+                    # keep the lock while the writers wait for it.
+                    self.sock.setblocking(False)
+                    try:
+                        data = self.sock.recv(65536)
+                    except ssl.SSLWantReadError:
+                        continue
+                    finally:
+                        self.sock.setblocking(True)
+                    if not data:
+                        break
                     for event in self.conn.receive_data(data):
                         self._handle(event)
                     self._flush()
                     self.window_opened.notify_all()
-        except (OSError, ssl.SSLError, h2.exceptions.ProtocolError):
+        except (OSError, ValueError, ssl.SSLError, h2.exceptions.ProtocolError):
             pass  # the connection is over (after a GOAWAY the library takes no more frames)
         finally:
             self.closed.set()
