@@ -31,6 +31,8 @@ import procmon  # noqa: E402
 # connection's HTTP codec after 250 ms without a request, and the last connection opened must
 # have had that time before the reading.
 SETTLE_S = 3.0
+# More than the loops of any daemon measured here (one per core).
+WARM_CONNECTIONS = 8
 
 
 def read_response(sock):
@@ -103,15 +105,19 @@ def main(argv):
     # 1000 by default; a cache) is then at its steady state, and what the
     # idle connections add is theirs alone. Without it, each connection's one
     # request would also be charged with a history record (about 1.1 KiB).
+    # The requests go over WARM_CONNECTIONS connections open together, so that every event loop
+    # of a daemon that hands connections to its loops in turn is warm too.
     try:
-        s, _, _ = open_one(proxy, request)
-        for _ in range(count - 1):
+        warm = [open_one(proxy, request)[0] for _ in range(WARM_CONNECTIONS)]
+        for i in range(count - WARM_CONNECTIONS):
+            s = warm[i % len(warm)]
             s.sendall(request)
             _, keep_alive = read_response(s)
             if not keep_alive:
                 s.close()
-                s, _, _ = open_one(proxy, request)
-        s.close()
+                warm[i % len(warm)] = open_one(proxy, request)[0]
+        for s in warm:
+            s.close()
     except OSError as e:
         print(f"idle_conns: warm-up requests failed: {e}", file=sys.stderr)
     time.sleep(SETTLE_S)
