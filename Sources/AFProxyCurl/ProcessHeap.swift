@@ -13,13 +13,12 @@ package enum ProcessHeap {
     ///   head-parsing objects dirtied the pages between one connection's buffers and the next;
     ///   the TLS buffers of idle intercepted connections placed there later (NIOSSL keeps 32 KiB
     ///   to read and 16 KiB to write per connection, mostly never touched) then held those pages:
-    ///   about 9 KiB more per idle connection. The idle trim (`trim()`) returns what every
-    ///   arena holds free once transfers stop.
+    ///   about 9 KiB more per idle connection.
     /// - Fixed thresholds instead of glibc's sliding ones: buffers up to 2 MiB come from the
     ///   heap, and its top is given back only past 8 MiB free. With the sliding ones, each freed
     ///   256 KiB tunnel read buffer trimmed the heap and the next one faulted its pages in again,
     ///   which a busy TLS tunnel paid for in CPU on every read. The idle trim (`trim()`) still
-    ///   returns everything once transfers stop.
+    ///   returns what every arena holds free once transfers stop.
     package static func configure() {
         _ = mallopt(M_MMAP_THRESHOLD, 2 << 20)
         _ = mallopt(M_TRIM_THRESHOLD, 8 << 20)
