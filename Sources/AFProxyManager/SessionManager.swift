@@ -186,25 +186,28 @@ package final class SessionManager: Sendable {
 
     package func task(id: Int) -> TaskRecord? {
         let (live, recorded) = self.registry.find(id: id)
-        return live?.record() ?? recorded.map(self.withRemovedBodies)
+        return live?.record() ?? recorded.map(self.withBodiesAsKept)
     }
 
     /// Live tasks by id; with `includeHistory`, the completed records first, oldest first.
     package func tasks(includeHistory: Bool) -> [TaskRecord] {
         let (live, history) = self.registry.snapshot(includeHistory: includeHistory)
-        return history.map(self.withRemovedBodies) + live.sorted { $0.id < $1.id }.map { $0.record() }
+        return history.map(self.withBodiesAsKept) + live.sorted { $0.id < $1.id }.map { $0.record() }
     }
 
-    /// A completed task's record, its bodies as they are now: one removed since it completed, to
-    /// keep `record-max-total`, shows as cut by `total` (its record was made when it ended).
-    private func withRemovedBodies(_ record: TaskRecord) -> TaskRecord {
+    /// A completed task's record, its bodies as they are now (its record was made when it ended):
+    /// one removed since, to keep `record-max-total`, shows as cut by `total`; one whose writes,
+    /// still waiting then, failed since shows as cut by `disk` at what its file holds.
+    private func withBodiesAsKept(_ record: TaskRecord) -> TaskRecord {
         guard let bodies = record.bodies, let store = self.bodies else { return record }
         var record = record
-        for side in BodySide.allCases where bodies[side] != nil && store.wasRemoved(task: record.id, side: side) {
-            var body = bodies[side]!
-            body.size = 0
+        for side in BodySide.allCases {
+            guard var body = bodies[side], let change = store.change(task: record.id, side: side) else { continue }
+            switch change {
+            case .removed: (body.size, body.cutBy) = (0, "total")
+            case .failed(let size): (body.size, body.cutBy) = (size, body.cutBy ?? "disk")
+            }
             body.cut = true
-            body.cutBy = "total"
             if side == .request { record.bodies?.request = body } else { record.bodies?.response = body }
         }
         return record

@@ -11,6 +11,10 @@ package struct BodyRecording: Sendable, Equatable {
     package private(set) var unwritten: Int64 = 0
     /// Bytes on disk.
     package private(set) var written: Int64 = 0
+    /// A write failed: the writes queued after it are dropped (`dropped`), never made. A failed
+    /// write takes its part back, and the room that frees let a later, smaller write land after
+    /// the gap: the file held bytes that were not the body's, beyond its `size`.
+    package private(set) var writesFailed = false
 
     /// What may wait for the disk, per body: beyond it the body is cut rather than held in memory.
     package static let unwrittenLimit: Int64 = 8 << 20
@@ -45,6 +49,21 @@ package struct BodyRecording: Sendable, Equatable {
     package mutating func failed(unwritten count: Int) {
         self.unwritten -= Int64(count)
         self.body.size = self.written
+        self.writesFailed = true
+        self.cut(by: "disk")
+    }
+
+    /// A write queued after one that failed was not made.
+    package mutating func dropped(_ count: Int) {
+        self.unwritten -= Int64(count)
+    }
+
+    /// `count` bytes `arrived` kept found no room to wait for the disk (the store's bound across
+    /// every body) and were never queued: the body is cut before them, and the writes queued
+    /// before still land, so `size` counts those and not these.
+    package mutating func refused(_ count: Int) {
+        self.unwritten -= Int64(count)
+        self.body.size -= Int64(count)
         self.cut(by: "disk")
     }
 
@@ -54,6 +73,7 @@ package struct BodyRecording: Sendable, Equatable {
     package mutating func restart() {
         self.body = RecordedBody(rule: self.body.rule)
         self.written = 0
+        self.writesFailed = false
     }
 
     /// A write queued before `restart` finished (or failed): its bytes no longer wait, and are

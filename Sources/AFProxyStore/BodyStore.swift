@@ -24,11 +24,12 @@ package final class BodyStore: Sendable {
         var sizes: [String: Int64] = [:]
         var order = CircularBuffer<String>()
         var total: Int64 = 0
-        /// Bodies removed to keep the total: their recorders, and the records of their completed
-        /// tasks, hear of it. The latest `removedKept` only (`removedOrder`), so that a daemon that
-        /// records for months does not keep a name for every body it ever dropped.
-        var removed: Set<String> = []
-        var removedOrder = CircularBuffer<String>()
+        /// Bodies removed to keep the total, and bodies whose writes failed after their tasks'
+        /// records were made: their recorders, and the records of their completed tasks, hear of
+        /// it. The latest `removedKept` only (`changedOrder`), so that a daemon that records for
+        /// months does not keep a name for every body it ever dropped.
+        var changed: [String: Change] = [:]
+        var changedOrder = CircularBuffer<String>()
         var madeDirectory = false
         /// The files of bodies being kept, open for their appends (lane only): opening and
         /// closing a file per chunk cost more than the write, and the lane fell behind a fast
@@ -36,6 +37,15 @@ package final class BodyStore: Sendable {
         /// removed, and beyond `openKept` the oldest first.
         var open: [String: Int32] = [:]
         var openOrder = CircularBuffer<String>()
+    }
+
+    /// What became of a body the store no longer writes, which the record its task made when it
+    /// completed may not say: writes still waiting for the disk then may fail after it.
+    package enum Change: Sendable, Equatable {
+        /// Removed to keep the total (`total`).
+        case removed
+        /// A write failed: the file holds the body's first `size` bytes, and nothing more goes to it.
+        case failed(size: Int64)
     }
 
     package static let defaultMaxTotal: Int64 = 256 << 20
@@ -92,7 +102,12 @@ package final class BodyStore: Sendable {
     }
 
     fileprivate func wasRemoved(name: String) -> Bool {
-        self.state.withLock { $0.removed.contains(name) }
+        self.state.withLock { $0.changed[name] == .removed }
+    }
+
+    /// What became of the body since it was last written, if the store remembers it.
+    package func change(task: Int, side: BodySide) -> Change? {
+        self.state.withLock { $0.changed[Self.name(task: task, side: side)] }
     }
 
     /// Files a previous run left: the tasks they belonged to are gone with it.
@@ -106,40 +121,42 @@ package final class BodyStore: Sendable {
     private static func name(task: Int, side: BodySide) -> String { "\(task)-\(side.rawValue).body" }
 
     /// Lane only: appends `chunks` to the body's file, first removing the oldest bodies while the
-    /// total would pass `maxTotal`. Answers the errno of a failed write, or why nothing was written.
+    /// total would pass `maxTotal`. Answers how many of the bytes reached the file when not all did.
     fileprivate func write(_ chunks: [ByteBuffer], to name: String) -> WriteResult {
         let count = chunks.reduce(Int64(0)) { $0 + Int64($1.readableBytes) }
-        guard self.makeDirectory() else { return .failed }
+        guard self.makeDirectory() else { return .failed(landed: 0) }
         let fits = self.state.withLock { state -> Bool? in
             // Removed to keep the total: a write queued before would make it again with a tail.
-            if state.removed.contains(name) { return nil }
+            if state.changed[name] == .removed { return nil }
             while state.total + count > self.maxTotal, let index = state.order.firstIndex(where: { $0 != name }) {
                 // The oldest, or the one after it when the oldest is the body written now.
                 let oldest = state.order.remove(at: index)
                 state.close(oldest)
                 unlink("\(self.directory)/\(oldest)")
                 state.total -= state.sizes.removeValue(forKey: oldest) ?? 0
-                state.remember(removed: oldest)
+                state.remember(oldest, .removed)
             }
             return state.total + count <= self.maxTotal
         }
         guard let fits else { return .removed }
-        guard fits else { return .noRoom }
-        guard let fd = self.file(name) else { return .failed }
+        guard fits else { return .failed(landed: 0) }
+        guard let fd = self.file(name) else { return .failed(landed: 0) }
+        var landed: Int64 = 0
+        var failed = false
         for chunk in chunks {
-            guard chunk.withUnsafeReadableBytes({ Files.writeAll(fd, $0) }) == nil else {
-                // A write the disk cut short: the file goes back to what was whole before it, so
-                // it never holds more than the body's recorded size.
-                _ = ftruncate(fd, off_t(self.state.withLock { $0.sizes[name] ?? 0 }))
-                return .failed
-            }
+            var done = 0
+            failed = chunk.withUnsafeReadableBytes { Files.writeAll(fd, $0, done: &done) } != nil
+            landed += Int64(done)
+            if failed { break }
         }
+        // What a failed write made is kept: the file holds the start of the body either way, and
+        // taking it back would free room that lets a later write land after a gap.
         self.state.withLock { state in
             if state.sizes[name] == nil { state.order.append(name) }
-            state.sizes[name, default: 0] += count
-            state.total += count
+            state.sizes[name, default: 0] += landed
+            state.total += landed
         }
-        return .written
+        return failed ? .failed(landed: landed) : .written
     }
 
     /// Lane only: the body's file open for appending, opened (made) now when it is not.
@@ -167,14 +184,23 @@ package final class BodyStore: Sendable {
         self.state.withLock { state in
             state.total -= state.sizes[name] ?? 0
             if state.sizes[name] != nil { state.sizes[name] = 0 }
+            if case .failed = state.changed[name] { state.changed[name] = nil }
+        }
+    }
+
+    /// Lane only: the body's writes failed and stopped with `size` bytes in its file.
+    fileprivate func failed(_ name: String, size: Int64) {
+        self.state.withLock { state in
+            guard state.changed[name] != .removed else { return }
+            state.remember(name, .failed(size: size))
         }
     }
 
     fileprivate enum WriteResult {
         case written
-        case failed
-        /// The body alone would pass the total.
-        case noRoom
+        /// The disk failed (or the body alone would pass the total) after `landed` bytes, the
+        /// run's first, reached the file.
+        case failed(landed: Int64)
         /// The body was removed to keep the total.
         case removed
     }
@@ -254,7 +280,7 @@ package final class BodyRecorder: Sendable {
         guard self.store.reserve(keep) else {
             return self.state.withLock { state in
                 guard state.generation == generation else { return state.recording.wroteBeforeRestart(keep) }
-                state.recording.failed(unwritten: keep)
+                state.recording.refused(keep)
             }
         }
         self.enqueue(.chunk(slice, generation: generation))
@@ -305,8 +331,19 @@ package final class BodyRecorder: Sendable {
     }
 
     private func write(_ run: [(ByteBuffer, Int)]) {
+        // After a failed write of this recording, nothing more goes to its file.
+        let run = self.state.withLock { state in
+            run.filter { bytes, generation in
+                guard generation == state.generation, state.recording.writesFailed else { return true }
+                self.store.written(bytes.readableBytes)
+                state.recording.dropped(bytes.readableBytes)
+                return false
+            }
+        }
         guard !run.isEmpty else { return }
         let result = self.store.write(run.map(\.0), to: self.name)
+        var landed: Int64 = 0
+        if case .failed(let count) = result { landed = count }
         for (bytes, generation) in run {
             let count = bytes.readableBytes
             self.store.written(count)
@@ -314,12 +351,22 @@ package final class BodyRecorder: Sendable {
                 guard state.generation == generation else { return state.recording.wroteBeforeRestart(count) }
                 switch result {
                 case .written: state.recording.wrote(count)
-                case .failed, .noRoom: state.recording.failed(unwritten: count)
+                case .failed:
+                    let part = Int(min(Int64(count), landed))
+                    landed -= Int64(part)
+                    if part > 0 { state.recording.wrote(part) }
+                    if part < count { state.recording.failed(unwritten: count - part) }
                 case .removed:
                     state.recording.wroteBeforeRestart(count)  // no longer waiting, not in any file
                     state.recording.removed()
                 }
             }
+        }
+        // The record its task made on completing may count bytes that were still waiting.
+        if case .failed = result,
+            let size = self.state.withLock({ $0.recording.writesFailed ? $0.recording.body.size : nil })
+        {
+            self.store.failed(self.name, size: size)
         }
     }
 
@@ -340,9 +387,9 @@ extension BodyStore.State {
         if let index = self.openOrder.firstIndex(of: name) { self.openOrder.remove(at: index) }
     }
 
-    fileprivate mutating func remember(removed name: String) {
-        guard self.removed.insert(name).inserted else { return }
-        self.removedOrder.append(name)
-        if self.removedOrder.count > BodyStore.removedKept { self.removed.remove(self.removedOrder.removeFirst()) }
+    fileprivate mutating func remember(_ name: String, _ change: BodyStore.Change) {
+        guard self.changed.updateValue(change, forKey: name) == nil else { return }
+        self.changedOrder.append(name)
+        if self.changedOrder.count > BodyStore.removedKept { self.changed[self.changedOrder.removeFirst()] = nil }
     }
 }

@@ -53,6 +53,12 @@ package enum Files {
     /// errno of a failure, nil when all were written.
     package static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32? {
         var done = 0
+        return Self.writeAll(descriptor, bytes, done: &done)
+    }
+
+    /// `writeAll`, counting in `done` the bytes that were written, those before a failure too.
+    package static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, done: inout Int) -> Int32? {
+        done = 0
         while done < bytes.count {
             let count = Glibc.write(descriptor, bytes.baseAddress! + done, bytes.count - done)
             if count < 0 {

@@ -44,6 +44,31 @@ import Testing
         #expect(recording.arrived(10) == 0)
     }
 
+    @Test func writesQueuedAfterAFailedOneAreDroppedAndTheSizeStays() {
+        var recording = BodyRecording(rule: 1, limit: 100)
+        _ = recording.arrived(30)
+        _ = recording.arrived(20)
+        _ = recording.arrived(10)
+        recording.wrote(30)
+        recording.failed(unwritten: 20)
+        #expect(recording.writesFailed)
+        recording.dropped(10)  // it would fit in the room the failed write gave back: not made
+        #expect(recording.body.size == 30 && recording.unwritten == 0 && recording.written == 30)
+        recording.restart()
+        #expect(!recording.writesFailed)  // the new body's file starts empty: its writes are made
+    }
+
+    @Test func aChunkRefusedRoomIsCutWhileTheQueuedOnesStillCount() {
+        var recording = BodyRecording(rule: 1, limit: 100)
+        #expect(recording.arrived(30) == 30)  // queued, lands later
+        #expect(recording.arrived(20) == 20)
+        recording.refused(20)  // no room to wait across the store: never queued
+        #expect(recording.body == RecordedBody(rule: 1, size: 30, seen: 50, cut: true, cutBy: "disk"))
+        #expect(!recording.writesFailed)
+        recording.wrote(30)
+        #expect(recording.body.size == recording.written && recording.unwritten == 0)
+    }
+
     @Test func aRemovedBodyHasNothingLeft() {
         var recording = BodyRecording(rule: 1, limit: 100)
         _ = recording.arrived(30)

@@ -80,4 +80,35 @@ import Testing
         #expect(first.recorded.cut && first.recorded.cutBy == "total" && first.recorded.size == 0)
         #expect(store.usage.bodies == 1 && store.usage.bytes == 8)
     }
+
+    /// A write that fails stops the body where its file stands, and the store remembers the size
+    /// for the record its task made on completing, which may count bytes that were still waiting.
+    @Test func aFailedWriteStopsTheBodyAndTheStoreRemembersItsSize() throws {
+        let scratch = TemporaryDirectory("bodies")
+        let store = BodyStore(directory: scratch.path + "/bodies", maxTotal: 8)
+        let recorder = store.recorder(task: 1, side: .response, rule: 1, limit: 100)
+        recorder.append(ByteBuffer(string: "abcd"))
+        _ = try store.contents(task: 1, side: .response)
+        recorder.append(ByteBuffer(string: "efghijkl"))  // alone past the total: not written
+        #expect(try store.contents(task: 1, side: .response) == Data("abcd".utf8))
+        #expect(recorder.recorded == RecordedBody(rule: 1, size: 4, seen: 12, cut: true, cutBy: "disk"))
+        #expect(store.change(task: 1, side: .response) == .failed(size: 4))
+        recorder.append(ByteBuffer(string: "mn"))  // it would fit now; the body is cut
+        #expect(try store.contents(task: 1, side: .response) == Data("abcd".utf8))
+    }
+
+    /// A disk that refuses the bytes (`/dev/full`: ENOSPC) leaves the body cut at what it held.
+    @Test func aFullDiskCutsTheBody() throws {
+        let scratch = TemporaryDirectory("bodies")
+        let directory = scratch.path + "/bodies"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let store = BodyStore(directory: directory)
+        let path = store.path(task: 2, side: .response)
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: "/dev/full")
+        let recorder = store.recorder(task: 2, side: .response, rule: 1, limit: 100)
+        recorder.append(ByteBuffer(string: "refused"))
+        #expect(try store.contents(task: 3, side: .response) == nil)  // after the write: one lane
+        #expect(recorder.recorded == RecordedBody(rule: 1, size: 0, seen: 7, cut: true, cutBy: "disk"))
+        #expect(store.change(task: 2, side: .response) == .failed(size: 0))
+    }
 }
