@@ -53,12 +53,14 @@ SLOW_QUERY = "?chunk=16384&interval=0.1"
 
 
 @pytest.fixture(scope="module")
-def daemon(afproxy_bin, tmp_path_factory, tls_origin):
+def daemon(afproxy_bin, tmp_path_factory, tls_origin, tls_files):
     tmp = tmp_path_factory.mktemp("dash")
     sock_dir = short_socket_dir(tmp)
+    # HTTPS to localhost is intercepted (a stream's requests as tasks); to 127.0.0.1 it is a tunnel.
     p = launch_afproxy(afproxy_bin, str(sock_dir / "control.sock"),
                        ("--web", "127.0.0.1:0", "--state-dir", str(tmp / "state"), "--history-size", "2000",
-                        "--allow-connect-port", str(tls_origin.port)))
+                        "--allow-connect-port", str(tls_origin.port), "--intercept-hosts", "localhost",
+                        "--tls-ca-file", tls_files.ca_cert))
     line = wait_for(lambda: next((l for l in p.stderr_lines if WEB_RE.search(l)), None),
                     message="the 'web dashboard at' log line")
     p.web = WEB_RE.search(line).group(1)

@@ -40,7 +40,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import clean_env, ctl, curl, start_curl, wait_for
+from helpers import ca_path, clean_env, ctl, curl, start_curl, wait_for
 from origin import GZIP_BODY, GZIP_PLAIN, PNG_BODY, payload
 from test_dashboard import (FETCH_RECORDER, REPO, artifact_path, browser, daemon, fetched,  # noqa: F401 (fixtures)
                             needs_browser, row, token)
@@ -354,6 +354,37 @@ def test_replay_sends_a_recorded_post_again_and_links_the_new_task(daemon, token
     # Back: the first task's page again.
     browser.back()
     wait_task_page(browser, task["id"])
+
+
+def facts_shown(browser) -> dict[str, str]:
+    """The task page's facts, name to value."""
+    items = [x.text for x in browser.find_elements(By.CSS_SELECTOR, "#detail-facts dt, #detail-facts dd")]
+    return dict(zip(items[0::2], items[1::2]))
+
+
+@needs_browser
+def test_an_http2_request_shows_both_versions_and_links_its_connection(daemon, token, browser, tls_origin):
+    """An intercepted request that came as an HTTP/2 stream: its page says the client spoke 2 and
+    the origin 1.1, and links the connection's stream task, whose page counts its requests."""
+    url = tls_origin.url(f"/bytes/5000?{tag()}").replace("://127.0.0.1:", "://localhost:")
+    got = curl(daemon, "-sS", "--http2", "--cacert", ca_path(daemon), "-w", "%{http_version}", "-o", "/dev/null", url)
+    assert got.returncode == 0 and got.stdout == b"2", got.stderr
+    task = completed(daemon, url)
+    assert task["clientHTTPVersion"] == "2" and task["parent"] is not None, task
+
+    open_dashboard(browser, daemon, token)
+    show_task(browser, task["id"])
+    facts = browser.find_element(By.ID, "detail-facts")
+    wait_for(lambda: f"task {task['parent']}" in facts.text, timeout=10,
+             message=lambda: f"the connection's link in {facts.text!r}")
+    shown = facts_shown(browser)
+    assert shown["client HTTP"] == "2" and shown["origin HTTP"] == "1.1", shown
+    facts.find_element(By.LINK_TEXT, f"task {task['parent']}").click()
+    wait_task_page(browser, task["parent"])
+    wait_for(lambda: "requests" in browser.find_element(By.ID, "detail-facts").text, timeout=10,
+             message="the stream task's request count")
+    shown = facts_shown(browser)
+    assert shown["requests"] == "1", shown
 
 
 @needs_browser

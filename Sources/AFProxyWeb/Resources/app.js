@@ -553,12 +553,16 @@ function renderDetail() {
     ["sent", `${bytes(r.upload.completed)}${r.upload.total != null ? ` of ${bytes(r.upload.total)}` : ""}`],
   ];
   if (m.remoteAddress) facts.push(["remote", m.remoteAddress]);
-  if (m.httpVersion) facts.push(["HTTP", m.httpVersion]);
+  // Two versions: an HTTP/2 client under interception is answered from an HTTP/1.1 origin.
+  if (r.clientHTTPVersion) facts.push(["client HTTP", r.clientHTTPVersion]);
+  if (m.httpVersion) facts.push(["origin HTTP", m.httpVersion]);
   if (m.reusedConnection != null) facts.push(["connection", m.reusedConnection ? "reused" : "new"]);
   if (r.waiting) facts.push(["waiting", r.waiting]);
   if (r.endReason) facts.push(["ended", r.endReason]);
   if (r.relay) facts.push(["relay", r.relay === "splice" ? "splice (in the kernel)" : r.relay]);
   if (r.file && r.file.path) facts.push(["file", r.file.path]);
+  if (r.parent != null) facts.push(["connection task", taskLink(r.parent)]);
+  if (r.requests != null) facts.push(["requests", String(r.requests)]);
   if (r.replayOf != null) facts.push(["replay of", taskLink(r.replayOf)]);
   if (r.heldBy != null) facts.push(["held by", `hold rule ${r.heldBy}`]);
   const p = r.clientProcess;
