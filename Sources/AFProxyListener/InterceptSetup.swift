@@ -12,7 +12,11 @@ import NIOTLS
 /// inside its TLS) and, once the handshake says which protocol the client chose (ALPN), the
 /// HTTP/1 handlers or the HTTP/2 connection (`InterceptSetup+HTTP2.swift`), whose requests go to
 /// `https://host:port` as tasks with the CONNECT's stream task as their parent.
-struct InterceptSetup {
+///
+/// A class: every plain connection's handlers hold one or none, and held inline, as a struct,
+/// its ~200 bytes were in each of them with interception off too (an idle keep-alive connection
+/// is about 5 KiB in all).
+final class InterceptSetup: Sendable {
     let interception: Interception
     let configuration: ListenerConfiguration
     let limits: NIOHTTPDecoderLimitConfiguration
@@ -20,7 +24,21 @@ struct InterceptSetup {
     let clientProcess: ClientProcessSlot?
     let manager: SessionManager
     /// Where an HTTP/2 connection is kept for the listener's graceful stop.
-    var http2Connections: HTTP2Connections? = nil
+    let http2Connections: HTTP2Connections?
+
+    init(
+        interception: Interception, configuration: ListenerConfiguration, limits: NIOHTTPDecoderLimitConfiguration,
+        clientAddress: String, clientProcess: ClientProcessSlot?, manager: SessionManager,
+        http2Connections: HTTP2Connections? = nil
+    ) {
+        self.interception = interception
+        self.configuration = configuration
+        self.limits = limits
+        self.clientAddress = clientAddress
+        self.clientProcess = clientProcess
+        self.manager = manager
+        self.http2Connections = http2Connections
+    }
 
     /// On the client's loop, behind what `channel`'s pipeline holds (the CONNECT's handler,
     /// leaving next). Throws when the CA cannot mint now; the caller closes the connection.
