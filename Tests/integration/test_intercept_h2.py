@@ -8,7 +8,8 @@ streams open side by side while the test steers them, and reset one. Everything 
 127.0.0.1.
 
 What is checked: several requests and an upload on one connection (byte-exact, their tasks, the
-parent's request count), 100 streams at once on one connection, a suspended stream beside one that
+parent's request count), 100 streams at once on one connection, h2load's 400 requests on two
+connections, a suspended stream beside one that
 runs to its end (then resumed, byte-exact), a stream the client resets (its task ends canceled,
 the connection serves on), GOAWAY when the daemon stops, no connection-specific field in an HTTP/2
 answer, and clients that offer only http/1.1 (or no ALPN) served HTTP/1.1 as before."""
@@ -19,9 +20,11 @@ import hashlib
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import ssl
+import subprocess
 import threading
 import time
 
@@ -310,6 +313,73 @@ def test_a_hundred_streams_at_once_on_one_connection(intercepting, tls_origin):
     assert len(parents) == 1 and None not in parents, parents
     stream = completed(proxy, parents.pop())
     assert stream["requests"] == 100
+
+
+class ConnectShim:
+    """A local port whose every connection is relayed through the proxy's CONNECT to `target`:
+    h2load speaks no proxy protocol (bench/intercept uses socat's PROXY address for the same)."""
+
+    def __init__(self, proxy, target: str):
+        self.proxy, self.target = proxy, target
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.errors: list[str] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return  # closed
+            try:
+                upstream = connect_through(self.proxy, self.target)
+            except (OSError, AssertionError) as error:
+                self.errors.append(repr(error))
+                client.close()
+                continue
+            upstream.settimeout(None)
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while chunk := source.recv(65536):
+                sink.sendall(chunk)
+            sink.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def test_h2load_many_streams_on_two_connections(intercepting, tls_origin):
+    """h2load, 400 GETs over two HTTP/2 connections 50 streams at a time: all succeed, and each
+    is a data task of 4096 bytes over HTTP/2 whose parent is one of the two connections' stream
+    tasks, which together counted the 400."""
+    if shutil.which("h2load") is None:
+        pytest.fail("needs h2load (nghttp2-client): scripts/install-deps")
+    proxy = intercepting()
+    shim = ConnectShim(proxy, f"127.0.0.1:{tls_origin.port}")
+    try:
+        run = subprocess.run(
+            ["h2load", "-n", "400", "-c", "2", "-m", "50", "--connect-to", f"127.0.0.1:{shim.port}",
+             tls_origin.url("/bytes/4096")], capture_output=True, text=True, timeout=120)
+    finally:
+        shim.close()
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "Application protocol: h2" in run.stdout, run.stdout
+    assert "400 succeeded, 0 failed, 0 errored" in run.stdout, run.stdout
+    assert not shim.errors, shim.errors
+
+    tasks = data_tasks(proxy, 400)
+    assert all(t["status"] == 200 and t["download"]["completed"] == 4096 and t["clientHTTPVersion"] == "2"
+               for t in tasks), [t for t in tasks if t["download"]["completed"] != 4096][:3]
+    parents = {t["parent"] for t in tasks}
+    assert len(parents) == 2 and None not in parents, parents
+    assert sum(completed(proxy, parent)["requests"] for parent in parents) == 400
 
 
 def test_no_connection_specific_field_reaches_an_http2_client(intercepting, tls_origin):
