@@ -6,6 +6,8 @@ helpers (squid can) must not look smaller than it is. For a single-process
 proxy this is just the process itself.
 
   procmon.py cpu PID              utime+stime in seconds (ticks / CLK_TCK)
+  procmon.py switches PID         context switches so far, voluntary and not, summed over
+                                  every thread (/proc/P/task/T/status)
   procmon.py rss PID              VmRSS in KiB
   procmon.py hwm PID              VmHWM (kernel-tracked peak RSS) in KiB
   procmon.py sample PID OUT [S]   poll VmRSS every S seconds (default 0.1) and
@@ -61,6 +63,25 @@ def cpu_seconds(pid):
     return total / CLK_TCK
 
 
+def context_switches(pid):
+    """Each thread counts its own: a process's status holds its first thread's only."""
+    total = 0
+    for p in tree(pid):
+        try:
+            tasks = os.listdir(f"/proc/{p}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                with open(f"/proc/{p}/task/{tid}/status") as f:
+                    for line in f:
+                        if line.startswith(("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")):
+                            total += int(line.split()[1])
+            except OSError:
+                continue
+    return total
+
+
 def status_kib(pid, key):
     total, found = 0, False
     for p in tree(pid):
@@ -95,6 +116,8 @@ def main(argv):
     cmd, pid = argv[1], int(argv[2])
     if cmd == "cpu":
         print(f"{cpu_seconds(pid):.2f}")
+    elif cmd == "switches":
+        print(context_switches(pid))
     elif cmd in ("rss", "hwm"):
         v = status_kib(pid, "VmRSS" if cmd == "rss" else "VmHWM")
         if v is None:
