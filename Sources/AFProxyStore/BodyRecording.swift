@@ -11,9 +11,9 @@ package struct BodyRecording: Sendable, Equatable {
     package private(set) var unwritten: Int64 = 0
     /// Bytes on disk.
     package private(set) var written: Int64 = 0
-    /// A write failed: the writes queued after it are dropped (`dropped`), never made. A failed
-    /// write takes its part back, and the room that frees let a later, smaller write land after
-    /// the gap: the file held bytes that were not the body's, beyond its `size`.
+    /// A write failed: the writes queued after it are dropped (`dropped`), never made. One that
+    /// landed anyway (room freed since, by another body's removal or a failed write taken back,
+    /// as writes once were) would put bytes that are not the body's after a gap, past its `size`.
     package private(set) var writesFailed = false
 
     /// What may wait for the disk, per body: beyond it the body is cut rather than held in memory.
